@@ -1,0 +1,2 @@
+//! vto command line (stub).
+fn main() {}

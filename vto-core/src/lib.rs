@@ -1,0 +1,1 @@
+//! vto-core (stub, being built).

@@ -1,0 +1,1 @@
+//! vto-server (stub, being built).
