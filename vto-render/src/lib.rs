@@ -1,3 +1,5 @@
 //! vto-render: the vision stack and the renderers of vto, as wgpu compute kernels.
 //!
-//! This crate is being built; see the crate README section in the workspace README.
+//! This crate is being built; see the workspace README.
+
+pub mod gpu;
