@@ -158,12 +158,15 @@ impl GpuContext {
             })
             .collect();
         adapters.sort_by_key(|a| rank(a.get_info().device_type));
-        let adapter = adapters.into_iter().next().ok_or_else(|| GpuError::NoAdapter {
-            detail: match (&choice.backends, &choice.name_contains) {
-                (None, None) => String::new(),
-                (b, n) => format!(" (backends {b:?}, name containing {n:?})"),
-            },
-        })?;
+        let adapter = adapters
+            .into_iter()
+            .next()
+            .ok_or_else(|| GpuError::NoAdapter {
+                detail: match (&choice.backends, &choice.name_contains) {
+                    (None, None) => String::new(),
+                    (b, n) => format!(" (backends {b:?}, name containing {n:?})"),
+                },
+            })?;
         let info = adapter.get_info();
         let adapter_limits = adapter.limits();
         // Ask for what the adapter offers for the storage-heavy kernels, within the defaults'
@@ -222,7 +225,10 @@ mod tests {
             wgpu::Backends::VULKAN | wgpu::Backends::GL
         );
         let err = parse_backends("cuda").unwrap_err().to_string();
-        assert!(err.contains("VTO_WGPU_BACKEND") && err.contains("cuda"), "{err}");
+        assert!(
+            err.contains("VTO_WGPU_BACKEND") && err.contains("cuda"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,0 +1,518 @@
+//! Accounts, balances and the ledger: holds on submit, capture on success, release otherwise.
+//!
+//! Every movement is a [`LedgerEntry`]. The settled balance is credits minus captures; the held
+//! amount is holds minus their releases and captures; what a caller may spend is
+//! `available = balance - held`. A hold is keyed by its `request_id`, and settling it (capture
+//! or release) happens at most once: a second capture of the same request is a no-op that
+//! reports [`Settlement::AlreadyCaptured`], never a second charge.
+
+use async_trait::async_trait;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use crate::clock::Timestamp;
+use crate::ids::{AccountId, RequestId};
+use crate::money::{Currency, Money};
+
+/// An account: holds a balance in one currency, owns API keys and jobs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    /// The id (`acct_…`).
+    pub id: AccountId,
+    /// A human name, e.g. the shop's.
+    pub name: String,
+    /// The balance's currency; it must match the price table's.
+    pub currency: Currency,
+    /// When it was created.
+    pub created_at: Timestamp,
+}
+
+/// An account's money at one instant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Balance {
+    /// The account.
+    pub account_id: AccountId,
+    /// The currency.
+    pub currency: Currency,
+    /// Credits minus captures.
+    #[serde(with = "rust_decimal::serde::str")]
+    pub balance: Decimal,
+    /// Open holds.
+    #[serde(with = "rust_decimal::serde::str")]
+    pub held: Decimal,
+    /// `balance - held`: what new requests may hold.
+    #[serde(with = "rust_decimal::serde::str")]
+    pub available: Decimal,
+}
+
+/// The kind of a ledger movement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    /// Funds added (raises the balance).
+    Credit,
+    /// A request's price reserved (raises `held`).
+    Hold,
+    /// A hold dropped: the request failed or was canceled (lowers `held`).
+    Release,
+    /// A hold charged: the request succeeded (lowers `held` and the balance).
+    Capture,
+}
+
+impl EntryKind {
+    /// The stored form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryKind::Credit => "credit",
+            EntryKind::Hold => "hold",
+            EntryKind::Release => "release",
+            EntryKind::Capture => "capture",
+        }
+    }
+}
+
+impl std::str::FromStr for EntryKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [
+            EntryKind::Credit,
+            EntryKind::Hold,
+            EntryKind::Release,
+            EntryKind::Capture,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+        .ok_or_else(|| format!("unknown ledger entry kind {s:?}"))
+    }
+}
+
+/// One movement of money.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LedgerEntry {
+    /// Order within the ledger (strictly increasing).
+    pub seq: u64,
+    /// The account.
+    pub account_id: AccountId,
+    /// What happened.
+    pub kind: EntryKind,
+    /// Always positive; the kind says the direction.
+    #[serde(with = "rust_decimal::serde::str")]
+    pub amount: Decimal,
+    /// The request a hold, release or capture belongs to.
+    pub request_id: Option<RequestId>,
+    /// A note (e.g. "top-up").
+    pub memo: String,
+    /// When.
+    pub at: Timestamp,
+}
+
+/// The state of a request's hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HoldStatus {
+    /// Reserved, not settled.
+    Open,
+    /// Charged.
+    Captured,
+    /// Dropped.
+    Released,
+}
+
+/// A request's hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hold {
+    /// The request.
+    pub request_id: RequestId,
+    /// The account.
+    pub account_id: AccountId,
+    /// The amount.
+    pub amount: Money,
+    /// Open, captured or released.
+    pub status: HoldStatus,
+    /// When it was placed.
+    pub created_at: Timestamp,
+}
+
+/// What a capture or release did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Settlement {
+    /// The hold was charged now.
+    Captured,
+    /// It had been charged before; nothing changed.
+    AlreadyCaptured,
+    /// The hold was dropped now.
+    Released,
+    /// It had been dropped before; nothing changed.
+    AlreadyReleased,
+}
+
+/// Ledger failures.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LedgerError {
+    /// No such account.
+    #[error("unknown account {0}")]
+    UnknownAccount(AccountId),
+    /// The account exists already.
+    #[error("account {0} already exists")]
+    AccountExists(AccountId),
+    /// The available balance is short.
+    #[error("insufficient balance: {required} required, {available} available")]
+    InsufficientBalance {
+        /// The price.
+        required: Money,
+        /// What the account has available.
+        available: Money,
+    },
+    /// An amount in another currency than the account's.
+    #[error("amount in {got}, account is in {account}")]
+    CurrencyMismatch {
+        /// The account's currency.
+        account: Currency,
+        /// The amount's currency.
+        got: Currency,
+    },
+    /// Credits must be positive.
+    #[error("amount must be positive, got {0}")]
+    NonPositive(Decimal),
+    /// No hold for this request.
+    #[error("no hold for request {0}")]
+    NoHold(RequestId),
+    /// The hold was settled the other way (captured vs released): a bug upstream.
+    #[error("hold for request {request_id} is already {status:?}")]
+    Settled {
+        /// The request.
+        request_id: RequestId,
+        /// How it was settled.
+        status: HoldStatus,
+    },
+    /// A hold for this request exists with another amount or account.
+    #[error("a different hold exists for request {0}")]
+    HoldMismatch(RequestId),
+    /// The storage backend failed.
+    #[error("ledger backend: {0}")]
+    Backend(String),
+}
+
+/// Accounts and their ledger.
+#[async_trait]
+pub trait Ledger: Send + Sync {
+    /// Creates an account with a zero balance.
+    async fn create_account(&self, account: &Account) -> Result<(), LedgerError>;
+    /// An account by id.
+    async fn account(&self, id: &AccountId) -> Result<Option<Account>, LedgerError>;
+    /// All accounts, oldest first.
+    async fn accounts(&self) -> Result<Vec<Account>, LedgerError>;
+    /// The account's balance now.
+    async fn balance(&self, id: &AccountId) -> Result<Balance, LedgerError>;
+    /// Adds funds (amount > 0).
+    async fn credit(
+        &self,
+        id: &AccountId,
+        amount: Money,
+        memo: &str,
+        now: Timestamp,
+    ) -> Result<Balance, LedgerError>;
+    /// Reserves `amount` for a request, atomically checking the available balance. Placing the
+    /// same hold again (same request, account and amount) returns it unchanged.
+    async fn hold(
+        &self,
+        id: &AccountId,
+        request_id: RequestId,
+        amount: Money,
+        now: Timestamp,
+    ) -> Result<Hold, LedgerError>;
+    /// Charges a request's hold, at most once.
+    async fn capture(
+        &self,
+        request_id: RequestId,
+        now: Timestamp,
+    ) -> Result<Settlement, LedgerError>;
+    /// Drops a request's hold, at most once.
+    async fn release(
+        &self,
+        request_id: RequestId,
+        now: Timestamp,
+    ) -> Result<Settlement, LedgerError>;
+    /// A request's hold.
+    async fn get_hold(&self, request_id: RequestId) -> Result<Option<Hold>, LedgerError>;
+    /// Holds not yet settled, oldest first (for reconciliation after a crash).
+    async fn open_holds(&self) -> Result<Vec<Hold>, LedgerError>;
+    /// The account's entries, in order.
+    async fn entries(&self, id: &AccountId) -> Result<Vec<LedgerEntry>, LedgerError>;
+}
+
+/// Computes a balance from entries: the one definition every backend must agree with.
+pub fn balance_from_entries(
+    account_id: &AccountId,
+    currency: Currency,
+    entries: &[LedgerEntry],
+) -> Balance {
+    let mut balance = Decimal::ZERO;
+    let mut held = Decimal::ZERO;
+    for e in entries {
+        match e.kind {
+            EntryKind::Credit => balance += e.amount,
+            EntryKind::Hold => held += e.amount,
+            EntryKind::Release => held -= e.amount,
+            EntryKind::Capture => {
+                held -= e.amount;
+                balance -= e.amount;
+            }
+        }
+    }
+    Balance {
+        account_id: account_id.clone(),
+        currency,
+        balance,
+        held,
+        available: balance - held,
+    }
+}
+
+/// Shared checks for `hold`, so every backend decides the same way.
+pub fn check_hold(account: &Account, current: &Balance, amount: Money) -> Result<(), LedgerError> {
+    if amount.currency != account.currency {
+        return Err(LedgerError::CurrencyMismatch {
+            account: account.currency,
+            got: amount.currency,
+        });
+    }
+    if amount.is_negative() {
+        return Err(LedgerError::NonPositive(amount.amount));
+    }
+    if current.available < amount.amount {
+        return Err(LedgerError::InsufficientBalance {
+            required: amount,
+            available: Money::new(current.available, account.currency),
+        });
+    }
+    Ok(())
+}
+
+/// The in-memory ledger: a mutex over accounts, holds and entries.
+#[derive(Debug, Default)]
+pub struct MemoryLedger {
+    inner: std::sync::Mutex<MemoryLedgerState>,
+}
+
+#[derive(Debug, Default)]
+struct MemoryLedgerState {
+    accounts: Vec<Account>,
+    holds: std::collections::HashMap<RequestId, Hold>,
+    entries: Vec<LedgerEntry>,
+}
+
+impl MemoryLedgerState {
+    fn account(&self, id: &AccountId) -> Result<&Account, LedgerError> {
+        self.accounts
+            .iter()
+            .find(|a| &a.id == id)
+            .ok_or_else(|| LedgerError::UnknownAccount(id.clone()))
+    }
+
+    fn balance(&self, id: &AccountId) -> Result<Balance, LedgerError> {
+        let acct = self.account(id)?;
+        let entries: Vec<_> = self
+            .entries
+            .iter()
+            .filter(|e| &e.account_id == id)
+            .cloned()
+            .collect();
+        Ok(balance_from_entries(id, acct.currency, &entries))
+    }
+
+    fn push(
+        &mut self,
+        account_id: &AccountId,
+        kind: EntryKind,
+        amount: Decimal,
+        request_id: Option<RequestId>,
+        memo: &str,
+        at: Timestamp,
+    ) {
+        let seq = self.entries.len() as u64 + 1;
+        self.entries.push(LedgerEntry {
+            seq,
+            account_id: account_id.clone(),
+            kind,
+            amount,
+            request_id,
+            memo: memo.to_string(),
+            at,
+        });
+    }
+
+    fn settle(
+        &mut self,
+        request_id: RequestId,
+        capture: bool,
+        now: Timestamp,
+    ) -> Result<Settlement, LedgerError> {
+        let hold = self
+            .holds
+            .get_mut(&request_id)
+            .ok_or(LedgerError::NoHold(request_id))?;
+        match (hold.status, capture) {
+            (HoldStatus::Captured, true) => return Ok(Settlement::AlreadyCaptured),
+            (HoldStatus::Released, false) => return Ok(Settlement::AlreadyReleased),
+            (HoldStatus::Open, _) => {}
+            (status, _) => return Err(LedgerError::Settled { request_id, status }),
+        }
+        hold.status = if capture {
+            HoldStatus::Captured
+        } else {
+            HoldStatus::Released
+        };
+        let (account_id, amount) = (hold.account_id.clone(), hold.amount.amount);
+        let kind = if capture {
+            EntryKind::Capture
+        } else {
+            EntryKind::Release
+        };
+        self.push(&account_id, kind, amount, Some(request_id), "", now);
+        Ok(if capture {
+            Settlement::Captured
+        } else {
+            Settlement::Released
+        })
+    }
+}
+
+#[async_trait]
+impl Ledger for MemoryLedger {
+    async fn create_account(&self, account: &Account) -> Result<(), LedgerError> {
+        let mut s = self.inner.lock().expect("ledger lock");
+        if s.accounts.iter().any(|a| a.id == account.id) {
+            return Err(LedgerError::AccountExists(account.id.clone()));
+        }
+        s.accounts.push(account.clone());
+        Ok(())
+    }
+
+    async fn account(&self, id: &AccountId) -> Result<Option<Account>, LedgerError> {
+        let s = self.inner.lock().expect("ledger lock");
+        Ok(s.accounts.iter().find(|a| &a.id == id).cloned())
+    }
+
+    async fn accounts(&self) -> Result<Vec<Account>, LedgerError> {
+        Ok(self.inner.lock().expect("ledger lock").accounts.clone())
+    }
+
+    async fn balance(&self, id: &AccountId) -> Result<Balance, LedgerError> {
+        self.inner.lock().expect("ledger lock").balance(id)
+    }
+
+    async fn credit(
+        &self,
+        id: &AccountId,
+        amount: Money,
+        memo: &str,
+        now: Timestamp,
+    ) -> Result<Balance, LedgerError> {
+        let mut s = self.inner.lock().expect("ledger lock");
+        let acct = s.account(id)?;
+        if amount.currency != acct.currency {
+            return Err(LedgerError::CurrencyMismatch {
+                account: acct.currency,
+                got: amount.currency,
+            });
+        }
+        if amount.amount <= Decimal::ZERO {
+            return Err(LedgerError::NonPositive(amount.amount));
+        }
+        s.push(id, EntryKind::Credit, amount.amount, None, memo, now);
+        s.balance(id)
+    }
+
+    async fn hold(
+        &self,
+        id: &AccountId,
+        request_id: RequestId,
+        amount: Money,
+        now: Timestamp,
+    ) -> Result<Hold, LedgerError> {
+        let mut s = self.inner.lock().expect("ledger lock");
+        if let Some(existing) = s.holds.get(&request_id) {
+            return if &existing.account_id == id && existing.amount == amount {
+                Ok(existing.clone())
+            } else {
+                Err(LedgerError::HoldMismatch(request_id))
+            };
+        }
+        let acct = s.account(id)?.clone();
+        let current = s.balance(id)?;
+        check_hold(&acct, &current, amount)?;
+        let hold = Hold {
+            request_id,
+            account_id: id.clone(),
+            amount,
+            status: HoldStatus::Open,
+            created_at: now,
+        };
+        s.holds.insert(request_id, hold.clone());
+        s.push(
+            id,
+            EntryKind::Hold,
+            amount.amount,
+            Some(request_id),
+            "",
+            now,
+        );
+        Ok(hold)
+    }
+
+    async fn capture(
+        &self,
+        request_id: RequestId,
+        now: Timestamp,
+    ) -> Result<Settlement, LedgerError> {
+        self.inner
+            .lock()
+            .expect("ledger lock")
+            .settle(request_id, true, now)
+    }
+
+    async fn release(
+        &self,
+        request_id: RequestId,
+        now: Timestamp,
+    ) -> Result<Settlement, LedgerError> {
+        self.inner
+            .lock()
+            .expect("ledger lock")
+            .settle(request_id, false, now)
+    }
+
+    async fn get_hold(&self, request_id: RequestId) -> Result<Option<Hold>, LedgerError> {
+        Ok(self
+            .inner
+            .lock()
+            .expect("ledger lock")
+            .holds
+            .get(&request_id)
+            .cloned())
+    }
+
+    async fn open_holds(&self) -> Result<Vec<Hold>, LedgerError> {
+        let s = self.inner.lock().expect("ledger lock");
+        let mut v: Vec<_> = s
+            .holds
+            .values()
+            .filter(|h| h.status == HoldStatus::Open)
+            .cloned()
+            .collect();
+        v.sort_by_key(|h| (h.created_at, h.request_id));
+        Ok(v)
+    }
+
+    async fn entries(&self, id: &AccountId) -> Result<Vec<LedgerEntry>, LedgerError> {
+        let s = self.inner.lock().expect("ledger lock");
+        s.account(id)?;
+        Ok(s.entries
+            .iter()
+            .filter(|e| &e.account_id == id)
+            .cloned()
+            .collect())
+    }
+}

@@ -1,0 +1,538 @@
+//! Conformance suites: the contract of each storage trait, as async functions any backend runs.
+//!
+//! A backend crate calls these from its tests with a factory for fresh, empty instances:
+//!
+//! ```ignore
+//! #[tokio::test]
+//! async fn sqlite_job_store_conforms() {
+//!     vto_core::conformance::job_store(|| async { SqliteStore::open_temp().await }).await;
+//! }
+//! ```
+//!
+//! Enabled by the `conformance` feature (and always in this crate's own tests). Every
+//! assertion applies to every backend: nothing is skipped.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rust_decimal::Decimal;
+
+use crate::billing::{Account, EntryKind, HoldStatus, Ledger, LedgerError, Settlement};
+use crate::category::Category;
+use crate::clock::Timestamp;
+use crate::error::{ErrorBody, ErrorCode};
+use crate::ids::{AccountId, ApiKeyId, IdGen, RequestId, SequentialIds};
+use crate::job::{Job, JobEvent, JobStatus};
+use crate::keys::{generate_key, ApiKeyStore};
+use crate::money::{Currency, Money};
+use crate::request::{InputRef, ValidatedRequest};
+use crate::store::{JobFilter, JobQueue, JobStore, StoreError};
+
+const T0: Timestamp = Timestamp(1_767_225_600_000);
+
+fn at(ms: i64) -> Timestamp {
+    Timestamp(T0.0 + ms)
+}
+
+fn usd(s: &str) -> Money {
+    Money::parse(s, Currency::USD).expect("decimal")
+}
+
+/// A queued job for tests: `n` makes the id, `created_ms` the order.
+pub fn sample_job(n: u128, account: &str, category: Category, created_ms: i64) -> Job {
+    let url = |u: &str| InputRef::Url {
+        url: format!("https://shop.example/{u}"),
+    };
+    Job::new(
+        RequestId(uuid::Uuid::from_u128(n)),
+        AccountId::from(account),
+        ValidatedRequest {
+            category,
+            person_image: url("person.jpg"),
+            product: InputRef::Data {
+                media_type: "image/png".into(),
+                bytes: vec![1, 2, 3],
+            },
+            webhook_url: Some("https://shop.example/hook".into()),
+        },
+        usd("0.15"),
+        at(created_ms),
+        Some(at(created_ms + 600_000)),
+    )
+}
+
+/// The [`JobStore`] + [`JobQueue`] contract.
+pub async fn job_store<S, F, Fut>(make: F)
+where
+    S: JobStore + JobQueue,
+    F: Fn() -> Fut,
+    Fut: Future<Output = S>,
+{
+    // insert / get round-trip every field; duplicates refused.
+    let s = make().await;
+    let job = sample_job(1, "acct_a", Category::Shirt, 0);
+    s.insert(&job).await.expect("insert");
+    assert_eq!(s.get(job.id).await.expect("get"), Some(job.clone()));
+    assert!(matches!(
+        s.insert(&job).await,
+        Err(StoreError::AlreadyExists(_))
+    ));
+    assert_eq!(
+        s.get(RequestId(uuid::Uuid::from_u128(99)))
+            .await
+            .expect("get"),
+        None
+    );
+
+    // claim takes the oldest queued job, with a lease; an empty queue gives None.
+    let s = make().await;
+    let newer = sample_job(2, "acct_a", Category::Dress, 10);
+    let older = sample_job(3, "acct_a", Category::Pants, 5);
+    s.insert(&newer).await.expect("insert");
+    s.insert(&older).await.expect("insert");
+    let c = s
+        .claim(at(100), Duration::from_secs(30))
+        .await
+        .expect("claim")
+        .expect("a job");
+    assert_eq!(c.id, older.id);
+    assert_eq!(c.status, JobStatus::Processing);
+    assert_eq!(c.lease_until, Some(at(30_100)));
+    assert_eq!(c.started_at, Some(at(100)));
+    assert_eq!(
+        s.get(older.id).await.expect("get").expect("job").status,
+        JobStatus::Processing
+    );
+    let c2 = s
+        .claim(at(100), Duration::from_secs(30))
+        .await
+        .expect("claim")
+        .expect("a job");
+    assert_eq!(c2.id, newer.id);
+    assert!(s
+        .claim(at(100), Duration::from_secs(30))
+        .await
+        .expect("claim")
+        .is_none());
+
+    // expired leases are found; a lease extension by the current attempt counts, a stale one not.
+    assert!(s
+        .expired_leases(at(30_000))
+        .await
+        .expect("expired")
+        .is_empty());
+    assert!(s
+        .extend_lease(older.id, 1, at(60_100))
+        .await
+        .expect("extend"));
+    assert!(!s
+        .extend_lease(older.id, 7, at(90_000))
+        .await
+        .expect("extend"));
+    let mut expired = s.expired_leases(at(40_000)).await.expect("expired");
+    expired.sort();
+    assert_eq!(expired, vec![newer.id]);
+    let requeued = s
+        .apply(newer.id, &JobEvent::LeaseExpired, at(40_000))
+        .await
+        .expect("apply");
+    assert_eq!((requeued.status, requeued.attempt), (JobStatus::Queued, 2));
+    let again = s
+        .claim(at(40_001), Duration::from_secs(30))
+        .await
+        .expect("claim")
+        .expect("job");
+    assert_eq!((again.id, again.attempt), (newer.id, 2));
+
+    // a stale attempt cannot complete; the current one can, once.
+    let stale = JobEvent::Complete {
+        attempt: 1,
+        result_key: "x.png".into(),
+        processing_time_ms: 5,
+    };
+    assert!(matches!(
+        s.apply(newer.id, &stale, at(40_002)).await,
+        Err(StoreError::Transition(_))
+    ));
+    let done = JobEvent::Complete {
+        attempt: 2,
+        result_key: "x.png".into(),
+        processing_time_ms: 5,
+    };
+    let finished = s
+        .apply(newer.id, &done, at(40_003))
+        .await
+        .expect("complete");
+    assert_eq!(finished.status, JobStatus::Success);
+    assert_eq!(finished.result_key.as_deref(), Some("x.png"));
+    assert_eq!(finished.processing_time_ms, Some(5));
+    assert_eq!(finished.finished_at, Some(at(40_003)));
+    assert_eq!(s.get(newer.id).await.expect("get"), Some(finished.clone()));
+    // terminal states never change.
+    for e in [
+        JobEvent::Cancel,
+        JobEvent::DeadlinePassed,
+        JobEvent::LeaseExpired,
+        done,
+    ] {
+        assert!(matches!(
+            s.apply(newer.id, &e, at(40_004)).await,
+            Err(StoreError::Transition(_))
+        ));
+    }
+    assert_eq!(s.get(newer.id).await.expect("get"), Some(finished));
+    assert!(matches!(
+        s.apply(
+            RequestId(uuid::Uuid::from_u128(77)),
+            &JobEvent::Cancel,
+            at(1)
+        )
+        .await,
+        Err(StoreError::NotFound(_))
+    ));
+
+    // fail keeps the error; deadlines are found for unfinished jobs only.
+    let fail = JobEvent::Fail {
+        attempt: Some(1),
+        error: ErrorBody::new(ErrorCode::ProcessingFailed, "no face"),
+    };
+    let failed = s.apply(older.id, &fail, at(50_000)).await.expect("fail");
+    assert_eq!(
+        failed.error.as_ref().map(|e| e.code),
+        Some(ErrorCode::ProcessingFailed)
+    );
+    let late = sample_job(4, "acct_b", Category::Shirt, 1_000);
+    s.insert(&late).await.expect("insert");
+    assert_eq!(
+        s.past_deadline(at(700_000)).await.expect("deadline"),
+        vec![late.id]
+    );
+    let timed = s
+        .apply(late.id, &JobEvent::DeadlinePassed, at(700_000))
+        .await
+        .expect("apply");
+    assert_eq!(timed.error.map(|e| e.code), Some(ErrorCode::TimedOut));
+    assert!(s
+        .past_deadline(at(700_000))
+        .await
+        .expect("deadline")
+        .is_empty());
+
+    // list filters by account and status, newest first; counts per status add up.
+    let all = s.list(&JobFilter::default()).await.expect("list");
+    assert_eq!(
+        all.iter().map(|j| j.id).collect::<Vec<_>>(),
+        vec![late.id, newer.id, older.id]
+    );
+    let b = s
+        .list(&JobFilter {
+            account_id: Some(AccountId::from("acct_b")),
+            ..Default::default()
+        })
+        .await
+        .expect("list");
+    assert_eq!(b.len(), 1);
+    let ok = s
+        .list(&JobFilter {
+            status: Some(JobStatus::Success),
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .expect("list");
+    assert_eq!(ok.len(), 1);
+    let counts = s.count_by_status().await.expect("counts");
+    assert_eq!(counts.get(&JobStatus::Success), Some(&1));
+    assert_eq!(counts.get(&JobStatus::Failed), Some(&2));
+    assert_eq!(counts.values().sum::<u64>(), 3);
+}
+
+/// Concurrent claims never hand the same job to two workers.
+pub async fn job_queue_concurrency<S, F, Fut>(make: F)
+where
+    S: JobStore + JobQueue + 'static,
+    F: Fn() -> Fut,
+    Fut: Future<Output = S>,
+{
+    let s = Arc::new(make().await);
+    for n in 0..40u128 {
+        s.insert(&sample_job(100 + n, "acct_a", Category::Tshirt, n as i64))
+            .await
+            .expect("insert");
+    }
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let s = s.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut got = Vec::new();
+            while let Some(j) = s
+                .claim(at(1_000), Duration::from_secs(60))
+                .await
+                .expect("claim")
+            {
+                got.push(j.id);
+            }
+            got
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.expect("task"));
+    }
+    all.sort();
+    let before = all.len();
+    all.dedup();
+    assert_eq!(before, 40, "every job claimed");
+    assert_eq!(all.len(), 40, "no job claimed twice");
+}
+
+/// The [`Ledger`] contract.
+pub async fn ledger<L, F, Fut>(make: F)
+where
+    L: Ledger,
+    F: Fn() -> Fut,
+    Fut: Future<Output = L>,
+{
+    let l = make().await;
+    let a = AccountId::from("acct_a");
+    let account = Account {
+        id: a.clone(),
+        name: "Shop A".into(),
+        currency: Currency::USD,
+        created_at: at(0),
+    };
+    l.create_account(&account).await.expect("create");
+    assert!(matches!(
+        l.create_account(&account).await,
+        Err(LedgerError::AccountExists(_))
+    ));
+    assert_eq!(l.account(&a).await.expect("account"), Some(account.clone()));
+    assert_eq!(l.accounts().await.expect("accounts"), vec![account]);
+    assert!(matches!(
+        l.balance(&AccountId::from("acct_zz")).await,
+        Err(LedgerError::UnknownAccount(_))
+    ));
+
+    let b = l
+        .credit(&a, usd("1.00"), "top-up", at(1))
+        .await
+        .expect("credit");
+    assert_eq!(
+        (b.balance, b.held, b.available),
+        (usd("1").amount, Decimal::ZERO, usd("1").amount)
+    );
+    assert!(matches!(
+        l.credit(&a, usd("0"), "zero", at(1)).await,
+        Err(LedgerError::NonPositive(_))
+    ));
+    let eur = Money::parse("1", "EUR".parse().expect("code")).expect("money");
+    assert!(matches!(
+        l.credit(&a, eur, "eur", at(1)).await,
+        Err(LedgerError::CurrencyMismatch { .. })
+    ));
+
+    let r1 = RequestId(uuid::Uuid::from_u128(1));
+    let r2 = RequestId(uuid::Uuid::from_u128(2));
+    let r3 = RequestId(uuid::Uuid::from_u128(3));
+    let h = l.hold(&a, r1, usd("0.30"), at(2)).await.expect("hold");
+    assert_eq!(h.status, HoldStatus::Open);
+    // the same hold again is the same hold, not a second one.
+    assert_eq!(l.hold(&a, r1, usd("0.30"), at(3)).await.expect("hold"), h);
+    assert!(matches!(
+        l.hold(&a, r1, usd("0.20"), at(3)).await,
+        Err(LedgerError::HoldMismatch(_))
+    ));
+    l.hold(&a, r2, usd("0.70"), at(4)).await.expect("hold");
+    let b = l.balance(&a).await.expect("balance");
+    assert_eq!(
+        (b.balance, b.held, b.available),
+        (usd("1").amount, usd("1").amount, Decimal::ZERO)
+    );
+    match l.hold(&a, r3, usd("0.01"), at(5)).await {
+        Err(LedgerError::InsufficientBalance {
+            required,
+            available,
+        }) => {
+            assert_eq!(required, usd("0.01"));
+            assert_eq!(available.amount, Decimal::ZERO);
+        }
+        other => panic!("expected InsufficientBalance, got {other:?}"),
+    }
+    assert_eq!(l.get_hold(r3).await.expect("get"), None);
+
+    // capture once; capture again is a no-op; release after capture is refused.
+    assert_eq!(
+        l.capture(r1, at(6)).await.expect("capture"),
+        Settlement::Captured
+    );
+    assert_eq!(
+        l.capture(r1, at(7)).await.expect("capture"),
+        Settlement::AlreadyCaptured
+    );
+    assert!(matches!(
+        l.release(r1, at(7)).await,
+        Err(LedgerError::Settled { .. })
+    ));
+    assert_eq!(
+        l.release(r2, at(8)).await.expect("release"),
+        Settlement::Released
+    );
+    assert_eq!(
+        l.release(r2, at(9)).await.expect("release"),
+        Settlement::AlreadyReleased
+    );
+    assert!(matches!(
+        l.capture(r2, at(9)).await,
+        Err(LedgerError::Settled { .. })
+    ));
+    assert!(matches!(
+        l.capture(r3, at(9)).await,
+        Err(LedgerError::NoHold(_))
+    ));
+    let b = l.balance(&a).await.expect("balance");
+    assert_eq!(
+        (b.balance, b.held, b.available),
+        (usd("0.70").amount, Decimal::ZERO, usd("0.70").amount)
+    );
+    assert_eq!(
+        l.get_hold(r1).await.expect("get").map(|h| h.status),
+        Some(HoldStatus::Captured)
+    );
+    assert!(l.open_holds().await.expect("open").is_empty());
+
+    // every movement is an entry, in order, and the entries sum to the balance.
+    let entries = l.entries(&a).await.expect("entries");
+    let kinds: Vec<_> = entries.iter().map(|e| e.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            EntryKind::Credit,
+            EntryKind::Hold,
+            EntryKind::Hold,
+            EntryKind::Capture,
+            EntryKind::Release
+        ]
+    );
+    assert!(entries.windows(2).all(|w| w[0].seq < w[1].seq));
+    let derived = crate::billing::balance_from_entries(&a, Currency::USD, &entries);
+    assert_eq!(derived, b);
+
+    // open holds are listed oldest first.
+    l.hold(&a, r3, usd("0.05"), at(10)).await.expect("hold");
+    let open = l.open_holds().await.expect("open");
+    assert_eq!(
+        open.iter().map(|h| h.request_id).collect::<Vec<_>>(),
+        vec![r3]
+    );
+}
+
+/// Concurrent holds on one account never overdraw it.
+pub async fn ledger_concurrency<L, F, Fut>(make: F)
+where
+    L: Ledger + 'static,
+    F: Fn() -> Fut,
+    Fut: Future<Output = L>,
+{
+    let l = Arc::new(make().await);
+    let a = AccountId::from("acct_c");
+    l.create_account(&Account {
+        id: a.clone(),
+        name: "C".into(),
+        currency: Currency::USD,
+        created_at: at(0),
+    })
+    .await
+    .expect("create");
+    l.credit(&a, usd("3.00"), "", at(0)).await.expect("credit");
+    let mut tasks = Vec::new();
+    for n in 0..50u128 {
+        let (l, a) = (l.clone(), a.clone());
+        tasks.push(tokio::spawn(async move {
+            l.hold(
+                &a,
+                RequestId(uuid::Uuid::from_u128(1000 + n)),
+                usd("0.10"),
+                at(1),
+            )
+            .await
+            .is_ok()
+        }));
+    }
+    let mut ok = 0;
+    for t in tasks {
+        ok += usize::from(t.await.expect("task"));
+    }
+    assert_eq!(ok, 30, "exactly 30 holds of 0.10 fit in 3.00");
+    let b = l.balance(&a).await.expect("balance");
+    assert_eq!(b.available, Decimal::ZERO);
+}
+
+/// The [`ApiKeyStore`] contract.
+pub async fn api_key_store<K, F, Fut>(make: F)
+where
+    K: ApiKeyStore,
+    F: Fn() -> Fut,
+    Fut: Future<Output = K>,
+{
+    let k = make().await;
+    let ids = SequentialIds::default();
+    let a = AccountId::from("acct_a");
+    let key = generate_key(&ids, &a, "prod", at(0));
+    k.insert(&key.record).await.expect("insert");
+    assert!(k.insert(&key.record).await.is_err(), "duplicate refused");
+    let found = k
+        .find_by_hash(&crate::keys::hash_key(&key.secret))
+        .await
+        .expect("find");
+    assert_eq!(found, Some(key.record.clone()));
+    assert_eq!(k.find_by_hash("0000").await.expect("find"), None);
+    let other = generate_key(&ids, &AccountId::from("acct_b"), "b", at(1));
+    k.insert(&other.record).await.expect("insert");
+    assert_eq!(
+        k.list(Some(&a)).await.expect("list"),
+        vec![key.record.clone()]
+    );
+    assert_eq!(k.list(None).await.expect("list").len(), 2);
+    assert!(k.revoke(&key.record.id, at(5)).await.expect("revoke"));
+    assert!(k.revoke(&key.record.id, at(9)).await.expect("revoke"));
+    let revoked = k
+        .find_by_hash(&key.record.hash)
+        .await
+        .expect("find")
+        .expect("key");
+    assert_eq!(
+        revoked.revoked_at,
+        Some(at(5)),
+        "the first revocation time is kept"
+    );
+    assert!(!k
+        .revoke(&ApiKeyId::from("key_nope"), at(9))
+        .await
+        .expect("revoke"));
+    let _ = ids.request_id();
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::billing::MemoryLedger;
+    use crate::keys::MemoryKeyStore;
+    use crate::store::MemoryJobStore;
+
+    #[tokio::test]
+    async fn memory_job_store_conforms() {
+        super::job_store(|| async { MemoryJobStore::default() }).await;
+        super::job_queue_concurrency(|| async { MemoryJobStore::default() }).await;
+    }
+
+    #[tokio::test]
+    async fn memory_ledger_conforms() {
+        super::ledger(|| async { MemoryLedger::default() }).await;
+        super::ledger_concurrency(|| async { MemoryLedger::default() }).await;
+    }
+
+    #[tokio::test]
+    async fn memory_key_store_conforms() {
+        super::api_key_store(|| async { MemoryKeyStore::default() }).await;
+    }
+}

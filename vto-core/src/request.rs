@@ -1,0 +1,646 @@
+//! The create-request body and its validation: raw JSON fields → a [`ValidatedRequest`].
+//!
+//! Every problem is reported, each with a stable code and the field at fault (`param`), so a
+//! client fixes all of them in one round trip. `webhook_url` on a synchronous category is
+//! ignored, as the spec says.
+
+use std::fmt;
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+
+use crate::category::{Category, ProductInput};
+
+/// The POST body as sent: every field optional and untyped, so validation can name each problem.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CreateRequest {
+    /// One of the eleven category values.
+    #[serde(default)]
+    pub category: Option<serde_json::Value>,
+    /// URL of the person photo.
+    #[serde(default)]
+    pub person_image: Option<serde_json::Value>,
+    /// URL of a 3D model (glasses, sunglasses, hats, jewelry, shoes).
+    #[serde(default)]
+    pub product_model: Option<serde_json::Value>,
+    /// URL of a product photo (shirt, tshirt, dress, jacket, pants, full_outfit).
+    #[serde(default)]
+    pub product_image: Option<serde_json::Value>,
+    /// Completion webhook for asynchronous categories.
+    #[serde(default)]
+    pub webhook_url: Option<serde_json::Value>,
+}
+
+/// Size bounds applied during validation. Documented in the README.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestLimits {
+    /// Longest accepted http(s) URL, in bytes (default 2048).
+    pub max_url_len: usize,
+    /// Largest decoded `data:` URL payload, in bytes (default 10 MiB).
+    pub max_data_bytes: usize,
+}
+
+impl Default for RequestLimits {
+    fn default() -> Self {
+        Self {
+            max_url_len: 2048,
+            max_data_bytes: 10 * 1024 * 1024,
+        }
+    }
+}
+
+/// Where an input comes from.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum InputRef {
+    /// An `http` or `https` URL, fetched by the worker.
+    Url {
+        /// The URL as given.
+        url: String,
+    },
+    /// A `data:` URL, already decoded.
+    Data {
+        /// The declared media type (sniffed again before use; never trusted).
+        media_type: String,
+        /// The decoded bytes.
+        #[serde(with = "b64")]
+        bytes: Vec<u8>,
+    },
+}
+
+impl fmt::Debug for InputRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InputRef::Url { url } => write!(f, "Url({url})"),
+            InputRef::Data { media_type, bytes } => {
+                write!(f, "Data({media_type}, {} bytes)", bytes.len())
+            }
+        }
+    }
+}
+
+mod b64 {
+    use base64::Engine as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let s = String::deserialize(d)?;
+        base64::engine::general_purpose::STANDARD
+            .decode(s)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// A create request that passed validation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValidatedRequest {
+    /// The category.
+    pub category: Category,
+    /// The person photo.
+    pub person_image: InputRef,
+    /// The product: a model or an image, as the category requires.
+    pub product: InputRef,
+    /// The completion webhook: `None` for synchronous categories even when one was sent.
+    pub webhook_url: Option<String>,
+}
+
+/// Stable codes for validation problems (the `details[].code` of a 400 reply).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValidationCode {
+    /// A required field is absent or null.
+    MissingField,
+    /// A field has the wrong JSON type (e.g. a number where a string belongs).
+    InvalidType,
+    /// `category` is not one of the eleven values.
+    UnknownCategory,
+    /// A product field that this category does not take.
+    FieldNotAllowed,
+    /// Not a URL, or malformed.
+    InvalidUrl,
+    /// A URL scheme other than https, http or data.
+    UnsupportedScheme,
+    /// Over a size bound.
+    TooLarge,
+}
+
+impl ValidationCode {
+    /// The wire value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ValidationCode::MissingField => "missing_field",
+            ValidationCode::InvalidType => "invalid_type",
+            ValidationCode::UnknownCategory => "unknown_category",
+            ValidationCode::FieldNotAllowed => "field_not_allowed",
+            ValidationCode::InvalidUrl => "invalid_url",
+            ValidationCode::UnsupportedScheme => "unsupported_scheme",
+            ValidationCode::TooLarge => "too_large",
+        }
+    }
+}
+
+/// One validation problem.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldError {
+    /// What is wrong.
+    pub code: ValidationCode,
+    /// The field at fault, e.g. `product_model`.
+    pub param: String,
+    /// A sentence for a person.
+    pub message: String,
+}
+
+impl FieldError {
+    fn new(code: ValidationCode, param: &str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            param: param.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Every problem found in one request, in field order.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[error("{}", .errors.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join("; "))]
+pub struct ValidationErrors {
+    /// The problems; never empty.
+    pub errors: Vec<FieldError>,
+}
+
+impl CreateRequest {
+    /// Validates the request against the limits.
+    pub fn validate(&self, limits: &RequestLimits) -> Result<ValidatedRequest, ValidationErrors> {
+        let mut errors = Vec::new();
+
+        let category = match string_field(&self.category, "category", &mut errors) {
+            Some(s) => match s.parse::<Category>() {
+                Ok(c) => Some(c),
+                Err(_) => {
+                    errors.push(FieldError::new(
+                        ValidationCode::UnknownCategory,
+                        "category",
+                        format!(
+                            "unknown category {s:?}; expected one of: {}",
+                            Category::ALL.map(Category::as_str).join(", ")
+                        ),
+                    ));
+                    None
+                }
+            },
+            None => None,
+        };
+
+        let person = string_field(&self.person_image, "person_image", &mut errors)
+            .and_then(|s| parse_input(s, "person_image", limits, &mut errors));
+
+        let model = present(&self.product_model);
+        let image = present(&self.product_image);
+        let product = match category.map(Category::product_input) {
+            Some(wanted) => {
+                let (given, other) = match wanted {
+                    ProductInput::Model => (model, image),
+                    ProductInput::Image => (image, model),
+                };
+                if other.is_some() {
+                    errors.push(FieldError::new(
+                        ValidationCode::FieldNotAllowed,
+                        wanted.other().field(),
+                        format!(
+                            "{} is not accepted for category {}; send {}",
+                            wanted.other().field(),
+                            category.map(Category::as_str).unwrap_or_default(),
+                            wanted.field()
+                        ),
+                    ));
+                }
+                let field = match wanted {
+                    ProductInput::Model => &self.product_model,
+                    ProductInput::Image => &self.product_image,
+                };
+                if given.is_none() {
+                    errors.push(FieldError::new(
+                        ValidationCode::MissingField,
+                        wanted.field(),
+                        format!(
+                            "{} is required for category {}",
+                            wanted.field(),
+                            category.map(Category::as_str).unwrap_or_default()
+                        ),
+                    ));
+                    None
+                } else {
+                    string_field(field, wanted.field(), &mut errors)
+                        .and_then(|s| parse_input(s, wanted.field(), limits, &mut errors))
+                }
+            }
+            // Without a valid category we cannot say which product field is right; still
+            // check the URLs that were given so every other problem shows in this reply.
+            None => {
+                for (field, name) in [
+                    (&self.product_model, "product_model"),
+                    (&self.product_image, "product_image"),
+                ] {
+                    if present(field).is_some() {
+                        if let Some(s) = string_field(field, name, &mut errors) {
+                            parse_input(s, name, limits, &mut errors);
+                        }
+                    }
+                }
+                None
+            }
+        };
+
+        let webhook = match present(&self.webhook_url) {
+            Some(_) if category.is_some_and(Category::is_sync) => None, // ignored, per spec
+            Some(_) => string_field(&self.webhook_url, "webhook_url", &mut errors)
+                .and_then(|s| parse_webhook(s, limits, &mut errors)),
+            None => None,
+        };
+
+        match (category, person, product) {
+            (Some(category), Some(person_image), Some(product)) if errors.is_empty() => {
+                Ok(ValidatedRequest {
+                    category,
+                    person_image,
+                    product,
+                    webhook_url: webhook,
+                })
+            }
+            _ => Err(ValidationErrors { errors }),
+        }
+    }
+}
+
+/// `Some` when the field is present and not JSON null.
+fn present(v: &Option<serde_json::Value>) -> Option<&serde_json::Value> {
+    v.as_ref().filter(|v| !v.is_null())
+}
+
+fn string_field<'a>(
+    v: &'a Option<serde_json::Value>,
+    name: &str,
+    errors: &mut Vec<FieldError>,
+) -> Option<&'a str> {
+    match present(v) {
+        None => {
+            errors.push(FieldError::new(
+                ValidationCode::MissingField,
+                name,
+                format!("{name} is required"),
+            ));
+            None
+        }
+        Some(serde_json::Value::String(s)) => Some(s.as_str()),
+        Some(_) => {
+            errors.push(FieldError::new(
+                ValidationCode::InvalidType,
+                name,
+                format!("{name} must be a string"),
+            ));
+            None
+        }
+    }
+}
+
+fn parse_input(
+    s: &str,
+    param: &str,
+    limits: &RequestLimits,
+    errors: &mut Vec<FieldError>,
+) -> Option<InputRef> {
+    let s = s.trim();
+    if let Some(rest) = strip_prefix_ci(s, "data:") {
+        return parse_data_url(rest, param, limits, errors);
+    }
+    parse_http_url(s, param, limits, errors).map(|url| InputRef::Url { url })
+}
+
+fn parse_webhook(s: &str, limits: &RequestLimits, errors: &mut Vec<FieldError>) -> Option<String> {
+    let s = s.trim();
+    if strip_prefix_ci(s, "data:").is_some() {
+        errors.push(FieldError::new(
+            ValidationCode::UnsupportedScheme,
+            "webhook_url",
+            "webhook_url must be an https or http URL",
+        ));
+        return None;
+    }
+    parse_http_url(s, "webhook_url", limits, errors)
+}
+
+fn parse_http_url(
+    s: &str,
+    param: &str,
+    limits: &RequestLimits,
+    errors: &mut Vec<FieldError>,
+) -> Option<String> {
+    if s.len() > limits.max_url_len {
+        errors.push(FieldError::new(
+            ValidationCode::TooLarge,
+            param,
+            format!("{param} is longer than {} bytes", limits.max_url_len),
+        ));
+        return None;
+    }
+    match url::Url::parse(s) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") => {
+            if u.host_str().is_none_or(str::is_empty) {
+                errors.push(FieldError::new(
+                    ValidationCode::InvalidUrl,
+                    param,
+                    format!("{param} has no host"),
+                ));
+                None
+            } else if !u.username().is_empty() || u.password().is_some() {
+                errors.push(FieldError::new(
+                    ValidationCode::InvalidUrl,
+                    param,
+                    format!("{param} must not carry credentials"),
+                ));
+                None
+            } else {
+                Some(u.to_string())
+            }
+        }
+        Ok(u) => {
+            errors.push(FieldError::new(
+                ValidationCode::UnsupportedScheme,
+                param,
+                format!(
+                    "{param} has scheme {:?}; use https, http or data",
+                    u.scheme()
+                ),
+            ));
+            None
+        }
+        Err(e) => {
+            errors.push(FieldError::new(
+                ValidationCode::InvalidUrl,
+                param,
+                format!("{param} is not a valid URL: {e}"),
+            ));
+            None
+        }
+    }
+}
+
+/// `data:[<media type>][;base64],<data>` per RFC 2397; only base64 payloads are accepted.
+fn parse_data_url(
+    rest: &str,
+    param: &str,
+    limits: &RequestLimits,
+    errors: &mut Vec<FieldError>,
+) -> Option<InputRef> {
+    let Some((meta, payload)) = rest.split_once(',') else {
+        errors.push(FieldError::new(
+            ValidationCode::InvalidUrl,
+            param,
+            format!("{param} is a data URL without a comma"),
+        ));
+        return None;
+    };
+    let Some(media_type) = meta.strip_suffix(";base64") else {
+        errors.push(FieldError::new(
+            ValidationCode::InvalidUrl,
+            param,
+            format!("{param} must be a base64 data URL (data:<type>;base64,<data>)"),
+        ));
+        return None;
+    };
+    // base64 grows data by 4/3: reject before decoding anything too large.
+    if payload.len() / 4 * 3 > limits.max_data_bytes + 3 {
+        errors.push(FieldError::new(
+            ValidationCode::TooLarge,
+            param,
+            format!(
+                "{param} decodes to more than {} bytes",
+                limits.max_data_bytes
+            ),
+        ));
+        return None;
+    }
+    let cleaned: String = payload.chars().filter(|c| !c.is_whitespace()).collect();
+    match base64::engine::general_purpose::STANDARD.decode(cleaned.as_bytes()) {
+        Ok(bytes) if bytes.len() > limits.max_data_bytes => {
+            errors.push(FieldError::new(
+                ValidationCode::TooLarge,
+                param,
+                format!(
+                    "{param} decodes to more than {} bytes",
+                    limits.max_data_bytes
+                ),
+            ));
+            None
+        }
+        Ok(bytes) if bytes.is_empty() => {
+            errors.push(FieldError::new(
+                ValidationCode::InvalidUrl,
+                param,
+                format!("{param} is an empty data URL"),
+            ));
+            None
+        }
+        Ok(bytes) => Some(InputRef::Data {
+            media_type: if media_type.is_empty() {
+                "application/octet-stream".into()
+            } else {
+                media_type.to_ascii_lowercase()
+            },
+            bytes,
+        }),
+        Err(_) => {
+            errors.push(FieldError::new(
+                ValidationCode::InvalidUrl,
+                param,
+                format!("{param} has invalid base64 data"),
+            ));
+            None
+        }
+    }
+}
+
+fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    if s.len() >= prefix.len() && s[..prefix.len()].eq_ignore_ascii_case(prefix) {
+        Some(&s[prefix.len()..])
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn req(v: serde_json::Value) -> CreateRequest {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn codes(e: &ValidationErrors) -> Vec<(ValidationCode, &str)> {
+        e.errors
+            .iter()
+            .map(|e| (e.code, e.param.as_str()))
+            .collect()
+    }
+
+    const PERSON: &str = "https://shop.example/p.jpg";
+    const PRODUCT: &str = "https://shop.example/x.glb";
+
+    /// Every category × every combination of the two product fields.
+    #[test]
+    fn every_category_and_product_field_combination() {
+        for c in Category::ALL {
+            let wanted = c.product_input().field();
+            let other = c.product_input().other().field();
+            for (has_model, has_image) in
+                [(false, false), (true, false), (false, true), (true, true)]
+            {
+                let mut body = json!({"category": c.as_str(), "person_image": PERSON});
+                if has_model {
+                    body["product_model"] = json!(PRODUCT);
+                }
+                if has_image {
+                    body["product_image"] = json!(PRODUCT);
+                }
+                let has_wanted = if wanted == "product_model" {
+                    has_model
+                } else {
+                    has_image
+                };
+                let has_other = if other == "product_model" {
+                    has_model
+                } else {
+                    has_image
+                };
+                let out = req(body).validate(&RequestLimits::default());
+                match (has_wanted, has_other) {
+                    (true, false) => {
+                        let v = out.unwrap();
+                        assert_eq!(v.category, c);
+                        assert_eq!(
+                            v.product,
+                            InputRef::Url {
+                                url: PRODUCT.into()
+                            }
+                        );
+                    }
+                    (true, true) => assert_eq!(
+                        codes(&out.unwrap_err()),
+                        vec![(ValidationCode::FieldNotAllowed, other)],
+                        "{c}"
+                    ),
+                    (false, true) => assert_eq!(
+                        codes(&out.unwrap_err()),
+                        vec![
+                            (ValidationCode::FieldNotAllowed, other),
+                            (ValidationCode::MissingField, wanted)
+                        ],
+                        "{c}"
+                    ),
+                    (false, false) => assert_eq!(
+                        codes(&out.unwrap_err()),
+                        vec![(ValidationCode::MissingField, wanted)],
+                        "{c}"
+                    ),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_category_and_missing_person_are_both_reported() {
+        let e = req(json!({"category": "socks", "product_model": "ftp://x/y"}))
+            .validate(&RequestLimits::default())
+            .unwrap_err();
+        assert_eq!(
+            codes(&e),
+            vec![
+                (ValidationCode::UnknownCategory, "category"),
+                (ValidationCode::MissingField, "person_image"),
+                (ValidationCode::UnsupportedScheme, "product_model"),
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_urls_and_schemes_name_the_field() {
+        let cases = [
+            ("not a url", ValidationCode::InvalidUrl),
+            ("ftp://host/file.png", ValidationCode::UnsupportedScheme),
+            ("file:///etc/passwd", ValidationCode::UnsupportedScheme),
+            ("https://user:pw@host/x.png", ValidationCode::InvalidUrl),
+            ("data:image/png,rawdata", ValidationCode::InvalidUrl),
+            ("data:image/png;base64,@@@@", ValidationCode::InvalidUrl),
+        ];
+        for (url, code) in cases {
+            let e =
+                req(json!({"category": "shirt", "person_image": url, "product_image": PRODUCT}))
+                    .validate(&RequestLimits::default())
+                    .unwrap_err();
+            assert_eq!(codes(&e), vec![(code, "person_image")], "{url}");
+        }
+        let e = req(json!({"category": 3, "person_image": PERSON}))
+            .validate(&RequestLimits::default())
+            .unwrap_err();
+        assert_eq!(codes(&e), vec![(ValidationCode::InvalidType, "category")]);
+    }
+
+    #[test]
+    fn data_urls_decode_and_respect_the_size_limit() {
+        let body = json!({"category": "shirt", "person_image": "data:image/png;base64,iVBORw0KGgo=",
+                          "product_image": PRODUCT});
+        let v = req(body.clone())
+            .validate(&RequestLimits::default())
+            .unwrap();
+        match v.person_image {
+            InputRef::Data { media_type, bytes } => {
+                assert_eq!(media_type, "image/png");
+                assert_eq!(bytes, b"\x89PNG\r\n\x1a\n");
+            }
+            other => panic!("{other:?}"),
+        }
+        let tiny = RequestLimits {
+            max_data_bytes: 4,
+            ..Default::default()
+        };
+        let e = req(body).validate(&tiny).unwrap_err();
+        assert_eq!(codes(&e), vec![(ValidationCode::TooLarge, "person_image")]);
+    }
+
+    #[test]
+    fn webhook_is_ignored_for_sync_and_checked_for_async() {
+        let sync = req(json!({"category": "glasses", "person_image": PERSON,
+                               "product_model": PRODUCT, "webhook_url": "not a url"}))
+        .validate(&RequestLimits::default())
+        .unwrap();
+        assert_eq!(sync.webhook_url, None);
+
+        let e = req(json!({"category": "dress", "person_image": PERSON,
+                            "product_image": PRODUCT, "webhook_url": "data:text/plain;base64,AA=="}))
+        .validate(&RequestLimits::default())
+        .unwrap_err();
+        assert_eq!(
+            codes(&e),
+            vec![(ValidationCode::UnsupportedScheme, "webhook_url")]
+        );
+
+        let ok = req(json!({"category": "dress", "person_image": PERSON,
+                             "product_image": PRODUCT, "webhook_url": "https://shop.example/hook"}))
+        .validate(&RequestLimits::default())
+        .unwrap();
+        assert_eq!(ok.webhook_url.as_deref(), Some("https://shop.example/hook"));
+    }
+
+    #[test]
+    fn overlong_urls_are_rejected() {
+        let long = format!("https://shop.example/{}", "a".repeat(3000));
+        let e = req(json!({"category": "shirt", "person_image": long, "product_image": PRODUCT}))
+            .validate(&RequestLimits::default())
+            .unwrap_err();
+        assert_eq!(codes(&e), vec![(ValidationCode::TooLarge, "person_image")]);
+    }
+}

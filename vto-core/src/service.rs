@@ -1,0 +1,736 @@
+//! [`TryOnService`]: the API's behaviour, built from the pluggable traits.
+//!
+//! Submit = authenticate → rate limit → validate → engine check → hold → (sync: render now,
+//! settle, return the result; async: enqueue, return `queued`). The frontends (HTTP server,
+//! CLI, an embedding program) call these methods and only translate in and out.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tracing::{error, info, warn};
+
+use crate::billing::MemoryLedger;
+use crate::billing::{HoldStatus, Ledger, LedgerError};
+use crate::category::Category;
+use crate::clock::{Clock, SystemClock, Timestamp};
+use crate::engine::{EngineError, Engines, RenderInput};
+use crate::error::{ApiError, ErrorBody, ErrorCode};
+use crate::fetch::{FetchLimits, Fetcher, MemoryFetcher};
+use crate::ids::{AccountId, ApiKeyId, IdGen, RandomIds, RequestId};
+use crate::job::{Job, JobEvent, JobStatus, TransitionError};
+use crate::keys::{hash_key, ApiKeyStore, MemoryKeyStore};
+use crate::pricing::PriceTable;
+use crate::ratelimit::{Decision, Endpoint, MemoryRateLimiter, RateLimiter, RateLimits};
+use crate::request::{CreateRequest, RequestLimits};
+use crate::result::ResultObject;
+use crate::results::{MemoryResultStore, ResultStore};
+use crate::store::{JobQueue, JobStore, MemoryJobStore, StoreError};
+use crate::webhook::{MemoryWebhookSender, WebhookEvent, WebhookSender};
+
+/// Tunables of the service. Every field has a documented default.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// Prices per category (default: the spec's table, USD).
+    pub prices: PriceTable,
+    /// URL and `data:` size bounds at validation.
+    pub request_limits: RequestLimits,
+    /// Bounds for fetching inputs.
+    pub fetch_limits: FetchLimits,
+    /// Quotas per endpoint and per-account overrides.
+    pub rate_limits: RateLimits,
+    /// How long a worker's claim lasts before the job is re-queued (default 120 s).
+    pub lease: Duration,
+    /// How long an asynchronous job may take from submit before it fails with `timed_out`
+    /// (default 15 min; `None` for no deadline).
+    pub job_deadline: Option<Duration>,
+    /// How many claims a job gets before a lost worker fails it (default 3).
+    pub max_attempts: u32,
+    /// Holds with no job record older than this are released by reconciliation (default 5 min).
+    pub orphan_hold_grace: Duration,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        Self {
+            prices: PriceTable::default(),
+            request_limits: RequestLimits::default(),
+            fetch_limits: FetchLimits::default(),
+            rate_limits: RateLimits::default(),
+            lease: Duration::from_secs(120),
+            job_deadline: Some(Duration::from_secs(15 * 60)),
+            max_attempts: 3,
+            orphan_hold_grace: Duration::from_secs(300),
+        }
+    }
+}
+
+/// The backends the service runs on. [`Backends::in_memory`] gives a complete set.
+#[derive(Clone)]
+pub struct Backends {
+    /// Job records.
+    pub jobs: Arc<dyn JobStore>,
+    /// The work queue.
+    pub queue: Arc<dyn JobQueue>,
+    /// Accounts and money.
+    pub ledger: Arc<dyn Ledger>,
+    /// API keys.
+    pub keys: Arc<dyn ApiKeyStore>,
+    /// Rate limits.
+    pub limiter: Arc<dyn RateLimiter>,
+    /// Result images.
+    pub results: Arc<dyn ResultStore>,
+    /// Input fetching.
+    pub fetcher: Arc<dyn Fetcher>,
+    /// Completion webhooks.
+    pub webhooks: Arc<dyn WebhookSender>,
+    /// Time.
+    pub clock: Arc<dyn Clock>,
+    /// Ids and secrets.
+    pub ids: Arc<dyn IdGen>,
+}
+
+/// The in-memory backends, with handles to the parts tests and examples look into.
+pub struct MemoryBackends {
+    /// The set to build a service from.
+    pub backends: Backends,
+    /// The fetcher, to register URLs.
+    pub fetcher: Arc<MemoryFetcher>,
+    /// The webhook recorder.
+    pub webhooks: Arc<MemoryWebhookSender>,
+    /// The result store.
+    pub results: Arc<MemoryResultStore>,
+}
+
+impl Backends {
+    /// Every backend in memory, with the system clock and random ids.
+    pub fn in_memory() -> MemoryBackends {
+        Self::in_memory_with(Arc::new(SystemClock), Arc::new(RandomIds))
+    }
+
+    /// Every backend in memory, with the given clock and ids.
+    pub fn in_memory_with(clock: Arc<dyn Clock>, ids: Arc<dyn IdGen>) -> MemoryBackends {
+        let jobs = Arc::new(MemoryJobStore::default());
+        let fetcher = Arc::new(MemoryFetcher::default());
+        let webhooks = Arc::new(MemoryWebhookSender::default());
+        let results = Arc::new(MemoryResultStore::default());
+        MemoryBackends {
+            backends: Backends {
+                jobs: jobs.clone(),
+                queue: jobs,
+                ledger: Arc::new(MemoryLedger::default()),
+                keys: Arc::new(MemoryKeyStore::default()),
+                limiter: Arc::new(MemoryRateLimiter::default()),
+                results: results.clone(),
+                fetcher: fetcher.clone(),
+                webhooks: webhooks.clone(),
+                clock,
+                ids,
+            },
+            fetcher,
+            webhooks,
+            results,
+        }
+    }
+}
+
+/// Who is calling: the account and key behind a valid bearer token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The account.
+    pub account_id: AccountId,
+    /// The key used.
+    pub key_id: ApiKeyId,
+}
+
+/// What a POST produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Created {
+    /// A synchronous category finished: the result object (success or failed).
+    Finished(ResultObject),
+    /// An asynchronous job was queued: the `queued` result object.
+    Accepted(ResultObject),
+}
+
+impl Created {
+    /// The result object either way.
+    pub fn result(&self) -> &ResultObject {
+        match self {
+            Created::Finished(r) | Created::Accepted(r) => r,
+        }
+    }
+}
+
+/// What one round of maintenance did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Maintenance {
+    /// Jobs put back in the queue after a lost lease.
+    pub requeued: usize,
+    /// Jobs failed after too many lost leases.
+    pub abandoned: usize,
+    /// Jobs failed with `timed_out`.
+    pub timed_out: usize,
+    /// Holds captured or released by reconciliation.
+    pub reconciled: usize,
+}
+
+/// The try-on service.
+#[derive(Clone)]
+pub struct TryOnService {
+    b: Backends,
+    engines: Engines,
+    config: Arc<ServiceConfig>,
+}
+
+impl std::fmt::Debug for TryOnService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TryOnService")
+            .field("engines", &self.engines)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+fn backend(e: impl std::fmt::Display) -> ApiError {
+    error!(error = %e, "backend failure");
+    ApiError::internal()
+}
+
+impl TryOnService {
+    /// A service over `backends` with `engines`.
+    pub fn new(backends: Backends, engines: Engines, config: ServiceConfig) -> Self {
+        Self {
+            b: backends,
+            engines,
+            config: Arc::new(config),
+        }
+    }
+
+    /// The backends.
+    pub fn backends(&self) -> &Backends {
+        &self.b
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ServiceConfig {
+        &self.config
+    }
+
+    /// The engines.
+    pub fn engines(&self) -> &Engines {
+        &self.engines
+    }
+
+    /// The clock's now.
+    pub fn now(&self) -> Timestamp {
+        self.b.clock.now()
+    }
+
+    /// Resolves a bearer token to a caller: `missing_api_key` without one, `invalid_api_key`
+    /// for an unknown or revoked key.
+    pub async fn authenticate(&self, token: Option<&str>) -> Result<Caller, ApiError> {
+        let token = token
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                ApiError::new(
+                    ErrorCode::MissingApiKey,
+                    "send your API key as `Authorization: Bearer <API_KEY>`",
+                )
+            })?;
+        let record = self
+            .b
+            .keys
+            .find_by_hash(&hash_key(token))
+            .await
+            .map_err(backend)?;
+        match record {
+            Some(r) if r.revoked_at.is_none() => Ok(Caller {
+                account_id: r.account_id,
+                key_id: r.id,
+            }),
+            _ => Err(ApiError::new(
+                ErrorCode::InvalidApiKey,
+                "the API key is not valid or has been revoked",
+            )),
+        }
+    }
+
+    /// Counts a request against the caller's quota on `endpoint`. `Ok(None)` means the endpoint
+    /// is unlimited; a denial is `Err` with code `rate_limit_exceeded` plus the decision for
+    /// the `Retry-After` and `RateLimit` headers.
+    pub async fn rate_limit(
+        &self,
+        caller: &Caller,
+        endpoint: Endpoint,
+    ) -> Result<Option<Decision>, (ApiError, Decision)> {
+        let Some(quota) = self.config.rate_limits.quota(&caller.account_id, endpoint) else {
+            return Ok(None);
+        };
+        let decision = match self
+            .b
+            .limiter
+            .check(caller.key_id.as_str(), endpoint, quota, self.now())
+            .await
+        {
+            Ok(d) => d,
+            Err(e) => {
+                // Fail open: a broken limiter must not take the API down; it is logged.
+                error!(error = %e, "rate limiter failed; allowing the request");
+                return Ok(None);
+            }
+        };
+        if decision.allowed {
+            Ok(Some(decision))
+        } else {
+            Err((
+                ApiError::new(
+                    ErrorCode::RateLimitExceeded,
+                    format!(
+                        "too many requests; retry after {} s",
+                        decision.retry_after_secs()
+                    ),
+                ),
+                decision,
+            ))
+        }
+    }
+
+    /// Creates a try-on. Validates, checks the engine and holds the price before any work.
+    pub async fn create(&self, caller: &Caller, body: &CreateRequest) -> Result<Created, ApiError> {
+        let req = body.validate(&self.config.request_limits)?;
+        if self.engines.get(req.category).is_none() {
+            return Err(ApiError::new(
+                ErrorCode::EngineUnavailable,
+                format!(
+                    "no engine is configured for category {} on this server",
+                    req.category
+                ),
+            ));
+        }
+        let price = self.config.prices.price(req.category);
+        let id = self.b.ids.request_id();
+        let now = self.now();
+        self.b
+            .ledger
+            .hold(&caller.account_id, id, price, now)
+            .await
+            .map_err(|e| match e {
+                LedgerError::InsufficientBalance {
+                    required,
+                    available,
+                } => ApiError::new(
+                    ErrorCode::InsufficientBalance,
+                    format!("this request costs {required}; the account has {available} available"),
+                ),
+                other => backend(other),
+            })?;
+        let category = req.category;
+        let deadline = self.config.job_deadline.map(|d| now.plus(d));
+        let mut job = Job::new(id, caller.account_id.clone(), req, price, now, deadline);
+        if category.is_sync() {
+            // Recorded as processing before it is stored, so no worker can claim it.
+            job.apply(
+                &JobEvent::Claim {
+                    lease_until: now.plus(self.config.lease),
+                },
+                now,
+            )
+            .map_err(backend)?;
+        }
+        if let Err(e) = self.b.jobs.insert(&job).await {
+            // Nothing half-written: undo the hold.
+            if let Err(r) = self.b.ledger.release(id, now).await {
+                error!(request_id = %id, error = %r, "could not release hold after insert failure");
+            }
+            return Err(backend(e));
+        }
+        info!(request_id = %id, category = %category, "try-on created");
+        if category.is_sync() {
+            let done = self.process(job).await.map_err(backend)?;
+            Ok(Created::Finished(self.result_object(&done)))
+        } else {
+            Ok(Created::Accepted(self.result_object(&job)))
+        }
+    }
+
+    /// The caller's job as a result object; another account's id is `not_found` too.
+    pub async fn get(&self, caller: &Caller, request_id: &str) -> Result<ResultObject, ApiError> {
+        let job = self.find(caller, request_id).await?;
+        Ok(self.result_object(&job))
+    }
+
+    async fn find(&self, caller: &Caller, request_id: &str) -> Result<Job, ApiError> {
+        let not_found = || {
+            ApiError::new(
+                ErrorCode::NotFound,
+                format!("no try-on request with id {request_id:?}"),
+            )
+        };
+        let id: RequestId = request_id.parse().map_err(|_| not_found())?;
+        match self.b.jobs.get(id).await.map_err(backend)? {
+            Some(job) if job.account_id == caller.account_id => Ok(job),
+            _ => Err(not_found()),
+        }
+    }
+
+    /// Cancels a queued or processing job: `canceled`, hold released, webhook sent. A finished
+    /// job answers `not_cancelable`; canceling a canceled job returns it unchanged.
+    pub async fn cancel(
+        &self,
+        caller: &Caller,
+        request_id: &str,
+    ) -> Result<ResultObject, ApiError> {
+        let job = self.find(caller, request_id).await?;
+        if job.status == JobStatus::Canceled {
+            return Ok(self.result_object(&job));
+        }
+        match self
+            .b
+            .jobs
+            .apply(job.id, &JobEvent::Cancel, self.now())
+            .await
+        {
+            Ok(done) => {
+                self.finish(&done).await.map_err(backend)?;
+                Ok(self.result_object(&done))
+            }
+            Err(StoreError::Transition(_)) => Err(ApiError::new(
+                ErrorCode::NotCancelable,
+                format!(
+                    "the request has already finished with status {}",
+                    job.status
+                ),
+            )),
+            Err(e) => Err(backend(e)),
+        }
+    }
+
+    /// The result object of a job, with a fresh image URL on success.
+    pub fn result_object(&self, job: &Job) -> ResultObject {
+        let url = job
+            .result_key
+            .as_deref()
+            .map(|k| self.b.results.url(k, self.now()));
+        ResultObject::from_job(job, url)
+    }
+
+    /// Claims and processes one queued job; `None` when the queue is empty.
+    pub async fn work_one(&self) -> Result<Option<RequestId>, StoreError> {
+        let Some(job) = self.b.queue.claim(self.now(), self.config.lease).await? else {
+            return Ok(None);
+        };
+        let id = job.id;
+        self.process(job).await?;
+        Ok(Some(id))
+    }
+
+    /// Renders a claimed (processing) job and settles it. A stale worker's outcome is dropped.
+    async fn process(&self, job: Job) -> Result<Job, StoreError> {
+        let started = Instant::now();
+        let outcome = match job.deadline {
+            Some(deadline) => {
+                let left = Duration::from_millis(deadline.since(self.now()));
+                match tokio::time::timeout(left, self.render(&job)).await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        return self
+                            .apply_and_finish(job.id, &JobEvent::DeadlinePassed)
+                            .await;
+                    }
+                }
+            }
+            None => self.render(&job).await,
+        };
+        let event = match outcome {
+            Ok(result_key) => JobEvent::Complete {
+                attempt: job.attempt,
+                result_key,
+                processing_time_ms: started.elapsed().as_millis() as u64,
+            },
+            Err(error) => JobEvent::Fail {
+                attempt: Some(job.attempt),
+                error,
+            },
+        };
+        match self.apply_and_finish(job.id, &event).await {
+            Err(StoreError::Transition(e)) => {
+                // Another attempt owns the job now (our lease expired), or it was canceled.
+                warn!(request_id = %job.id, error = %e, "outcome of a stale attempt dropped");
+                self.b
+                    .jobs
+                    .get(job.id)
+                    .await?
+                    .ok_or(StoreError::NotFound(job.id))
+            }
+            other => other,
+        }
+    }
+
+    /// Fetches the inputs, runs the engine and stores the image; returns the result key.
+    async fn render(&self, job: &Job) -> Result<String, ErrorBody> {
+        let limits = &self.config.fetch_limits;
+        let fetch = |input| async move {
+            self.b
+                .fetcher
+                .fetch(input, limits)
+                .await
+                .map_err(|e| ErrorBody::new(e.code(), e.to_string()))
+        };
+        let person = fetch(&job.request.person_image).await?;
+        let product = fetch(&job.request.product).await?;
+        let engine = self.engines.get(job.category).ok_or_else(|| {
+            ErrorBody::new(
+                ErrorCode::ProcessingFailed,
+                format!("no engine for category {}", job.category),
+            )
+        })?;
+        let rendered = engine
+            .render(RenderInput {
+                request_id: job.id,
+                category: job.category,
+                person: &person,
+                product: &product,
+            })
+            .await
+            .map_err(|e| match e {
+                EngineError::Rejected { code, message } => ErrorBody::new(code, message),
+                EngineError::Internal(detail) => {
+                    error!(request_id = %job.id, engine = engine.name(), %detail, "engine failed");
+                    ErrorBody::new(
+                        ErrorCode::ProcessingFailed,
+                        "the try-on could not be generated",
+                    )
+                }
+            })?;
+        self.b
+            .results
+            .put(job.id, &rendered.image, &rendered.content_type)
+            .await
+            .map_err(|e| {
+                error!(request_id = %job.id, error = %e, "result store failed");
+                ErrorBody::new(
+                    ErrorCode::ProcessingFailed,
+                    "the result could not be stored",
+                )
+            })
+    }
+
+    async fn apply_and_finish(&self, id: RequestId, event: &JobEvent) -> Result<Job, StoreError> {
+        let job = self.b.jobs.apply(id, event, self.now()).await?;
+        self.finish(&job).await?;
+        Ok(job)
+    }
+
+    /// After a terminal transition: capture or release the hold, then hand the webhook over.
+    async fn finish(&self, job: &Job) -> Result<(), StoreError> {
+        let now = self.now();
+        let settled = match job.status {
+            JobStatus::Success => self.b.ledger.capture(job.id, now).await,
+            JobStatus::Failed | JobStatus::Canceled => self.b.ledger.release(job.id, now).await,
+            _ => return Ok(()),
+        };
+        if let Err(e) = settled {
+            // The job's outcome stands; reconciliation settles the hold later.
+            error!(request_id = %job.id, error = %e, "settling the hold failed");
+        }
+        info!(request_id = %job.id, status = %job.status, "try-on finished");
+        if let (false, Some(url)) = (job.category.is_sync(), &job.request.webhook_url) {
+            let event = WebhookEvent {
+                account_id: job.account_id.clone(),
+                url: url.clone(),
+                payload: self.result_object(job),
+                at: now,
+            };
+            if let Err(e) = self.b.webhooks.send(event).await {
+                error!(request_id = %job.id, error = %e, "webhook hand-over failed");
+            }
+        }
+        Ok(())
+    }
+
+    /// Re-queues jobs whose worker died, fails jobs past their deadline or out of attempts,
+    /// and settles holds left open by a crash (capture for `success`, release otherwise).
+    pub async fn maintain(&self) -> Result<Maintenance, StoreError> {
+        let mut m = Maintenance::default();
+        let now = self.now();
+        for id in self.b.queue.past_deadline(now).await? {
+            match self.apply_and_finish(id, &JobEvent::DeadlinePassed).await {
+                Ok(_) => m.timed_out += 1,
+                Err(StoreError::Transition(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        for id in self.b.queue.expired_leases(now).await? {
+            let Some(job) = self.b.jobs.get(id).await? else {
+                continue;
+            };
+            let result = if job.attempt >= self.config.max_attempts {
+                let error = ErrorBody::new(
+                    ErrorCode::ProcessingFailed,
+                    format!("processing was interrupted {} times", job.attempt),
+                );
+                self.apply_and_finish(
+                    id,
+                    &JobEvent::Fail {
+                        attempt: Some(job.attempt),
+                        error,
+                    },
+                )
+                .await
+                .map(|_| m.abandoned += 1)
+            } else {
+                self.b
+                    .jobs
+                    .apply(id, &JobEvent::LeaseExpired, now)
+                    .await
+                    .map(|_| m.requeued += 1)
+            };
+            match result {
+                Ok(())
+                | Err(StoreError::Transition(TransitionError::Illegal { .. }))
+                | Err(StoreError::Transition(TransitionError::StaleAttempt { .. })) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        m.reconciled = self.reconcile_holds(now).await?;
+        Ok(m)
+    }
+
+    async fn reconcile_holds(&self, now: Timestamp) -> Result<usize, StoreError> {
+        let holds = self
+            .b
+            .ledger
+            .open_holds()
+            .await
+            .map_err(|e| StoreError::Backend(e.to_string()))?;
+        let mut n = 0;
+        for hold in holds {
+            debug_assert_eq!(hold.status, HoldStatus::Open);
+            let job = self.b.jobs.get(hold.request_id).await?;
+            let r = match job.map(|j| j.status) {
+                Some(JobStatus::Success) => self.b.ledger.capture(hold.request_id, now).await,
+                Some(JobStatus::Failed | JobStatus::Canceled) => {
+                    self.b.ledger.release(hold.request_id, now).await
+                }
+                None if now.since(hold.created_at)
+                    > self.config.orphan_hold_grace.as_millis() as u64 =>
+                {
+                    self.b.ledger.release(hold.request_id, now).await
+                }
+                _ => continue,
+            };
+            match r {
+                Ok(_) => n += 1,
+                Err(e) => warn!(request_id = %hold.request_id, error = %e, "reconcile failed"),
+            }
+        }
+        Ok(n)
+    }
+
+    /// Runs `concurrency` workers and a maintenance loop until `shutdown` turns true. Workers
+    /// finish the job in hand before they stop.
+    pub async fn run_workers(
+        &self,
+        concurrency: usize,
+        poll: Duration,
+        mut shutdown: tokio::sync::watch::Receiver<bool>,
+    ) {
+        let mut tasks = tokio::task::JoinSet::new();
+        for _ in 0..concurrency.max(1) {
+            let svc = self.clone();
+            let mut stop = shutdown.clone();
+            tasks.spawn(async move {
+                while !*stop.borrow() {
+                    match svc.work_one().await {
+                        Ok(Some(_)) => continue,
+                        Ok(None) => {}
+                        Err(e) => error!(error = %e, "worker step failed"),
+                    }
+                    tokio::select! {
+                        _ = tokio::time::sleep(poll) => {}
+                        _ = stop.changed() => {}
+                    }
+                }
+            });
+        }
+        let svc = self.clone();
+        let mut stop = shutdown.clone();
+        tasks.spawn(async move {
+            while !*stop.borrow() {
+                if let Err(e) = svc.maintain().await {
+                    error!(error = %e, "maintenance failed");
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(poll.max(Duration::from_millis(500))) => {}
+                    _ = stop.changed() => {}
+                }
+            }
+        });
+        let _ = shutdown.changed().await;
+        while tasks.join_next().await.is_some() {}
+    }
+
+    /// Whether the category has an engine here.
+    pub fn supports(&self, category: Category) -> bool {
+        self.engines.get(category).is_some()
+    }
+}
+
+/// Administration: accounts, funds and keys. Used by the CLI and by embedders.
+impl TryOnService {
+    /// Creates an account in the price table's currency.
+    pub async fn create_account(&self, name: &str) -> Result<crate::billing::Account, LedgerError> {
+        let account = crate::billing::Account {
+            id: self.b.ids.account_id(),
+            name: name.to_string(),
+            currency: self.config.prices.currency(),
+            created_at: self.now(),
+        };
+        self.b.ledger.create_account(&account).await?;
+        Ok(account)
+    }
+
+    /// Adds funds to an account.
+    pub async fn add_funds(
+        &self,
+        account: &AccountId,
+        amount: rust_decimal::Decimal,
+        memo: &str,
+    ) -> Result<crate::billing::Balance, LedgerError> {
+        let money = crate::money::Money::new(amount, self.config.prices.currency());
+        self.b.ledger.credit(account, money, memo, self.now()).await
+    }
+
+    /// Creates an API key for an account; the secret is in the returned value only.
+    pub async fn create_api_key(
+        &self,
+        account: &AccountId,
+        name: &str,
+    ) -> Result<crate::keys::NewApiKey, ApiError> {
+        if self
+            .b
+            .ledger
+            .account(account)
+            .await
+            .map_err(backend)?
+            .is_none()
+        {
+            return Err(ApiError::new(
+                ErrorCode::NotFound,
+                format!("no account {account}"),
+            ));
+        }
+        let key = crate::keys::generate_key(self.b.ids.as_ref(), account, name, self.now());
+        self.b.keys.insert(&key.record).await.map_err(backend)?;
+        Ok(key)
+    }
+
+    /// The caller's balance.
+    pub async fn balance(&self, caller: &Caller) -> Result<crate::billing::Balance, ApiError> {
+        self.b
+            .ledger
+            .balance(&caller.account_id)
+            .await
+            .map_err(backend)
+    }
+}
