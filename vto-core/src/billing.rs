@@ -516,3 +516,69 @@ impl Ledger for MemoryLedger {
             .collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Credit(i64),
+        Hold(u8, i64),
+        Capture(u8),
+        Release(u8),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (1i64..500).prop_map(Op::Credit),
+            (0u8..12, 0i64..80).prop_map(|(r, c)| Op::Hold(r, c)),
+            (0u8..12).prop_map(Op::Capture),
+            (0u8..12).prop_map(Op::Release),
+        ]
+    }
+
+    fn rid(n: u8) -> RequestId {
+        RequestId(uuid::Uuid::from_u128(u128::from(n) + 1))
+    }
+
+    proptest! {
+        /// Available balance never goes negative, the entries always sum to the reported
+        /// balance, and each request is charged at most once however often capture is called.
+        #[test]
+        fn ledger_invariants_hold_under_random_operations(ops in proptest::collection::vec(op(), 1..60)) {
+            let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            rt.block_on(async {
+                let l = MemoryLedger::default();
+                let a = AccountId::from("acct_p");
+                l.create_account(&Account { id: a.clone(), name: "p".into(), currency: Currency::USD, created_at: Timestamp(0) }).await.unwrap();
+                let cents = |c: i64| Money::new(Decimal::new(c, 2), Currency::USD);
+                let mut captured = std::collections::HashSet::new();
+                let mut charged = Decimal::ZERO;
+                let mut credited = Decimal::ZERO;
+                for (i, o) in ops.iter().enumerate() {
+                    let now = Timestamp(i as i64);
+                    match *o {
+                        Op::Credit(c) => { l.credit(&a, cents(c), "", now).await.unwrap(); credited += cents(c).amount; }
+                        Op::Hold(r, c) => { let _ = l.hold(&a, rid(r), cents(c), now).await; }
+                        Op::Capture(r) => {
+                            if let Ok(Settlement::Captured) = l.capture(rid(r), now).await {
+                                prop_assert!(captured.insert(r), "request {} captured twice", r);
+                                charged += l.get_hold(rid(r)).await.unwrap().unwrap().amount.amount;
+                            }
+                        }
+                        Op::Release(r) => { let _ = l.release(rid(r), now).await; }
+                    }
+                    let b = l.balance(&a).await.unwrap();
+                    prop_assert!(b.available >= Decimal::ZERO, "available {} < 0", b.available);
+                    prop_assert!(b.held >= Decimal::ZERO);
+                    let entries = l.entries(&a).await.unwrap();
+                    prop_assert_eq!(balance_from_entries(&a, Currency::USD, &entries), b.clone());
+                    prop_assert_eq!(b.balance, credited - charged);
+                }
+                Ok(())
+            })?;
+        }
+    }
+}
