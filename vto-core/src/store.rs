@@ -135,7 +135,7 @@ impl JobStore for MemoryJobStore {
             .filter(|j| filter.status.is_none_or(|s| j.status == s))
             .cloned()
             .collect();
-        v.sort_by(|a, b| (b.created_at, b.id).cmp(&(a.created_at, a.id)));
+        v.sort_by_key(|j| std::cmp::Reverse((j.created_at, j.id)));
         v.truncate(if filter.limit == 0 { 100 } else { filter.limit });
         Ok(v)
     }
