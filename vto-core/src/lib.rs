@@ -3,7 +3,7 @@
 //! vto turns a photo of a person and a product (a 3D model or a garment photo) into an image of
 //! the person wearing it. This crate holds everything about that service except the pixels and
 //! the wire: the eleven [`Category`] values and their modes, request validation, the job
-//! [state machine](job), [pricing](PriceTable) and [billing](billing), [rate limits](ratelimit),
+//! [state machine](job), [pricing](PriceTable) and [billing], [rate limits](ratelimit),
 //! and the [`TryOnService`] that ties them together. The HTTP server (`vto-server`), the CLI
 //! (`vto-cli`) and programs that embed vto are thin frontends over it.
 //!
