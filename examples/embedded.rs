@@ -36,7 +36,8 @@ impl Engine for ExampleOverlayEngine {
             .unwrap_or_else(|_| image::RgbaImage::from_pixel(8, 8, image::Rgba([90, 90, 90, 255])));
         let (w, h) = person.dimensions();
         let (pw, ph) = (w / 2, h / 2);
-        let product = image::imageops::resize(&product, pw, ph, image::imageops::FilterType::Triangle);
+        let product =
+            image::imageops::resize(&product, pw, ph, image::imageops::FilterType::Triangle);
         let mut out = person.clone();
         for (x, y, p) in product.enumerate_pixels() {
             // Feathered edge: weight falls off over the outer 15 % of the patch.
@@ -66,14 +67,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let svc = TryOnService::new(mem.backends.clone(), engines, ServiceConfig::default());
 
     let account = svc.create_account("Example Shop").await?;
-    svc.add_funds(&account.id, "10.00".parse()?, "example top-up").await?;
+    svc.add_funds(&account.id, "10.00".parse()?, "example top-up")
+        .await?;
     let key = svc.create_api_key(&account.id, "example").await?;
     let caller = svc.authenticate(Some(&key.secret)).await?;
 
     let person = png(&image::RgbaImage::from_fn(64, 96, |x, y| {
         image::Rgba([(x * 4) as u8, (y * 2) as u8, 160, 255])
     }));
-    let shirt = png(&image::RgbaImage::from_pixel(32, 32, image::Rgba([200, 30, 40, 255])));
+    let shirt = png(&image::RgbaImage::from_pixel(
+        32,
+        32,
+        image::Rgba([200, 30, 40, 255]),
+    ));
     let model = b"glTF\x02\x00\x00\x00".to_vec();
 
     let sync: CreateRequest = serde_json::from_value(serde_json::json!({
@@ -81,8 +87,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "person_image": data_url("image/png", &person),
         "product_model": data_url("model/gltf-binary", &model),
     }))?;
-    let created = svc.create(&caller, &sync).await.map_err(|e| e.to_string())?;
-    println!("sync glasses result:\n{}", serde_json::to_string_pretty(created.result())?);
+    let created = svc
+        .create(&caller, &sync)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!(
+        "sync glasses result:\n{}",
+        serde_json::to_string_pretty(created.result())?
+    );
 
     let asynchronous: CreateRequest = serde_json::from_value(serde_json::json!({
         "category": "shirt",
@@ -90,9 +102,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "product_image": data_url("image/png", &shirt),
         "webhook_url": "https://shop.example/hooks/vto",
     }))?;
-    let accepted = svc.create(&caller, &asynchronous).await.map_err(|e| e.to_string())?;
+    let accepted = svc
+        .create(&caller, &asynchronous)
+        .await
+        .map_err(|e| e.to_string())?;
     let id = accepted.result().request_id.to_string();
-    println!("async shirt accepted:\n{}", serde_json::to_string_pretty(accepted.result())?);
+    println!(
+        "async shirt accepted:\n{}",
+        serde_json::to_string_pretty(accepted.result())?
+    );
 
     // One in-process worker, as the server runs them; stop once the job is done.
     let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -109,8 +127,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     stop.send(true)?;
     workers.await?;
-    println!("async shirt after the worker ran:\n{}", serde_json::to_string_pretty(&done)?);
-    println!("webhooks handed to the sender: {}", mem.webhooks.sent().len());
-    println!("balance: {}", serde_json::to_string(&svc.balance(&caller).await.map_err(|e| e.to_string())?)?);
+    println!(
+        "async shirt after the worker ran:\n{}",
+        serde_json::to_string_pretty(&done)?
+    );
+    println!(
+        "webhooks handed to the sender: {}",
+        mem.webhooks.sent().len()
+    );
+    println!(
+        "balance: {}",
+        serde_json::to_string(&svc.balance(&caller).await.map_err(|e| e.to_string())?)?
+    );
     Ok(())
 }

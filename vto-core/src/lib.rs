@@ -53,6 +53,7 @@ pub mod ids;
 pub mod job;
 pub mod keys;
 pub mod money;
+pub mod outbox;
 pub mod pricing;
 pub mod ratelimit;
 pub mod request;
