@@ -636,6 +636,62 @@ where
     );
 }
 
+/// The [`crate::idempotency::IdempotencyStore`] contract.
+pub async fn idempotency_store<I, F, Fut>(make: F)
+where
+    I: crate::idempotency::IdempotencyStore,
+    F: Fn() -> Fut,
+    Fut: Future<Output = I>,
+{
+    use crate::idempotency::Begin;
+    let s = make().await;
+    let a = AccountId::from("acct_a");
+    let b = AccountId::from("acct_b");
+    assert_eq!(
+        s.begin(&a, "k1", "fp1", at(0)).await.expect("begin"),
+        Begin::New
+    );
+    assert_eq!(
+        s.begin(&a, "k1", "fp1", at(1)).await.expect("begin"),
+        Begin::InProgress
+    );
+    assert_eq!(
+        s.begin(&a, "k1", "fp2", at(1)).await.expect("begin"),
+        Begin::Conflict
+    );
+    assert_eq!(
+        s.begin(&b, "k1", "fp2", at(1)).await.expect("begin"),
+        Begin::New,
+        "keys are per account"
+    );
+    s.finish(&a, "k1", "{\"saved\":1}").await.expect("finish");
+    assert_eq!(
+        s.begin(&a, "k1", "fp1", at(2)).await.expect("begin"),
+        Begin::Replay("{\"saved\":1}".into())
+    );
+    assert_eq!(
+        s.begin(&a, "k1", "fp9", at(2)).await.expect("begin"),
+        Begin::Conflict
+    );
+    // abandon frees an unfinished key, never a finished one.
+    s.abandon(&b, "k1").await.expect("abandon");
+    assert_eq!(
+        s.begin(&b, "k1", "fp3", at(3)).await.expect("begin"),
+        Begin::New
+    );
+    s.abandon(&a, "k1").await.expect("abandon");
+    assert!(matches!(
+        s.begin(&a, "k1", "fp1", at(3)).await.expect("begin"),
+        Begin::Replay(_)
+    ));
+    // purge drops keys created before the cutoff.
+    assert_eq!(s.purge_before(at(1)).await.expect("purge"), 1);
+    assert_eq!(
+        s.begin(&a, "k1", "fp5", at(4)).await.expect("begin"),
+        Begin::New
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use crate::billing::MemoryLedger;
@@ -652,6 +708,14 @@ mod tests {
     async fn memory_ledger_conforms() {
         super::ledger(|| async { MemoryLedger::default() }).await;
         super::ledger_concurrency(|| async { MemoryLedger::default() }).await;
+    }
+
+    #[tokio::test]
+    async fn memory_idempotency_store_conforms() {
+        super::idempotency_store(|| async {
+            crate::idempotency::MemoryIdempotencyStore::default()
+        })
+        .await;
     }
 
     #[tokio::test]

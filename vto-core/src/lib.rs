@@ -49,6 +49,7 @@ pub mod conformance;
 pub mod engine;
 pub mod error;
 pub mod fetch;
+pub mod idempotency;
 pub mod ids;
 pub mod job;
 pub mod keys;

@@ -16,6 +16,7 @@ use crate::clock::{Clock, SystemClock, Timestamp};
 use crate::engine::{EngineError, Engines, RenderInput};
 use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::fetch::{FetchLimits, Fetcher, MemoryFetcher};
+use crate::idempotency::{Begin, IdempotencyStore, MemoryIdempotencyStore};
 use crate::ids::{AccountId, ApiKeyId, IdGen, RandomIds, RequestId};
 use crate::job::{Job, JobEvent, JobStatus, TransitionError};
 use crate::keys::{hash_key, ApiKeyStore, MemoryKeyStore};
@@ -87,6 +88,8 @@ pub struct Backends {
     pub clock: Arc<dyn Clock>,
     /// Ids and secrets.
     pub ids: Arc<dyn IdGen>,
+    /// Saved responses for `Idempotency-Key`.
+    pub idempotency: Arc<dyn IdempotencyStore>,
 }
 
 /// The in-memory backends, with handles to the parts tests and examples look into.
@@ -125,6 +128,7 @@ impl Backends {
                 webhooks: webhooks.clone(),
                 clock,
                 ids,
+                idempotency: Arc::new(MemoryIdempotencyStore::default()),
             },
             fetcher,
             webhooks,
@@ -143,7 +147,8 @@ pub struct Caller {
 }
 
 /// What a POST produced.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", content = "result", rename_all = "snake_case")]
 pub enum Created {
     /// A synchronous category finished: the result object (success or failed).
     Finished(ResultObject),
@@ -350,6 +355,69 @@ impl TryOnService {
             Ok(Created::Finished(self.result_object(&done)))
         } else {
             Ok(Created::Accepted(self.result_object(&job)))
+        }
+    }
+
+    /// [`TryOnService::create`] under an `Idempotency-Key` (Stripe's semantics, see
+    /// [`crate::idempotency`]). Returns the response and whether it is a replay.
+    pub async fn create_idempotent(
+        &self,
+        caller: &Caller,
+        key: Option<&str>,
+        body: &CreateRequest,
+    ) -> Result<(Created, bool), ApiError> {
+        let Some(key) = key else {
+            return self.create(caller, body).await.map(|c| (c, false));
+        };
+        if !crate::idempotency::valid_key(key) {
+            let mut e = ApiError::new(
+                ErrorCode::InvalidRequest,
+                "Idempotency-Key must be 1 to 255 printable ASCII characters",
+            );
+            e.param = Some("Idempotency-Key".into());
+            return Err(e);
+        }
+        let store = &self.b.idempotency;
+        let fp = crate::idempotency::fingerprint(body);
+        match store
+            .begin(&caller.account_id, key, &fp, self.now())
+            .await
+            .map_err(backend)?
+        {
+            Begin::New => {}
+            Begin::Replay(saved) => {
+                let created: Created = serde_json::from_str(&saved).map_err(backend)?;
+                return Ok((created, true));
+            }
+            Begin::Conflict => {
+                return Err(ApiError::new(
+                    ErrorCode::IdempotencyConflict,
+                    "this Idempotency-Key was used with a different request body",
+                ))
+            }
+            Begin::InProgress => {
+                return Err(ApiError::new(
+                    ErrorCode::IdempotencyConflict,
+                    "a request with this Idempotency-Key is still being processed; retry later",
+                ))
+            }
+        }
+        match self.create(caller, body).await {
+            Ok(created) => {
+                let saved = serde_json::to_string(&created).map_err(backend)?;
+                store
+                    .finish(&caller.account_id, key, &saved)
+                    .await
+                    .map_err(backend)?;
+                Ok((created, false))
+            }
+            Err(e) => {
+                // Nothing started (validation, balance, engine): the key stays free to reuse.
+                if let Err(a) = store.abandon(&caller.account_id, key).await {
+                    error!(error = %a, "could not free an idempotency key");
+                }
+                Err(e)
+            }
         }
     }
 
@@ -593,6 +661,10 @@ impl TryOnService {
             }
         }
         m.reconciled = self.reconcile_holds(now).await?;
+        let cutoff = Timestamp(now.millis() - crate::idempotency::RETENTION.as_millis() as i64);
+        if let Err(e) = self.b.idempotency.purge_before(cutoff).await {
+            warn!(error = %e, "purging idempotency keys failed");
+        }
         Ok(m)
     }
 

@@ -618,3 +618,79 @@ proptest! {
         })?;
     }
 }
+
+#[tokio::test]
+async fn idempotency_key_replays_without_a_second_job_or_charge() {
+    let h = harness("1.00", ServiceConfig::default()).await;
+    let b = body("glasses", b"frame", false);
+    let (first, replayed) = h
+        .svc
+        .create_idempotent(&h.caller, Some("order-42"), &b)
+        .await
+        .unwrap();
+    assert!(!replayed);
+    let (second, replayed) = h
+        .svc
+        .create_idempotent(&h.caller, Some("order-42"), &b)
+        .await
+        .unwrap();
+    assert!(replayed);
+    assert_eq!(first, second);
+    assert_eq!(h.balance().await.balance, dec("0.95"), "charged once");
+    assert_eq!(
+        h.mem
+            .backends
+            .jobs
+            .list(&JobFilter::default())
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+
+    let other = body("glasses", b"another frame", false);
+    let e = h
+        .svc
+        .create_idempotent(&h.caller, Some("order-42"), &other)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (e.code, e.http_status()),
+        (ErrorCode::IdempotencyConflict, 409)
+    );
+
+    // An invalid request saves nothing: the key can be used once the body is fixed.
+    let bad: CreateRequest = serde_json::from_value(json!({"category": "glasses"})).unwrap();
+    assert_eq!(
+        h.svc
+            .create_idempotent(&h.caller, Some("order-43"), &bad)
+            .await
+            .unwrap_err()
+            .code,
+        ErrorCode::InvalidRequest
+    );
+    let (_, replayed) = h
+        .svc
+        .create_idempotent(&h.caller, Some("order-43"), &b)
+        .await
+        .unwrap();
+    assert!(!replayed);
+    assert_eq!(
+        h.svc
+            .create_idempotent(&h.caller, Some(""), &b)
+            .await
+            .unwrap_err()
+            .param
+            .as_deref(),
+        Some("Idempotency-Key")
+    );
+    // Kept 24 h, then purged by maintenance.
+    h.clock.advance(Duration::from_secs(24 * 3600 + 1));
+    h.svc.maintain().await.unwrap();
+    let (_, replayed) = h
+        .svc
+        .create_idempotent(&h.caller, Some("order-42"), &other)
+        .await
+        .unwrap();
+    assert!(!replayed);
+}
