@@ -589,9 +589,27 @@ impl TryOnService {
         Ok(job)
     }
 
-    /// After a terminal transition: capture or release the hold, then hand the webhook over.
+    /// After a terminal transition: hand the webhook over, then capture or release the hold.
+    ///
+    /// The order matters for crash safety: an open hold on a finished job is what
+    /// [`TryOnService::maintain`] looks for, and it calls this again, so a crash anywhere after
+    /// the transition still ends with the hold settled and the webhook handed over (the outbox
+    /// keeps one delivery per request id).
     async fn finish(&self, job: &Job) -> Result<(), StoreError> {
         let now = self.now();
+        if let (false, Some(url)) = (job.category.is_sync(), &job.request.webhook_url) {
+            let event = WebhookEvent {
+                account_id: job.account_id.clone(),
+                url: url.clone(),
+                payload: self.result_object(job),
+                at: now,
+            };
+            if let Err(e) = self.b.webhooks.send(event).await {
+                error!(request_id = %job.id, error = %e, "webhook hand-over failed");
+                // Leave the hold open so that maintenance retries the hand-over.
+                return Ok(());
+            }
+        }
         let settled = match job.status {
             JobStatus::Success => self.b.ledger.capture(job.id, now).await,
             JobStatus::Failed | JobStatus::Canceled => self.b.ledger.release(job.id, now).await,
@@ -602,17 +620,6 @@ impl TryOnService {
             error!(request_id = %job.id, error = %e, "settling the hold failed");
         }
         info!(request_id = %job.id, status = %job.status, "try-on finished");
-        if let (false, Some(url)) = (job.category.is_sync(), &job.request.webhook_url) {
-            let event = WebhookEvent {
-                account_id: job.account_id.clone(),
-                url: url.clone(),
-                payload: self.result_object(job),
-                at: now,
-            };
-            if let Err(e) = self.b.webhooks.send(event).await {
-                error!(request_id = %job.id, error = %e, "webhook hand-over failed");
-            }
-        }
         Ok(())
     }
 
@@ -678,22 +685,24 @@ impl TryOnService {
         let mut n = 0;
         for hold in holds {
             debug_assert_eq!(hold.status, HoldStatus::Open);
-            let job = self.b.jobs.get(hold.request_id).await?;
-            let r = match job.map(|j| j.status) {
-                Some(JobStatus::Success) => self.b.ledger.capture(hold.request_id, now).await,
-                Some(JobStatus::Failed | JobStatus::Canceled) => {
-                    self.b.ledger.release(hold.request_id, now).await
+            match self.b.jobs.get(hold.request_id).await? {
+                // A crash between a job's end and its settlement: finish it again.
+                Some(job) if job.status.is_terminal() => {
+                    self.finish(&job).await?;
+                    n += 1;
                 }
+                Some(_) => {}
                 None if now.since(hold.created_at)
                     > self.config.orphan_hold_grace.as_millis() as u64 =>
                 {
-                    self.b.ledger.release(hold.request_id, now).await
+                    match self.b.ledger.release(hold.request_id, now).await {
+                        Ok(_) => n += 1,
+                        Err(e) => {
+                            warn!(request_id = %hold.request_id, error = %e, "reconcile failed")
+                        }
+                    }
                 }
-                _ => continue,
-            };
-            match r {
-                Ok(_) => n += 1,
-                Err(e) => warn!(request_id = %hold.request_id, error = %e, "reconcile failed"),
+                None => {}
             }
         }
         Ok(n)

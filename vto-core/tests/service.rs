@@ -694,3 +694,35 @@ async fn idempotency_key_replays_without_a_second_job_or_charge() {
         .unwrap();
     assert!(!replayed);
 }
+
+#[tokio::test]
+async fn a_crash_after_the_transition_still_sends_the_webhook_and_settles() {
+    let h = harness("1.00", ServiceConfig::default()).await;
+    let r = h
+        .svc
+        .create(&h.caller, &body("dress", b"d", true))
+        .await
+        .unwrap();
+    let id = r.result().request_id;
+    // The job failed, then the process died before finish() ran.
+    h.mem
+        .backends
+        .jobs
+        .apply(
+            id,
+            &JobEvent::Fail {
+                attempt: None,
+                error: ErrorBody::new(ErrorCode::ProcessingFailed, "boom"),
+            },
+            h.clock.now(),
+        )
+        .await
+        .unwrap();
+    assert!(h.mem.webhooks.sent().is_empty());
+    assert_eq!(h.svc.maintain().await.unwrap().reconciled, 1);
+    let sent = h.mem.webhooks.sent();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].payload.status, JobStatus::Failed);
+    assert_eq!(h.balance().await.available, dec("1"));
+    assert_eq!(h.svc.maintain().await.unwrap().reconciled, 0);
+}
