@@ -3,3 +3,6 @@
 //! This crate is being built; see the workspace README.
 
 pub mod gpu;
+pub mod image_ops;
+pub mod models;
+pub mod vision;

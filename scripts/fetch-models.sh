@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Fetches the six MediaPipe models vto uses into a models directory and verifies them.
+#
+#   scripts/fetch-models.sh [DIR]        # DIR, else $VTO_MODELS_DIR, else ./models
+#   scripts/fetch-models.sh --test-photos [DIR]
+#                                         # also extracts astronaut.png and camera.png from the
+#                                         # scikit-image wheel into DIR/test-photos (public domain)
+#
+# Source: the PyPI wheel mediapipe==0.10.14 (Apache-2.0), downloaded with pip (no install).
+# Idempotent: when all six files already match their pinned SHA-256, nothing is downloaded.
+# Keep the hashes in sync with vto-render/src/models.rs.
+set -euo pipefail
+
+photos=0
+if [[ "${1:-}" == "--test-photos" ]]; then
+  photos=1
+  shift
+fi
+dir="${1:-${VTO_MODELS_DIR:-./models}}"
+python="${PYTHON:-python3}"
+
+declare -A want=(
+  [face_detection/face_detection_short_range.tflite]=bbff11cebd1eb27a1e004cae0b0e63ec8c551cbf34a4451148b4908b8db3eca8
+  [face_detection/face_detection_full_range_sparse.tflite]=2c3728e6da56f21e21a320433396fb06d40d9088f2247c05e5635a688d45dfe1
+  [face_landmark/face_landmark.tflite]=1055cb9d4a9ca8b8c688902a3a5194311138ba256bcc94e336d8373a5f30c814
+  [pose_detection/pose_detection.tflite]=9ba9dd3d42efaaba86b4ff0122b06f29c4122e756b329d89dca1e297fd8f866c
+  [pose_landmark/pose_landmark_full.tflite]=e9a5c5cb17f736fafd4c2ec1da3b3d331d6edbe8a0d32395855aeb2cdfd64b9f
+  [selfie_segmentation/selfie_segmentation.tflite]=9ee168ec7c8f2a16c56fe8e1cfbc514974cbbb7e434051b455635f1bd1462f5c
+)
+
+verify_all() {
+  local ok=0
+  for rel in "${!want[@]}"; do
+    local f="$dir/$(basename "$rel")"
+    if [[ ! -f "$f" ]] || [[ "$(sha256sum "$f" | cut -d' ' -f1)" != "${want[$rel]}" ]]; then
+      ok=1
+    fi
+  done
+  return $ok
+}
+
+mkdir -p "$dir"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+if verify_all; then
+  echo "models: all six present and verified in $dir"
+else
+  echo "models: downloading mediapipe==0.10.14 with pip"
+  "$python" -m pip download --no-deps --only-binary=:all: \
+    --platform manylinux2014_x86_64 --python-version 3.11 \
+    mediapipe==0.10.14 -d "$tmp" >&2
+  wheel="$(ls "$tmp"/mediapipe-0.10.14-*.whl)"
+  for rel in "${!want[@]}"; do
+    "$python" - "$wheel" "mediapipe/modules/$rel" "$dir/$(basename "$rel")" <<'PY'
+import sys, zipfile
+wheel, member, out = sys.argv[1:]
+with zipfile.ZipFile(wheel) as z, open(out + ".part", "wb") as f:
+    f.write(z.read(member))
+import os
+os.replace(out + ".part", out)
+PY
+  done
+  for rel in "${!want[@]}"; do
+    f="$dir/$(basename "$rel")"
+    got="$(sha256sum "$f" | cut -d' ' -f1)"
+    if [[ "$got" != "${want[$rel]}" ]]; then
+      echo "models: $f has SHA-256 $got, expected ${want[$rel]}" >&2
+      rm -f "$f"
+      exit 1
+    fi
+  done
+  echo "models: six models extracted and verified in $dir"
+fi
+
+if [[ $photos == 1 ]]; then
+  mkdir -p "$dir/test-photos"
+  if [[ -f "$dir/test-photos/astronaut.png" && -f "$dir/test-photos/camera.png" ]]; then
+    echo "test photos: present in $dir/test-photos"
+  else
+    "$python" -m pip download --no-deps --only-binary=:all: \
+      --platform manylinux2014_x86_64 --python-version 3.11 \
+      scikit-image==0.25.2 -d "$tmp" >&2
+    "$python" - "$(ls "$tmp"/scikit_image-*.whl)" "$dir/test-photos" <<'PY'
+import sys, zipfile, os
+wheel, out = sys.argv[1:]
+with zipfile.ZipFile(wheel) as z:
+    for name in ("astronaut.png", "camera.png"):
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(z.read("skimage/data/" + name))
+PY
+    echo "test photos: astronaut.png, camera.png in $dir/test-photos"
+  fi
+fi

@@ -1,0 +1,225 @@
+//! Face analysis: detection (short and full range), the rotated ROI, the 468-landmark face
+//! mesh and the head pose.
+//!
+//! # Detector policy
+//! The short-range detector (what MediaPipe's FaceMesh uses) is run first: it is the most
+//! accurate for faces that fill a good part of the photo (portraits, selfies, try-on
+//! photos). The full-range detector is run as well and its detections are added when they
+//! overlap no short-range face (IoU ≤ 0.3): it finds the small, far faces of group photos that
+//! the short-range model misses. Every candidate then goes through the face mesh, whose face
+//! flag (≥ 0.5 after the sigmoid) rejects non-faces.
+
+use serde::{Deserialize, Serialize};
+
+use super::anchors::{self, Anchor, AnchorOptions};
+use super::detection::{self, DecodeOptions, Detection};
+use super::head_pose::{self, HeadPose};
+use super::roi::RotatedRect;
+use super::{output, sigmoid, Vision, VisionError};
+use crate::image_ops::{Border, GpuImage, TensorSpec};
+use crate::models::ModelId;
+
+/// Which detector found a face.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaceDetector {
+    /// BlazeFace short range.
+    ShortRange,
+    /// BlazeFace full range.
+    FullRange,
+}
+
+/// One analysed face.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Face {
+    /// The detection in image pixels (box and the six keypoints: right eye, left eye, nose
+    /// tip, mouth, right ear tragion, left ear tragion — "right" being the subject's right).
+    pub detection: Detection,
+    /// The detector that found it.
+    pub detector: FaceDetector,
+    /// The ROI the face mesh ran on.
+    pub roi: RotatedRect,
+    /// The face mesh's face probability (its face flag through a sigmoid).
+    pub score: f32,
+    /// 468 landmarks: `x`, `y` in image pixels, `z` depth in the same pixel scale (negative
+    /// towards the camera, relative to the face's centre).
+    pub landmarks: Vec<[f32; 3]>,
+    /// The head pose (see [`super::head_pose`] for its frame).
+    pub head_pose: Option<HeadPose>,
+}
+
+impl Face {
+    /// The bounding box of the landmarks `[xmin, ymin, xmax, ymax]` in pixels.
+    pub fn landmark_box(&self) -> [f32; 4] {
+        let mut b = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
+        for p in &self.landmarks {
+            b[0] = b[0].min(p[0]);
+            b[1] = b[1].min(p[1]);
+            b[2] = b[2].max(p[0]);
+            b[3] = b[3].max(p[1]);
+        }
+        b
+    }
+}
+
+/// A detector's fixed parameters.
+pub(crate) struct DetectorSpec {
+    pub model: ModelId,
+    pub size: u32,
+    pub anchors: Vec<Anchor>,
+    pub decode: DecodeOptions,
+}
+
+impl DetectorSpec {
+    pub fn face_short() -> Self {
+        Self {
+            model: ModelId::FaceDetectionShortRange,
+            size: 128,
+            anchors: anchors::generate(&AnchorOptions::face_short_range()),
+            decode: DecodeOptions::face_short_range(),
+        }
+    }
+    pub fn face_full() -> Self {
+        Self {
+            model: ModelId::FaceDetectionFullRange,
+            size: 192,
+            anchors: anchors::generate(&AnchorOptions::face_full_range()),
+            decode: DecodeOptions::face_full_range(),
+        }
+    }
+    pub fn pose() -> Self {
+        Self {
+            model: ModelId::PoseDetection,
+            size: 224,
+            anchors: anchors::generate(&AnchorOptions::pose()),
+            decode: DecodeOptions::pose(),
+        }
+    }
+}
+
+/// NMS overlap threshold of all three detectors.
+const NMS_IOU: f32 = 0.3;
+/// Face mesh input size.
+const MESH: u32 = 192;
+
+/// Decodes a detector's raw outputs (any order) into detections in the letterbox tensor's
+/// normalized coordinates, after weighted NMS.
+pub fn decode_detector_outputs(
+    outputs: &[Vec<f32>],
+    anchors: &[Anchor],
+    opts: &DecodeOptions,
+) -> Result<Vec<Detection>, VisionError> {
+    let n = anchors.len();
+    let ri = output(outputs, n * opts.num_coords, "detector regressors")?;
+    let si = output(outputs, n, "detector scores")?;
+    let raw = detection::decode(&outputs[ri], &outputs[si], anchors, opts)?;
+    Ok(detection::weighted_nms(raw, NMS_IOU))
+}
+
+/// Projects the face mesh's raw landmarks (1404 values, 192×192 tensor pixels) through the
+/// ROI into image pixels.
+pub fn project_face_landmarks(raw: &[f32], roi: &RotatedRect) -> Vec<[f32; 3]> {
+    raw.chunks_exact(3)
+        .map(|p| {
+            let [x, y] = roi.project(p[0] / MESH as f32, p[1] / MESH as f32);
+            [x, y, p[2] / MESH as f32 * roi.width]
+        })
+        .collect()
+}
+
+impl Vision {
+    /// Runs one detector on the letterboxed image; detections in image pixels.
+    pub(crate) fn detect(
+        &mut self,
+        image: &GpuImage,
+        spec: &DetectorSpec,
+    ) -> Result<Vec<Detection>, VisionError> {
+        let roi = RotatedRect::letterbox(image.width(), image.height(), 1.0);
+        let tensor = self.ops.crop_to_tensor(
+            image,
+            &roi.tensor_to_image(spec.size, spec.size),
+            &TensorSpec {
+                width: spec.size,
+                height: spec.size,
+                range_min: -1.0,
+                range_max: 1.0,
+                border: Border::Zero,
+            },
+        )?;
+        let outputs = self.nets.run(spec.model, &tensor)?;
+        let dets = decode_detector_outputs(&outputs, &spec.anchors, &spec.decode)?;
+        Ok(dets.iter().map(|d| roi.project_detection(d)).collect())
+    }
+
+    /// Face candidates by the policy of the module docs.
+    pub fn detect_faces(
+        &mut self,
+        image: &GpuImage,
+    ) -> Result<Vec<(Detection, FaceDetector)>, VisionError> {
+        let short = self.detect(image, &DetectorSpec::face_short())?;
+        let full = self.detect(image, &DetectorSpec::face_full())?;
+        let mut out: Vec<(Detection, FaceDetector)> = short
+            .into_iter()
+            .map(|d| (d, FaceDetector::ShortRange))
+            .collect();
+        for f in full {
+            if out.iter().all(|(s, _)| s.iou(&f) <= NMS_IOU) {
+                out.push((f, FaceDetector::FullRange));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Runs the face mesh on one detection; `None` when the face flag rejects it.
+    pub fn face_from_detection(
+        &mut self,
+        image: &GpuImage,
+        detection: Detection,
+        detector: FaceDetector,
+    ) -> Result<Option<Face>, VisionError> {
+        let roi = RotatedRect::from_face_detection(&detection);
+        if roi.width.is_nan() || roi.width <= 1.0 {
+            return Ok(None);
+        }
+        let tensor = self.ops.crop_to_tensor(
+            image,
+            &roi.tensor_to_image(MESH, MESH),
+            &TensorSpec {
+                width: MESH,
+                height: MESH,
+                range_min: 0.0,
+                range_max: 1.0,
+                border: Border::Replicate,
+            },
+        )?;
+        let outputs = self.nets.run(ModelId::FaceLandmark, &tensor)?;
+        let li = output(&outputs, 468 * 3, "face landmarks")?;
+        let fi = output(&outputs, 1, "face flag")?;
+        let score = sigmoid(outputs[fi][0]);
+        if score.is_nan() || score < 0.5 {
+            return Ok(None);
+        }
+        let landmarks = project_face_landmarks(&outputs[li], &roi);
+        let head_pose = head_pose::estimate(&landmarks);
+        Ok(Some(Face {
+            detection,
+            detector,
+            roi,
+            score,
+            landmarks,
+            head_pose,
+        }))
+    }
+
+    /// All faces in the image, largest (detection box area) first.
+    pub fn faces(&mut self, image: &GpuImage) -> Result<Vec<Face>, VisionError> {
+        let mut faces = Vec::new();
+        for (d, which) in self.detect_faces(image)? {
+            if let Some(f) = self.face_from_detection(image, d, which)? {
+                faces.push(f);
+            }
+        }
+        faces.sort_by(|a, b| b.detection.area().total_cmp(&a.detection.area()));
+        Ok(faces)
+    }
+}

@@ -1,0 +1,182 @@
+//! The vision stack: where the faces are and how the heads are turned, where the body's
+//! keypoints are, and which pixels are the person — MediaPipe's models with MediaPipe's own
+//! pre- and post-processing, re-implemented here from its graph configs (0.10.14).
+//!
+//! Pipelines (each model runs through an [`Infer`], implemented by the wgpu TFLite executor):
+//! - **Faces** ([`face`]): short-range (128²) and full-range (192²) BlazeFace on the
+//!   letterboxed photo → SSD decoding ([`anchors`], [`detection`]) → weighted NMS → rotated
+//!   ROI ([`roi`]) → face mesh (192²) → 468 landmarks in pixels, a face score, a head pose
+//!   ([`head_pose`]). Largest face first.
+//! - **Body** ([`pose`]): BlazePose detector (224²) → ROI from the alignment keypoints →
+//!   pose_landmark_full (256²) → 33 keypoints with visibility/presence (refined on the
+//!   heatmap) and the person mask at image resolution.
+//! - **Selfie segmentation** ([`segmentation`]): a second person mask.
+//! - [`inspect()`](inspect::inspect) runs all three and returns an [`InspectReport`];
+//!   [`draw_overlay`] draws it.
+//!
+//! Image work (letterboxing, rotated crops into tensors, warping masks back) runs on the GPU
+//! through [`crate::image_ops`].
+
+pub mod anchors;
+pub mod detection;
+pub mod face;
+pub mod head_pose;
+pub mod inspect;
+pub mod pose;
+pub mod reference;
+pub mod roi;
+pub mod segmentation;
+
+use std::sync::Arc;
+
+pub use detection::Detection;
+pub use face::Face;
+pub use head_pose::HeadPose;
+pub use inspect::{draw_overlay, InspectReport};
+pub use pose::{Body, PoseKeypoint};
+pub use roi::RotatedRect;
+
+use crate::gpu::{GpuContext, GpuError};
+use crate::image_ops::{ImageOps, ImageOpsError};
+use crate::models::{ModelError, ModelId};
+
+/// Errors of the vision pipelines.
+#[derive(Debug, thiserror::Error)]
+pub enum VisionError {
+    /// The GPU context could not be created.
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    /// An image operation failed.
+    #[error(transparent)]
+    ImageOps(#[from] ImageOpsError),
+    /// A model is missing or does not verify.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// Running a model failed.
+    #[error("running {model:?} failed: {message}")]
+    Infer {
+        /// The model.
+        model: ModelId,
+        /// What went wrong (the executor's error, as text).
+        message: String,
+    },
+    /// A model returned outputs of unexpected shapes.
+    #[error("unexpected model output: {0}")]
+    BadOutput(String),
+}
+
+/// Runs one model: NHWC f32 inputs in, outputs in the model's order.
+///
+/// Implemented by the wgpu TFLite executor (`tflite::Executor`); tests may implement it with a
+/// reference interpreter.
+pub trait Infer {
+    /// Runs the model on `inputs` (one slice per model input).
+    fn run(&mut self, inputs: &[&[f32]]) -> Result<Vec<Vec<f32>>, VisionError>;
+}
+
+/// One boxed [`Infer`] per model.
+pub struct Networks {
+    face_short: Box<dyn Infer + Send>,
+    face_full: Box<dyn Infer + Send>,
+    face_landmark: Box<dyn Infer + Send>,
+    pose_detection: Box<dyn Infer + Send>,
+    pose_landmark: Box<dyn Infer + Send>,
+    selfie: Box<dyn Infer + Send>,
+}
+
+impl std::fmt::Debug for Networks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Networks { .. }")
+    }
+}
+
+impl Networks {
+    /// Builds the six networks with `make` (called once per model, in [`ModelId::ALL`] order).
+    pub fn from_fn<F>(mut make: F) -> Result<Self, VisionError>
+    where
+        F: FnMut(ModelId) -> Result<Box<dyn Infer + Send>, VisionError>,
+    {
+        Ok(Self {
+            face_short: make(ModelId::FaceDetectionShortRange)?,
+            face_full: make(ModelId::FaceDetectionFullRange)?,
+            face_landmark: make(ModelId::FaceLandmark)?,
+            pose_detection: make(ModelId::PoseDetection)?,
+            pose_landmark: make(ModelId::PoseLandmarkFull)?,
+            selfie: make(ModelId::SelfieSegmentation)?,
+        })
+    }
+
+    fn get(&mut self, id: ModelId) -> &mut (dyn Infer + Send) {
+        match id {
+            ModelId::FaceDetectionShortRange => self.face_short.as_mut(),
+            ModelId::FaceDetectionFullRange => self.face_full.as_mut(),
+            ModelId::FaceLandmark => self.face_landmark.as_mut(),
+            ModelId::PoseDetection => self.pose_detection.as_mut(),
+            ModelId::PoseLandmarkFull => self.pose_landmark.as_mut(),
+            ModelId::SelfieSegmentation => self.selfie.as_mut(),
+        }
+    }
+
+    /// Runs one model on one input and returns its outputs.
+    pub fn run(&mut self, id: ModelId, input: &[f32]) -> Result<Vec<Vec<f32>>, VisionError> {
+        self.get(id).run(&[input])
+    }
+}
+
+/// The vision pipelines: GPU image kernels plus the six networks.
+#[derive(Debug)]
+pub struct Vision {
+    ops: ImageOps,
+    nets: Networks,
+}
+
+impl Vision {
+    /// Builds the pipelines on `ctx` with `nets`.
+    pub fn new(ctx: Arc<GpuContext>, nets: Networks) -> Self {
+        Self {
+            ops: ImageOps::new(ctx),
+            nets,
+        }
+    }
+
+    /// The image kernels.
+    pub fn image_ops(&self) -> &ImageOps {
+        &self.ops
+    }
+}
+
+/// Finds the output with exactly `len` values (outputs are matched by size, so the order a
+/// runtime lists them in does not matter).
+pub(crate) fn output(outputs: &[Vec<f32>], len: usize, what: &str) -> Result<usize, VisionError> {
+    outputs.iter().position(|o| o.len() == len).ok_or_else(|| {
+        VisionError::BadOutput(format!(
+            "{what}: no output with {len} values (got sizes {:?})",
+            outputs.iter().map(Vec::len).collect::<Vec<_>>()
+        ))
+    })
+}
+
+pub(crate) fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// A one-channel probability mask at image resolution (row-major).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mask {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Probabilities in [0, 1], `width × height`.
+    pub data: Vec<f32>,
+}
+
+impl Mask {
+    /// The fraction of pixels whose probability exceeds 0.5.
+    pub fn coverage(&self) -> f32 {
+        if self.data.is_empty() {
+            return 0.0;
+        }
+        self.data.iter().filter(|&&v| v > 0.5).count() as f32 / self.data.len() as f32
+    }
+}
