@@ -169,7 +169,10 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
     match what {
         Admin::Account { cmd } => match cmd {
             AccountCmd::Create { name, balance } => {
-                let amount = balance.as_deref().map(|b| decimal(b, "--balance")).transpose()?;
+                let amount = balance
+                    .as_deref()
+                    .map(|b| decimal(b, "--balance"))
+                    .transpose()?;
                 let account = svc.create_account(&name).await?;
                 let bal = match amount {
                     Some(a) if a > Decimal::ZERO => {
@@ -212,7 +215,10 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                     .map(|(a, b)| json!({ "account": a, "balance": b }))
                     .collect::<Vec<_>>());
                 print(json_mode, &v, || {
-                    let mut s = format!("{:<28} {:<24} {:>12} {:>10} CUR", "ID", "NAME", "BALANCE", "HELD");
+                    let mut s = format!(
+                        "{:<28} {:<24} {:>12} {:>10} CUR",
+                        "ID", "NAME", "BALANCE", "HELD"
+                    );
                     for (a, b) in &rows {
                         s.push_str(&format!(
                             "\n{:<28} {:<24} {:>12} {:>10} {}",
@@ -238,11 +244,13 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                 });
             }
             KeyCmd::List { account } => {
-                let keys =
-                    ApiKeyStore::list(&store, account.map(AccountId).as_ref()).await?;
+                let keys = ApiKeyStore::list(&store, account.map(AccountId).as_ref()).await?;
                 let v = serde_json::to_value(&keys)?;
                 print(json_mode, &v, || {
-                    let mut s = format!("{:<24} {:<28} {:<12} {:<16} STATUS", "ID", "ACCOUNT", "PREFIX", "NAME");
+                    let mut s = format!(
+                        "{:<24} {:<28} {:<12} {:<16} STATUS",
+                        "ID", "ACCOUNT", "PREFIX", "NAME"
+                    );
                     for k in &keys {
                         s.push_str(&format!(
                             "\n{:<24} {:<28} {:<12} {:<16} {}",
@@ -250,7 +258,11 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                             k.account_id,
                             k.display_prefix,
                             k.name,
-                            if k.revoked_at.is_some() { "revoked" } else { "active" }
+                            if k.revoked_at.is_some() {
+                                "revoked"
+                            } else {
+                                "active"
+                            }
                         ));
                     }
                     s
@@ -287,7 +299,10 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                 .await?;
                 let v = json!(jobs.iter().map(job_json).collect::<Vec<_>>());
                 print(json_mode, &v, || {
-                    let mut s = format!("{:<38} {:<12} {:<12} {:<28} CREATED", "REQUEST_ID", "CATEGORY", "STATUS", "ACCOUNT");
+                    let mut s = format!(
+                        "{:<38} {:<12} {:<12} {:<28} CREATED",
+                        "REQUEST_ID", "CATEGORY", "STATUS", "ACCOUNT"
+                    );
                     for j in &jobs {
                         s.push_str(&format!(
                             "\n{:<38} {:<12} {:<12} {:<28} {}",

@@ -207,7 +207,11 @@ const ENV_KEYS: &[(&str, &[&str], Kind)] = &[
     ("VTO_LISTEN", &["listen"], Kind::Str),
     ("VTO_DATA_DIR", &["data_dir"], Kind::Str),
     ("VTO_PUBLIC_BASE_URL", &["public_base_url"], Kind::Str),
-    ("VTO_RESULT_URL_TTL_SECS", &["result_url_ttl_secs"], Kind::Int),
+    (
+        "VTO_RESULT_URL_TTL_SECS",
+        &["result_url_ttl_secs"],
+        Kind::Int,
+    ),
     ("VTO_WORKERS", &["workers"], Kind::Int),
     ("VTO_POLL_INTERVAL_MS", &["poll_interval_ms"], Kind::Int),
     ("VTO_BODY_LIMIT_BYTES", &["body_limit_bytes"], Kind::Int),
@@ -216,8 +220,16 @@ const ENV_KEYS: &[(&str, &[&str], Kind)] = &[
     ("VTO_MAX_ATTEMPTS", &["max_attempts"], Kind::Int),
     ("VTO_SYNCHRONOUS", &["synchronous"], Kind::Str),
     ("VTO_CURRENCY", &["currency"], Kind::Str),
-    ("VTO_MAX_URL_LEN", &["request_limits", "max_url_len"], Kind::Int),
-    ("VTO_MAX_DATA_BYTES", &["request_limits", "max_data_bytes"], Kind::Int),
+    (
+        "VTO_MAX_URL_LEN",
+        &["request_limits", "max_url_len"],
+        Kind::Int,
+    ),
+    (
+        "VTO_MAX_DATA_BYTES",
+        &["request_limits", "max_data_bytes"],
+        Kind::Int,
+    ),
     ("VTO_FETCH_MAX_BYTES", &["fetch", "max_bytes"], Kind::Int),
 ];
 
@@ -273,10 +285,12 @@ impl Config {
         let origin = file
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| "(defaults + environment)".into());
-        let config: Config = table.try_into().map_err(|e: toml::de::Error| ConfigError::Parse {
-            origin,
-            message: e.to_string().trim().to_string(),
-        })?;
+        let config: Config = table
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Parse {
+                origin,
+                message: e.to_string().trim().to_string(),
+            })?;
         config.validate()?;
         Ok(config)
     }
@@ -362,9 +376,12 @@ impl Config {
 
     /// The parsed listen address.
     pub fn listen_addr(&self) -> Result<SocketAddr, ConfigError> {
-        self.listen
-            .parse()
-            .map_err(|_| invalid("listen", format!("{:?} is not an address like 127.0.0.1:8080", self.listen)))
+        self.listen.parse().map_err(|_| {
+            invalid(
+                "listen",
+                format!("{:?} is not an address like 127.0.0.1:8080", self.listen),
+            )
+        })
     }
 
     /// The public base URL without a trailing slash (`http://<listen>` when empty).
@@ -400,16 +417,17 @@ impl Config {
 
     /// vto-core's service settings from this config.
     pub fn service_config(&self) -> Result<ServiceConfig, ConfigError> {
-        let currency = Currency::from_str(&self.currency)
-            .map_err(|e| invalid("currency", e.to_string()))?;
+        let currency =
+            Currency::from_str(&self.currency).map_err(|e| invalid("currency", e.to_string()))?;
         let mut prices = PriceTable::default().with_currency(currency);
         for (cat, amount) in &self.prices {
             let field = format!("prices.{cat}");
-            let c = Category::from_str(cat)
-                .map_err(|_| invalid(&field, "unknown category"))?;
+            let c = Category::from_str(cat).map_err(|_| invalid(&field, "unknown category"))?;
             let d = Decimal::from_str(amount.trim())
                 .map_err(|_| invalid(&field, format!("{amount:?} is not a decimal amount")))?;
-            prices.set(c, d).map_err(|e| invalid(&field, e.to_string()))?;
+            prices
+                .set(c, d)
+                .map_err(|e| invalid(&field, e.to_string()))?;
         }
         let mut rate_limits = RateLimits::default();
         rate_limits.defaults.clear();
@@ -480,14 +498,21 @@ fn apply_env(table: &mut toml::Table, name: &str, value: &str) -> Result<(), Con
     } else if let Some(cat) = name.strip_prefix("VTO_PRICE_") {
         let cat = cat.to_ascii_lowercase();
         Category::from_str(&cat).map_err(|_| invalid(name, "unknown category"))?;
-        set_path(table, &["prices", &cat], toml::Value::String(value.to_string()));
+        set_path(
+            table,
+            &["prices", &cat],
+            toml::Value::String(value.to_string()),
+        );
     } else if let Some(ep) = name.strip_prefix("VTO_RATE_") {
         let ep = ep.to_ascii_lowercase();
         let (burst, period) = value
             .split_once('/')
             .and_then(|(b, p)| Some((b.trim().parse::<u32>().ok()?, p.trim().parse::<u64>().ok()?)))
             .ok_or_else(|| {
-                invalid(name, format!("expected <burst>/<period_secs> like 10/1, got {value:?}"))
+                invalid(
+                    name,
+                    format!("expected <burst>/<period_secs> like 10/1, got {value:?}"),
+                )
             })?;
         let mut t = toml::Table::new();
         t.insert("burst".into(), toml::Value::Integer(i64::from(burst)));
@@ -505,14 +530,19 @@ mod tests {
     use super::*;
 
     fn env(v: &[(&str, &str)]) -> Vec<(String, String)> {
-        v.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+        v.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
     }
 
     #[test]
     fn defaults_are_the_spec_prices_and_validate() {
         let c = Config::load(None, env(&[])).unwrap();
         let s = c.service_config().unwrap();
-        assert_eq!(s.prices.price(Category::FullOutfit).amount.to_string(), "0.30");
+        assert_eq!(
+            s.prices.price(Category::FullOutfit).amount.to_string(),
+            "0.30"
+        );
         assert_eq!(s.prices.price(Category::Jewelry).amount.to_string(), "0.07");
         assert_eq!(c.base_url().unwrap(), "http://127.0.0.1:8080");
         assert_eq!(c, Config::default());
@@ -526,7 +556,11 @@ mod tests {
         std::fs::write(&f, "workers = 7\n[prices]\ndress = \"0.25\"\n[rate_limits.get_try_on]\nburst = 3\nperiod_secs = 2\n").unwrap();
         let c = Config::load(
             Some(&f),
-            env(&[("VTO_WORKERS", "9"), ("VTO_PRICE_SHOES", "0.11"), ("VTO_RATE_CREATE_TRY_ON", "5/60")]),
+            env(&[
+                ("VTO_WORKERS", "9"),
+                ("VTO_PRICE_SHOES", "0.11"),
+                ("VTO_RATE_CREATE_TRY_ON", "5/60"),
+            ]),
         )
         .unwrap();
         assert_eq!(c.workers, 9);
@@ -561,10 +595,18 @@ mod tests {
         let c = Config::load(Some(&f), env(&[])).unwrap();
         assert_eq!(c.engines["shirt"].timeout_ms, 1000);
         assert_eq!(c.engines["shirt"].max_concurrency, 4);
-        std::fs::write(&f, "[engines.shirt]\nkind = \"http\"\nurl = \"not a url\"\n").unwrap();
+        std::fs::write(
+            &f,
+            "[engines.shirt]\nkind = \"http\"\nurl = \"not a url\"\n",
+        )
+        .unwrap();
         let err = Config::load(Some(&f), env(&[])).unwrap_err().to_string();
         assert!(err.starts_with("engines.shirt.url:"), "{err}");
-        std::fs::write(&f, "[engines.hoverboard]\nkind = \"http\"\nurl = \"https://x.example\"\n").unwrap();
+        std::fs::write(
+            &f,
+            "[engines.hoverboard]\nkind = \"http\"\nurl = \"https://x.example\"\n",
+        )
+        .unwrap();
         let err = Config::load(Some(&f), env(&[])).unwrap_err().to_string();
         assert!(err.starts_with("engines.hoverboard:"), "{err}");
         std::fs::write(&f, "wokers = 3\n").unwrap();

@@ -38,15 +38,16 @@ use vto_core::billing::{
 };
 use vto_core::keys::{ApiKeyRecord, ApiKeyStore, KeyStoreError};
 use vto_core::{
-    AccountId, ApiKeyId, Currency, Job, JobEvent, JobFilter, JobQueue, JobStatus, JobStore,
-    Money, RequestId, StoreError, Timestamp,
+    AccountId, ApiKeyId, Currency, Job, JobEvent, JobFilter, JobQueue, JobStatus, JobStore, Money,
+    RequestId, StoreError, Timestamp,
 };
 
 /// The most operations committed in one transaction.
 pub const MAX_BATCH: usize = 256;
 
 /// The schema migrations, in order: (version, name, SQL).
-pub const MIGRATIONS: &[(i64, &str, &str)] = &[(1, "init", include_str!("../migrations/0001_init.sql"))];
+pub const MIGRATIONS: &[(i64, &str, &str)] =
+    &[(1, "init", include_str!("../migrations/0001_init.sql"))];
 
 /// A failure inside the SQLite layer (mapped to each trait's `Backend` variant).
 #[derive(Debug, Clone, thiserror::Error)]
@@ -123,7 +124,8 @@ impl std::fmt::Debug for SqliteStore {
 fn open_conn(path: &Path, sync: Synchronous) -> Result<Connection, DbError> {
     let conn = Connection::open(path).map_err(db)?;
     conn.busy_timeout(Duration::from_secs(10)).map_err(db)?;
-    conn.pragma_update(None, "journal_mode", "WAL").map_err(db)?;
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(db)?;
     conn.pragma_update(
         None,
         "synchronous",
@@ -616,7 +618,12 @@ fn push_entry(
     Ok(())
 }
 
-fn set_totals(c: &Connection, id: &AccountId, balance: Decimal, held: Decimal) -> Result<(), DbError> {
+fn set_totals(
+    c: &Connection,
+    id: &AccountId,
+    balance: Decimal,
+    held: Decimal,
+) -> Result<(), DbError> {
     c.prepare_cached("UPDATE accounts SET balance = ?2, held = ?3 WHERE id = ?1")?
         .execute(params![id.as_str(), balance.to_string(), held.to_string()])?;
     Ok(())
@@ -644,7 +651,14 @@ const HOLD_COLS: &str = "request_id, account_id, amount, currency, status, creat
 type HoldRow = (String, String, String, String, String, i64);
 
 fn hold_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HoldRow> {
-    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+    ))
 }
 
 fn hold_from_cols(row: HoldRow) -> Result<Hold, DbError> {
@@ -684,9 +698,17 @@ fn settle(
         (status, _) => return Err(LedgerError::Settled { request_id, status }),
     }
     let (status, kind, settlement) = if capture {
-        (HoldStatus::Captured, EntryKind::Capture, Settlement::Captured)
+        (
+            HoldStatus::Captured,
+            EntryKind::Capture,
+            Settlement::Captured,
+        )
     } else {
-        (HoldStatus::Released, EntryKind::Release, Settlement::Released)
+        (
+            HoldStatus::Released,
+            EntryKind::Release,
+            Settlement::Released,
+        )
     };
     c.prepare_cached("UPDATE holds SET status = ?2 WHERE request_id = ?1")
         .and_then(|mut st| st.execute(params![request_id.to_string(), hold_status_str(status)]))
@@ -769,7 +791,8 @@ impl Ledger for SqliteStore {
 
     async fn balance(&self, id: &AccountId) -> Result<Balance, LedgerError> {
         let id = id.clone();
-        self.read(move |c| Ok(need_account(c, &id)?.balance())).await
+        self.read(move |c| Ok(need_account(c, &id)?.balance()))
+            .await
     }
 
     async fn credit(
@@ -830,7 +853,15 @@ impl Ledger for SqliteStore {
                 ])
             })
             .map_err(db)?;
-            push_entry(c, &id, EntryKind::Hold, amount.amount, Some(request_id), "", now)?;
+            push_entry(
+                c,
+                &id,
+                EntryKind::Hold,
+                amount.amount,
+                Some(request_id),
+                "",
+                now,
+            )?;
             acct.held += amount.amount;
             set_totals(c, &id, acct.balance, acct.held)?;
             Ok(Hold {
@@ -973,11 +1004,13 @@ impl ApiKeyStore for SqliteStore {
     async fn find_by_hash(&self, hash: &str) -> Result<Option<ApiKeyRecord>, KeyStoreError> {
         let hash = hash.to_string();
         self.read(move |c| {
-            Ok(c.prepare_cached(&format!("SELECT {KEY_COLS} FROM api_keys WHERE hash = ?1"))
-                .map_err(db)?
-                .query_row([hash], key_from_row)
-                .optional()
-                .map_err(db)?)
+            Ok(
+                c.prepare_cached(&format!("SELECT {KEY_COLS} FROM api_keys WHERE hash = ?1"))
+                    .map_err(db)?
+                    .query_row([hash], key_from_row)
+                    .optional()
+                    .map_err(db)?,
+            )
         })
         .await
     }

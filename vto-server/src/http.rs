@@ -20,7 +20,7 @@ use warp::reply::Response;
 use warp::Filter;
 
 use vto_core::{
-    ApiError, Caller, Created, CreateRequest, Decision, Endpoint, ErrorCode, JobStatus,
+    ApiError, Caller, CreateRequest, Created, Decision, Endpoint, ErrorCode, JobStatus,
     ResultStore, TryOnService,
 };
 
@@ -147,13 +147,7 @@ async fn run(
     let mut resp = handler.instrument(span.clone()).await;
     let status = resp.status().as_u16();
     let took = started.elapsed();
-    span.in_scope(|| {
-        info!(
-            status,
-            took_ms = took.as_secs_f64() * 1000.0,
-            "answered"
-        )
-    });
+    span.in_scope(|| info!(status, took_ms = took.as_secs_f64() * 1000.0, "answered"));
     set_header(&mut resp, "x-request-id", rid);
     ctx.metrics.request(route, method.as_str(), status, took);
     resp
@@ -162,7 +156,9 @@ async fn run(
 fn bearer(headers: &HeaderMap) -> Option<&str> {
     let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = v.trim().split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then_some(token.trim())
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
 }
 
 /// Authenticates and counts the request against the caller's quota.
@@ -444,7 +440,14 @@ pub fn routes(
         .and(warp::body::stream())
         .then(|ctx: Ctx, h: HeaderMap, body| async move {
             let c = ctx.clone();
-            run(&c, "create_try_on", &Method::POST, &h.clone(), create(ctx, h, body)).await
+            run(
+                &c,
+                "create_try_on",
+                &Method::POST,
+                &h.clone(),
+                create(ctx, h, body),
+            )
+            .await
         });
     let get_r = warp::path!("v1" / "virtual-try-on" / String)
         .and(warp::get())
@@ -452,7 +455,14 @@ pub fn routes(
         .and(headers)
         .then(|id: String, ctx: Ctx, h: HeaderMap| async move {
             let c = ctx.clone();
-            run(&c, "get_try_on", &Method::GET, &h.clone(), get_try_on(ctx, id, h)).await
+            run(
+                &c,
+                "get_try_on",
+                &Method::GET,
+                &h.clone(),
+                get_try_on(ctx, id, h),
+            )
+            .await
         });
     let cancel_r = warp::path!("v1" / "virtual-try-on" / String / "cancel")
         .and(warp::post())
@@ -460,7 +470,14 @@ pub fn routes(
         .and(headers)
         .then(|id: String, ctx: Ctx, h: HeaderMap| async move {
             let c = ctx.clone();
-            run(&c, "cancel_try_on", &Method::POST, &h.clone(), cancel(ctx, id, h)).await
+            run(
+                &c,
+                "cancel_try_on",
+                &Method::POST,
+                &h.clone(),
+                cancel(ctx, id, h),
+            )
+            .await
         });
     let results_r = warp::path!("v1" / "results" / String)
         .and(warp::get())
@@ -468,7 +485,14 @@ pub fn routes(
         .and(headers)
         .then(|token: String, ctx: Ctx, h: HeaderMap| async move {
             let c = ctx.clone();
-            run(&c, "result_image", &Method::GET, &h, result_image(ctx, token)).await
+            run(
+                &c,
+                "result_image",
+                &Method::GET,
+                &h,
+                result_image(ctx, token),
+            )
+            .await
         });
     let balance_r = warp::path!("v1" / "balance")
         .and(warp::get())
@@ -556,7 +580,10 @@ mod tests {
     fn known_paths_give_their_method_unknown_paths_none() {
         assert_eq!(allowed_methods("/v1/virtual-try-on"), Some("POST"));
         assert_eq!(allowed_methods("/v1/virtual-try-on/abc"), Some("GET"));
-        assert_eq!(allowed_methods("/v1/virtual-try-on/abc/cancel"), Some("POST"));
+        assert_eq!(
+            allowed_methods("/v1/virtual-try-on/abc/cancel"),
+            Some("POST")
+        );
         assert_eq!(allowed_methods("/v1/balance"), Some("GET"));
         assert_eq!(allowed_methods("/v1/nothing"), None);
         assert_eq!(allowed_methods("/v1/virtual-try-on//cancel"), None);

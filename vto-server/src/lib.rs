@@ -23,6 +23,8 @@
 //! - [`Config`] (defaults → TOML → `VTO_*`), [`start`] → [`RunningServer`]
 //! - [`SqliteStore`], [`SignedResults`], [`metrics::Metrics`]
 
+#![recursion_limit = "512"]
+
 pub mod config;
 pub mod db;
 pub mod http;
@@ -193,7 +195,10 @@ pub async fn start(config: Config, engines: Engines) -> anyhow::Result<RunningSe
     let workers = {
         let svc = service.clone();
         let rx = stop_rx.clone();
-        let (n, poll) = (config.workers, Duration::from_millis(config.poll_interval_ms));
+        let (n, poll) = (
+            config.workers,
+            Duration::from_millis(config.poll_interval_ms),
+        );
         tokio::spawn(async move { svc.run_workers(n, poll, rx).await })
     };
     let server = {
@@ -257,13 +262,14 @@ pub async fn serve_with(config: Config, engines: Engines) -> anyhow::Result<()> 
 async fn shutdown_signal() {
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                return;
-            }
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}

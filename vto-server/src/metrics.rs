@@ -45,7 +45,11 @@ impl Histogram {
             let n = self.counts.get(i).copied().unwrap_or(0);
             let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"{b}\"}} {n}");
         }
-        let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {}", self.count);
+        let _ = writeln!(
+            out,
+            "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {}",
+            self.count
+        );
         let _ = writeln!(out, "{name}_sum{{{labels}}} {}", self.sum);
         let _ = writeln!(out, "{name}_count{{{labels}}} {}", self.count);
     }
@@ -84,7 +88,9 @@ impl Metrics {
     /// The exposition text, with job counts from the store.
     pub fn render_text(&self, jobs: &HashMap<JobStatus, u64>) -> String {
         let mut out = String::new();
-        out.push_str("# HELP vto_http_requests_total HTTP requests answered, by route, method and status.\n");
+        out.push_str(
+            "# HELP vto_http_requests_total HTTP requests answered, by route, method and status.\n",
+        );
         out.push_str("# TYPE vto_http_requests_total counter\n");
         if let Ok(m) = self.requests.lock() {
             for ((route, method, status), n) in m.iter() {
@@ -94,7 +100,9 @@ impl Metrics {
                 );
             }
         }
-        out.push_str("# HELP vto_http_request_duration_seconds Time to answer a request, by route.\n");
+        out.push_str(
+            "# HELP vto_http_request_duration_seconds Time to answer a request, by route.\n",
+        );
         out.push_str("# TYPE vto_http_request_duration_seconds histogram\n");
         if let Ok(m) = self.durations.lock() {
             for (route, h) in m.iter() {
@@ -120,7 +128,9 @@ impl Metrics {
             "vto_queue_depth {}",
             jobs.get(&JobStatus::Queued).copied().unwrap_or(0)
         );
-        out.push_str("# HELP vto_render_duration_seconds Engine render time, by category and outcome.\n");
+        out.push_str(
+            "# HELP vto_render_duration_seconds Engine render time, by category and outcome.\n",
+        );
         out.push_str("# TYPE vto_render_duration_seconds histogram\n");
         if let Ok(m) = self.renders.lock() {
             for ((cat, outcome), h) in m.iter() {
@@ -188,7 +198,9 @@ mod tests {
         assert!(text.contains(
             "vto_http_requests_total{route=\"get_try_on\",method=\"GET\",status=\"200\"} 2"
         ));
-        assert!(text.contains("vto_http_request_duration_seconds_bucket{route=\"get_try_on\",le=\"0.005\"} 1"));
+        assert!(text.contains(
+            "vto_http_request_duration_seconds_bucket{route=\"get_try_on\",le=\"0.005\"} 1"
+        ));
         assert!(text.contains("vto_http_request_duration_seconds_count{route=\"get_try_on\"} 2"));
         assert!(text.contains("vto_queue_depth 4"));
         assert!(text.contains("vto_jobs{status=\"success\"} 0"));

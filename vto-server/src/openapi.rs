@@ -36,7 +36,8 @@ fn common_errors(endpoint_extra: &[(&str, Value)]) -> serde_json::Map<String, Va
         &[ErrorCode::RateLimitExceeded],
     );
     r429["headers"]["Retry-After"] = json!({ "description": "Seconds to wait before retrying.", "schema": { "type": "integer" } });
-    r429["headers"]["RateLimit-Policy"] = json!({ "$ref": "#/components/headers/RateLimit-Policy" });
+    r429["headers"]["RateLimit-Policy"] =
+        json!({ "$ref": "#/components/headers/RateLimit-Policy" });
     r429["headers"]["RateLimit"] = json!({ "$ref": "#/components/headers/RateLimit" });
     m.insert("429".into(), r429);
     m.insert(
@@ -48,7 +49,10 @@ fn common_errors(endpoint_extra: &[(&str, Value)]) -> serde_json::Map<String, Va
     );
     m.insert(
         "405".into(),
-        error_response("The path exists but not for this method", &[ErrorCode::MethodNotAllowed]),
+        error_response(
+            "The path exists but not for this method",
+            &[ErrorCode::MethodNotAllowed],
+        ),
     );
     for (k, v) in endpoint_extra {
         m.insert((*k).into(), v.clone());
@@ -62,20 +66,59 @@ pub fn document(config: &ServiceConfig) -> Value {
     let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
     let prices: serde_json::Map<String, Value> = Category::ALL
         .iter()
-        .map(|c| (c.as_str().to_string(), json!(config.prices.price(*c).amount.to_string())))
+        .map(|c| {
+            (
+                c.as_str().to_string(),
+                json!(config.prices.price(*c).amount.to_string()),
+            )
+        })
         .collect();
-    let sync: Vec<&str> = Category::ALL.iter().filter(|c| c.is_sync()).map(|c| c.as_str()).collect();
+    let sync: Vec<&str> = Category::ALL
+        .iter()
+        .filter(|c| c.is_sync())
+        .map(|c| c.as_str())
+        .collect();
     let request_id_param = json!({
         "name": "request_id", "in": "path", "required": true,
         "schema": { "type": "string", "format": "uuid" }
     });
 
     let mut create_responses = common_errors(&[
-        ("400", error_response("The body is not JSON, or a field is wrong (`param` names it)", &[ErrorCode::InvalidRequest])),
-        ("402", error_response("The available balance does not cover this category's price", &[ErrorCode::InsufficientBalance])),
-        ("413", error_response("The body is over the configured limit", &[ErrorCode::PayloadTooLarge])),
-        ("415", error_response("The body is not `application/json`", &[ErrorCode::UnsupportedMediaType])),
-        ("501", error_response("No engine is configured for this category on this server", &[ErrorCode::EngineUnavailable])),
+        (
+            "400",
+            error_response(
+                "The body is not JSON, or a field is wrong (`param` names it)",
+                &[ErrorCode::InvalidRequest],
+            ),
+        ),
+        (
+            "402",
+            error_response(
+                "The available balance does not cover this category's price",
+                &[ErrorCode::InsufficientBalance],
+            ),
+        ),
+        (
+            "413",
+            error_response(
+                "The body is over the configured limit",
+                &[ErrorCode::PayloadTooLarge],
+            ),
+        ),
+        (
+            "415",
+            error_response(
+                "The body is not `application/json`",
+                &[ErrorCode::UnsupportedMediaType],
+            ),
+        ),
+        (
+            "501",
+            error_response(
+                "No engine is configured for this category on this server",
+                &[ErrorCode::EngineUnavailable],
+            ),
+        ),
     ]);
     create_responses.insert("200".into(), json!({
         "description": format!("Synchronous category ({}) rendered: the result object with `status: success`.", sync.join(", ")),
@@ -100,7 +143,10 @@ pub fn document(config: &ServiceConfig) -> Value {
 
     let mut get_responses = common_errors(&[(
         "404",
-        error_response("No request with this id for this account (another account's id included)", &[ErrorCode::NotFound]),
+        error_response(
+            "No request with this id for this account (another account's id included)",
+            &[ErrorCode::NotFound],
+        ),
     )]);
     get_responses.insert("200".into(), json!({
         "description": "The result object, in any state (`queued`, `processing`, `success`, `failed`, `canceled`).",
@@ -109,8 +155,17 @@ pub fn document(config: &ServiceConfig) -> Value {
     }));
 
     let mut cancel_responses = common_errors(&[
-        ("404", error_response("No request with this id for this account", &[ErrorCode::NotFound])),
-        ("409", error_response("The request already finished", &[ErrorCode::NotCancelable])),
+        (
+            "404",
+            error_response(
+                "No request with this id for this account",
+                &[ErrorCode::NotFound],
+            ),
+        ),
+        (
+            "409",
+            error_response("The request already finished", &[ErrorCode::NotCancelable]),
+        ),
     ]);
     cancel_responses.insert("200".into(), json!({
         "description": "The result object with `status: canceled` (also when it was canceled before). Not billed.",

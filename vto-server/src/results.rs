@@ -123,7 +123,9 @@ impl SignedResults {
             .and_then(|b| String::from_utf8(b).ok())
             .ok_or(TokenError::Malformed)?;
         let expires: i64 = e.parse().map_err(|_| TokenError::Malformed)?;
-        let sig = URL_SAFE_NO_PAD.decode(s).map_err(|_| TokenError::Malformed)?;
+        let sig = URL_SAFE_NO_PAD
+            .decode(s)
+            .map_err(|_| TokenError::Malformed)?;
         self.mac(&key, expires)
             .verify_slice(&sig)
             .map_err(|_| TokenError::BadSignature)?;
@@ -184,9 +186,17 @@ mod tests {
         let mut parts: Vec<&str> = token.split('.').collect();
         let other_sig = forged.split('.').nth(2).unwrap();
         parts[2] = other_sig;
-        assert_eq!(s.verify(&parts.join("."), now), Err(TokenError::BadSignature));
+        assert_eq!(
+            s.verify(&parts.join("."), now),
+            Err(TokenError::BadSignature)
+        );
         let later = s.token("abc.png", now.0 / 1000 + 9999);
-        let extended = format!("{}.{}.{}", parts[0], now.0 / 1000 + 9999, token.split('.').nth(2).unwrap());
+        let extended = format!(
+            "{}.{}.{}",
+            parts[0],
+            now.0 / 1000 + 9999,
+            token.split('.').nth(2).unwrap()
+        );
         assert_ne!(extended, later);
         assert_eq!(s.verify(&extended, now), Err(TokenError::BadSignature));
         assert_eq!(s.verify("nope", now), Err(TokenError::Malformed));

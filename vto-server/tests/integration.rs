@@ -17,9 +17,7 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use vto_core::billing::EntryKind;
-use vto_core::{
-    Category, Engine, EngineError, Engines, Ledger, RenderInput, Rendered, RequestId,
-};
+use vto_core::{Category, Engine, EngineError, Engines, Ledger, RenderInput, Rendered, RequestId};
 use vto_server::{Config, RunningServer, SqliteStore};
 
 // ------------------------------------------------------------------ conformance
@@ -53,7 +51,11 @@ async fn migrations_are_numbered_recorded_and_run_once() {
     assert_eq!(s.migrations().await.unwrap(), vec![1]);
     drop(s);
     let s = SqliteStore::open(dir.path().join("vto.db"), Default::default()).unwrap();
-    assert_eq!(s.migrations().await.unwrap(), vec![1], "a reopen applies nothing twice");
+    assert_eq!(
+        s.migrations().await.unwrap(),
+        vec![1],
+        "a reopen applies nothing twice"
+    );
 }
 
 // ------------------------------------------------------------------ test engines
@@ -164,7 +166,11 @@ impl Api {
             http: reqwest::Client::new(),
         }
     }
-    async fn post(&self, key: &str, body: &Value) -> (StatusCode, reqwest::header::HeaderMap, Value) {
+    async fn post(
+        &self,
+        key: &str,
+        body: &Value,
+    ) -> (StatusCode, reqwest::header::HeaderMap, Value) {
         let r = self
             .http
             .post(format!("{}/v1/virtual-try-on", self.base))
@@ -176,7 +182,11 @@ impl Api {
         let (s, h) = (r.status(), r.headers().clone());
         (s, h, r.json().await.unwrap_or(Value::Null))
     }
-    async fn get(&self, key: Option<&str>, path: &str) -> (StatusCode, reqwest::header::HeaderMap, Value) {
+    async fn get(
+        &self,
+        key: Option<&str>,
+        path: &str,
+    ) -> (StatusCode, reqwest::header::HeaderMap, Value) {
         let mut rb = self.http.get(format!("{}{path}", self.base));
         if let Some(k) = key {
             rb = rb.bearer_auth(k);
@@ -227,7 +237,9 @@ async fn balance(server: &RunningServer, a: &vto_core::AccountId) -> vto_core::B
 
 async fn wait_status(api: &Api, key: &str, id: &str, want: &str) -> Value {
     for _ in 0..500 {
-        let (s, _, v) = api.get(Some(key), &format!("/v1/virtual-try-on/{id}")).await;
+        let (s, _, v) = api
+            .get(Some(key), &format!("/v1/virtual-try-on/{id}"))
+            .await;
         assert_eq!(s, StatusCode::OK);
         if v["status"] == want {
             return v;
@@ -287,7 +299,12 @@ async fn every_route_and_error_code_over_http() {
     // probes
     let (s, h, v) = api.get(None, "/healthz").await;
     assert_eq!((s, v["status"].as_str()), (StatusCode::OK, Some("ok")));
-    assert!(h.get("x-request-id").unwrap().to_str().unwrap().starts_with("req_"));
+    assert!(h
+        .get("x-request-id")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .starts_with("req_"));
     let (s, _, v) = api.get(None, "/readyz").await;
     assert_eq!((s, v["status"].as_str()), (StatusCode::OK, Some("ready")));
     let (s, _, v) = api.get(None, "/openapi.json").await;
@@ -316,7 +333,10 @@ async fn every_route_and_error_code_over_http() {
     assert!(r.headers().contains_key("www-authenticate"));
     assert_eq!(err_code(&r.json().await.unwrap()), "missing_api_key");
     let (s, _, v) = api.post("vto_sk_nope", &glasses(&person)).await;
-    assert_eq!((s, err_code(&v)), (StatusCode::UNAUTHORIZED, "invalid_api_key"));
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::UNAUTHORIZED, "invalid_api_key")
+    );
 
     // sync success: 200, the result object, a fetchable real image, billed at the price
     let (s, h, v) = api.post(&key, &glasses(&person)).await;
@@ -328,13 +348,22 @@ async fn every_route_and_error_code_over_http() {
     assert!(v["processing_time_ms"].is_u64());
     assert!(v.get("error").is_none());
     let url = v["result"]["image_url"].as_str().unwrap().to_string();
-    assert!(url.starts_with(&format!("http://{}/v1/results/", server.addr)), "{url}");
+    assert!(
+        url.starts_with(&format!("http://{}/v1/results/", server.addr)),
+        "{url}"
+    );
     let img = api.http.get(&url).send().await.unwrap();
     assert_eq!(img.status(), StatusCode::OK);
     assert_eq!(img.headers()["content-type"], "image/png");
-    let decoded = image::load_from_memory(&img.bytes().await.unwrap()).unwrap().to_rgb8();
+    let decoded = image::load_from_memory(&img.bytes().await.unwrap())
+        .unwrap()
+        .to_rgb8();
     assert_eq!((decoded.width(), decoded.height()), (8, 6));
-    assert_eq!(decoded.get_pixel(3, 3).0, [110, 20, 30], "the tinted person photo");
+    assert_eq!(
+        decoded.get_pixel(3, 3).0,
+        [110, 20, 30],
+        "the tinted person photo"
+    );
     // a tampered or unknown link is 404
     let tampered = format!("{}x", &url[..url.len() - 1]);
     let r = api.http.get(&tampered).send().await.unwrap();
@@ -343,17 +372,24 @@ async fn every_route_and_error_code_over_http() {
     let sync_id = v["request_id"].as_str().unwrap().to_string();
 
     // GET the finished sync job; 404 for unknown and malformed ids
-    let (s, _, g) = api.get(Some(&key), &format!("/v1/virtual-try-on/{sync_id}")).await;
+    let (s, _, g) = api
+        .get(Some(&key), &format!("/v1/virtual-try-on/{sync_id}"))
+        .await;
     assert_eq!((s, g["status"].as_str()), (StatusCode::OK, Some("success")));
     let (s, _, g) = api
-        .get(Some(&key), &format!("/v1/virtual-try-on/{}", uuid::Uuid::new_v4()))
+        .get(
+            Some(&key),
+            &format!("/v1/virtual-try-on/{}", uuid::Uuid::new_v4()),
+        )
         .await;
     assert_eq!((s, err_code(&g)), (StatusCode::NOT_FOUND, "not_found"));
     let (s, _, g) = api.get(Some(&key), "/v1/virtual-try-on/not-a-uuid").await;
     assert_eq!((s, err_code(&g)), (StatusCode::NOT_FOUND, "not_found"));
     // another account's id is not found either
     let (_, key_b) = account_with_key(&server, "0").await;
-    let (s, _, g) = api.get(Some(&key_b), &format!("/v1/virtual-try-on/{sync_id}")).await;
+    let (s, _, g) = api
+        .get(Some(&key_b), &format!("/v1/virtual-try-on/{sync_id}"))
+        .await;
     assert_eq!((s, err_code(&g)), (StatusCode::NOT_FOUND, "not_found"));
 
     // sync failure: 422 with the failed result object, not billed
@@ -389,34 +425,61 @@ async fn every_route_and_error_code_over_http() {
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     assert_eq!(err_code(&r.json().await.unwrap()), "invalid_request");
     let (s, _, v) = api
-        .post(&key, &json!({"category": "glasses", "person_image": "https://shop.example/p.jpg"}))
+        .post(
+            &key,
+            &json!({"category": "glasses", "person_image": "https://shop.example/p.jpg"}),
+        )
         .await;
-    assert_eq!((s, err_code(&v)), (StatusCode::BAD_REQUEST, "invalid_request"));
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::BAD_REQUEST, "invalid_request")
+    );
     assert_eq!(v["error"]["param"], "product_model");
     let (s, _, v) = api
-        .post(&key, &json!({"category": "hoverboard", "person_image": "https://shop.example/p.jpg"}))
+        .post(
+            &key,
+            &json!({"category": "hoverboard", "person_image": "https://shop.example/p.jpg"}),
+        )
         .await;
-    assert_eq!((s, v["error"]["param"].as_str()), (StatusCode::BAD_REQUEST, Some("category")));
+    assert_eq!(
+        (s, v["error"]["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("category"))
+    );
     let big = json!({"category": "glasses", "person_image": "x".repeat(300_000)});
     let (s, _, v) = api.post(&key, &big).await;
-    assert_eq!((s, err_code(&v)), (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"));
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
+    );
 
     // 501 for a category with no engine
     let (s, _, v) = api
-        .post(&key, &json!({"category": "hats", "person_image": "https://shop.example/p.jpg",
-                             "product_model": "https://shop.example/hat.glb"}))
+        .post(
+            &key,
+            &json!({"category": "hats", "person_image": "https://shop.example/p.jpg",
+                             "product_model": "https://shop.example/hat.glb"}),
+        )
         .await;
-    assert_eq!((s, err_code(&v)), (StatusCode::NOT_IMPLEMENTED, "engine_unavailable"));
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::NOT_IMPLEMENTED, "engine_unavailable")
+    );
 
     // 402 when the balance is short (fresh account, no funds)
     let (s, _, v) = api.post(&key_b, &glasses(&person)).await;
-    assert_eq!((s, err_code(&v)), (StatusCode::PAYMENT_REQUIRED, "insufficient_balance"));
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::PAYMENT_REQUIRED, "insufficient_balance")
+    );
 
     // 404 unknown route, 405 with Allow
     let (s, _, v) = api.get(Some(&key), "/v2/nothing").await;
     assert_eq!((s, err_code(&v)), (StatusCode::NOT_FOUND, "not_found"));
     let (s, h, v) = api.get(Some(&key), "/v1/virtual-try-on").await;
-    assert_eq!((s, err_code(&v)), (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"));
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed")
+    );
     assert_eq!(h["allow"], "POST");
     let r = api
         .http
@@ -429,9 +492,15 @@ async fn every_route_and_error_code_over_http() {
     // balance
     let (s, _, v) = api.get(Some(&key), "/v1/balance").await;
     assert_eq!(s, StatusCode::OK);
-    assert_eq!((v["balance"].as_str(), v["currency"].as_str()), (Some("0.95"), Some("USD")));
+    assert_eq!(
+        (v["balance"].as_str(), v["currency"].as_str()),
+        (Some("0.95"), Some("USD"))
+    );
     let (s, _, v) = api.get(None, "/v1/balance").await;
-    assert_eq!((s, err_code(&v)), (StatusCode::UNAUTHORIZED, "missing_api_key"));
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::UNAUTHORIZED, "missing_api_key")
+    );
 
     // cancel: a finished job is not cancelable
     let r = api
@@ -452,16 +521,30 @@ async fn every_route_and_error_code_over_http() {
         .await
         .unwrap();
     let (s, _, v) = api.get(Some(&extra.secret), "/v1/balance").await;
-    assert_eq!((s, err_code(&v)), (StatusCode::UNAUTHORIZED, "invalid_api_key"));
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::UNAUTHORIZED, "invalid_api_key")
+    );
 
     // metrics
-    let r = api.http.get(format!("{}/metrics", api.base)).send().await.unwrap();
+    let r = api
+        .http
+        .get(format!("{}/metrics", api.base))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     let text = r.text().await.unwrap();
-    assert!(text.contains("vto_http_requests_total{route=\"create_try_on\",method=\"POST\",status=\"200\"} 1"), "{text}");
+    assert!(
+        text.contains(
+            "vto_http_requests_total{route=\"create_try_on\",method=\"POST\",status=\"200\"} 1"
+        ),
+        "{text}"
+    );
     assert!(text.contains("vto_jobs{status=\"success\"} 1"));
     assert!(text.contains("vto_queue_depth 0"));
-    assert!(text.contains("vto_render_duration_seconds_count{category=\"glasses\",outcome=\"success\"} 1"));
+    assert!(text
+        .contains("vto_render_duration_seconds_count{category=\"glasses\",outcome=\"success\"} 1"));
 
     server.shutdown().await;
 }
@@ -471,14 +554,19 @@ async fn internal_errors_are_opaque_500s() {
     let dir = tempfile::tempdir().unwrap();
     let mut engines = Engines::new();
     engines.register(Category::Glasses, Arc::new(TintEngine::default()));
-    let server = vto_server::start(config(dir.path(), &[]), engines).await.unwrap();
+    let server = vto_server::start(config(dir.path(), &[]), engines)
+        .await
+        .unwrap();
     let api = Api::new(&server);
     let (_, key) = account_with_key(&server, "1.00").await;
     // Break the database under the server: the jobs table disappears.
     let conn = rusqlite::Connection::open(dir.path().join("vto.db")).unwrap();
     conn.execute_batch("DROP TABLE jobs").unwrap();
     let (s, h, v) = api.post(&key, &glasses(&png(4, 4, [1, 2, 3]))).await;
-    assert_eq!((s, err_code(&v)), (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"));
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::INTERNAL_SERVER_ERROR, "internal_error")
+    );
     let text = v.to_string().to_lowercase();
     for leak in ["sql", "jobs", "table", "vto.db", "/tmp"] {
         assert!(!text.contains(leak), "500 body leaks {leak:?}: {text}");
@@ -493,7 +581,13 @@ async fn a_burst_on_one_key_limits_only_that_key_and_endpoint_and_is_never_bille
     let mut engines = Engines::new();
     engines.register(Category::Glasses, Arc::new(TintEngine::default()));
     let server = vto_server::start(
-        config(dir.path(), &[("VTO_RATE_CREATE_TRY_ON", "3/60"), ("VTO_RATE_GET_TRY_ON", "100/1")]),
+        config(
+            dir.path(),
+            &[
+                ("VTO_RATE_CREATE_TRY_ON", "3/60"),
+                ("VTO_RATE_GET_TRY_ON", "100/1"),
+            ],
+        ),
         engines,
     )
     .await
@@ -507,14 +601,22 @@ async fn a_burst_on_one_key_limits_only_that_key_and_endpoint_and_is_never_bille
         let (s, h, v) = api.post(&key_a, &glasses(&person)).await;
         assert_eq!(s, StatusCode::OK, "request {i}: {v}");
         assert_eq!(h["ratelimit-policy"], "\"default\";q=3;w=60");
-        assert_eq!(h["ratelimit"].to_str().unwrap(), format!("\"default\";r={};t={}", 2 - i, (i + 1) * 20));
+        assert_eq!(
+            h["ratelimit"].to_str().unwrap(),
+            format!("\"default\";r={};t={}", 2 - i, (i + 1) * 20)
+        );
         last_id = v["request_id"].as_str().unwrap().to_string();
     }
     let before = balance(&server, &acct_a).await;
-    let jobs_before = vto_core::JobStore::count_by_status(&server.store).await.unwrap();
+    let jobs_before = vto_core::JobStore::count_by_status(&server.store)
+        .await
+        .unwrap();
     for _ in 0..3 {
         let (s, h, v) = api.post(&key_a, &glasses(&person)).await;
-        assert_eq!((s, err_code(&v)), (StatusCode::TOO_MANY_REQUESTS, "rate_limit_exceeded"));
+        assert_eq!(
+            (s, err_code(&v)),
+            (StatusCode::TOO_MANY_REQUESTS, "rate_limit_exceeded")
+        );
         assert_eq!(h["retry-after"], "20");
         assert_eq!(h["ratelimit"], "\"default\";r=0;t=60");
     }
@@ -532,11 +634,18 @@ async fn a_burst_on_one_key_limits_only_that_key_and_endpoint_and_is_never_bille
     // never billed, nothing created
     let after = balance(&server, &acct_a).await;
     assert_eq!((after.balance, after.held), (before.balance, before.held));
-    assert_eq!(vto_core::JobStore::count_by_status(&server.store).await.unwrap(), jobs_before);
+    assert_eq!(
+        vto_core::JobStore::count_by_status(&server.store)
+            .await
+            .unwrap(),
+        jobs_before
+    );
     // key B and GET on key A are unaffected
     let (s, _, _) = api.post(&key_b, &glasses(&person)).await;
     assert_eq!(s, StatusCode::OK);
-    let (s, h, _) = api.get(Some(&key_a), &format!("/v1/virtual-try-on/{last_id}")).await;
+    let (s, h, _) = api
+        .get(Some(&key_a), &format!("/v1/virtual-try-on/{last_id}"))
+        .await;
     assert_eq!(s, StatusCode::OK);
     assert!(h["ratelimit-policy"].to_str().unwrap().contains("q=100"));
     server.shutdown().await;
@@ -556,7 +665,10 @@ async fn async_jobs_go_queued_processing_success_and_failures_are_not_billed() {
         }),
     );
     let server = vto_server::start(
-        config(dir.path(), &[("VTO_WORKERS", "1"), ("VTO_PRICE_SHIRT", "0.12")]),
+        config(
+            dir.path(),
+            &[("VTO_WORKERS", "1"), ("VTO_PRICE_SHIRT", "0.12")],
+        ),
         engines,
     )
     .await
@@ -580,13 +692,20 @@ async fn async_jobs_go_queued_processing_success_and_failures_are_not_billed() {
     let id2 = v2["request_id"].as_str().unwrap().to_string();
     let first = started.recv().await.unwrap();
     assert_eq!(first.to_string(), id);
-    let (_, _, g) = api.get(Some(&key), &format!("/v1/virtual-try-on/{id}")).await;
+    let (_, _, g) = api
+        .get(Some(&key), &format!("/v1/virtual-try-on/{id}"))
+        .await;
     assert_eq!(g["status"], "processing");
     assert!(g["result"].is_null() && g["cost"].is_null());
-    let (_, _, g2) = api.get(Some(&key), &format!("/v1/virtual-try-on/{id2}")).await;
+    let (_, _, g2) = api
+        .get(Some(&key), &format!("/v1/virtual-try-on/{id2}"))
+        .await;
     assert_eq!(g2["status"], "queued");
     let b = balance(&server, &acct).await;
-    assert_eq!((b.balance, b.held), (Decimal::new(100, 2), Decimal::new(24, 2)));
+    assert_eq!(
+        (b.balance, b.held),
+        (Decimal::new(100, 2), Decimal::new(24, 2))
+    );
 
     open.send(true).unwrap();
     let done = wait_status(&api, &key, &id, "success").await;
@@ -607,7 +726,10 @@ async fn async_jobs_go_queued_processing_success_and_failures_are_not_billed() {
     let b = balance(&server, &acct).await;
     assert_eq!((b.balance, b.held), (Decimal::new(88, 2), Decimal::ZERO));
     let entries = server.store.entries(&acct).await.unwrap();
-    let captures: Vec<_> = entries.iter().filter(|e| e.kind == EntryKind::Capture).collect();
+    let captures: Vec<_> = entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::Capture)
+        .collect();
     assert_eq!(captures.len(), 1);
     assert_eq!(captures[0].request_id.unwrap().to_string(), id);
 
@@ -625,7 +747,13 @@ async fn async_jobs_go_queued_processing_success_and_failures_are_not_billed() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     let c: Value = r.json().await.unwrap();
-    assert_eq!((c["status"].as_str(), err_code(&json!({"error": c["error"]}))), (Some("canceled"), "canceled"));
+    assert_eq!(
+        (
+            c["status"].as_str(),
+            err_code(&json!({"error": c["error"]}))
+        ),
+        (Some("canceled"), "canceled")
+    );
     assert_eq!(balance(&server, &acct).await.held, Decimal::ZERO);
     open.send(true).unwrap();
     server.shutdown().await;
@@ -637,9 +765,18 @@ async fn fifty_concurrent_submits_with_funds_for_thirty_accept_exactly_thirty() 
     let (open, gate) = tokio::sync::watch::channel(false);
     let (started_tx, _started) = tokio::sync::mpsc::unbounded_channel();
     let mut engines = Engines::new();
-    engines.register(Category::Shirt, Arc::new(GatedEngine { gate, started: started_tx }));
+    engines.register(
+        Category::Shirt,
+        Arc::new(GatedEngine {
+            gate,
+            started: started_tx,
+        }),
+    );
     let server = vto_server::start(
-        config(dir.path(), &[("VTO_RATE_CREATE_TRY_ON", "1000/1"), ("VTO_WORKERS", "4")]),
+        config(
+            dir.path(),
+            &[("VTO_RATE_CREATE_TRY_ON", "1000/1"), ("VTO_WORKERS", "4")],
+        ),
         engines,
     )
     .await
@@ -667,7 +804,10 @@ async fn fifty_concurrent_submits_with_funds_for_thirty_accept_exactly_thirty() 
     }
     assert_eq!((accepted.len(), refused), (30, 20));
     let b = balance(&server, &acct).await;
-    assert_eq!((b.balance, b.held, b.available), (Decimal::new(450, 2), Decimal::new(450, 2), Decimal::ZERO));
+    assert_eq!(
+        (b.balance, b.held, b.available),
+        (Decimal::new(450, 2), Decimal::new(450, 2), Decimal::ZERO)
+    );
     open.send(true).unwrap();
     for id in &accepted {
         wait_status(&api, &key, id, "success").await;
@@ -675,7 +815,13 @@ async fn fifty_concurrent_submits_with_funds_for_thirty_accept_exactly_thirty() 
     let b = balance(&server, &acct).await;
     assert_eq!((b.balance, b.held), (Decimal::ZERO, Decimal::ZERO));
     let entries = server.store.entries(&acct).await.unwrap();
-    assert_eq!(entries.iter().filter(|e| e.kind == EntryKind::Capture).count(), 30);
+    assert_eq!(
+        entries
+            .iter()
+            .filter(|e| e.kind == EntryKind::Capture)
+            .count(),
+        30
+    );
     server.shutdown().await;
 }
 
@@ -686,7 +832,13 @@ async fn a_restart_mid_queue_finishes_every_job_exactly_once() {
     let (_never, gate) = tokio::sync::watch::channel(false);
     let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
     let mut engines = Engines::new();
-    engines.register(Category::Shirt, Arc::new(GatedEngine { gate, started: started_tx }));
+    engines.register(
+        Category::Shirt,
+        Arc::new(GatedEngine {
+            gate,
+            started: started_tx,
+        }),
+    );
     let cfg = config(dir.path(), &[("VTO_WORKERS", "1"), ("VTO_LEASE_SECS", "1")]);
     let a = vto_server::start(cfg.clone(), engines).await.unwrap();
     let api = Api::new(&a);
@@ -711,19 +863,36 @@ async fn a_restart_mid_queue_finishes_every_job_exactly_once() {
     }
     let renders = tint.renders.lock().unwrap().clone();
     assert_eq!(renders.len(), 6, "every job rendered by B");
-    assert!(renders.values().all(|n| *n == 1), "exactly once each: {renders:?}");
-    assert!(renders.contains_key(&in_hand), "the job A died on was re-queued");
+    assert!(
+        renders.values().all(|n| *n == 1),
+        "exactly once each: {renders:?}"
+    );
+    assert!(
+        renders.contains_key(&in_hand),
+        "the job A died on was re-queued"
+    );
     let bal = balance(&b, &acct).await;
-    assert_eq!((bal.balance, bal.held), (Decimal::new(910, 2), Decimal::ZERO));
+    assert_eq!(
+        (bal.balance, bal.held),
+        (Decimal::new(910, 2), Decimal::ZERO)
+    );
     let entries = b.store.entries(&acct).await.unwrap();
-    assert_eq!(entries.iter().filter(|e| e.kind == EntryKind::Capture).count(), 6);
+    assert_eq!(
+        entries
+            .iter()
+            .filter(|e| e.kind == EntryKind::Capture)
+            .count(),
+        6
+    );
     b.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openapi_lists_every_route_status_and_error_code_the_server_uses() {
     let dir = tempfile::tempdir().unwrap();
-    let server = vto_server::start(config(dir.path(), &[]), Engines::new()).await.unwrap();
+    let server = vto_server::start(config(dir.path(), &[]), Engines::new())
+        .await
+        .unwrap();
     let api = Api::new(&server);
     let (s, h, doc) = api.get(None, "/openapi.json").await;
     assert_eq!(s, StatusCode::OK);
@@ -735,7 +904,8 @@ async fn openapi_lists_every_route_status_and_error_code_the_server_uses() {
             "OpenAPI lacks {method} {path} {status}"
         );
     }
-    let codes = doc["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["code"]["enum"]
+    let codes = doc["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["code"]
+        ["enum"]
         .as_array()
         .unwrap();
     for c in vto_core::ErrorCode::ALL {
@@ -754,6 +924,9 @@ async fn openapi_lists_every_route_status_and_error_code_the_server_uses() {
     // with no engines, every category answers 501 (never a made-up image)
     let (_, key) = account_with_key(&server, "1.00").await;
     let (s, _, v) = api.post(&key, &glasses(&png(4, 4, [0, 0, 0]))).await;
-    assert_eq!((s, err_code(&v)), (StatusCode::NOT_IMPLEMENTED, "engine_unavailable"));
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::NOT_IMPLEMENTED, "engine_unavailable")
+    );
     server.shutdown().await;
 }
