@@ -1,2 +1,358 @@
-//! vto command line (stub).
-fn main() {}
+//! `vto`: run the server (`vto serve`) and administer a data dir (`vto admin …`).
+//!
+//! Every admin command works on the same SQLite file as the server, also while it runs, and
+//! prints either a short human summary or, with `--json`, one JSON document for scripts.
+//! An API key's secret is printed once, by `vto admin key create`, and never again.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use anyhow::{bail, Context as _};
+use clap::{Parser, Subcommand};
+use rust_decimal::Decimal;
+use serde_json::{json, Value};
+
+use vto_core::{AccountId, ApiKeyId, JobFilter, JobStatus, JobStore, RequestId};
+use vto_core::{ApiKeyStore, Ledger};
+use vto_server::Config;
+
+/// vto: self-hosted virtual try-on.
+#[derive(Debug, Parser)]
+#[command(name = "vto", version)]
+struct Cli {
+    /// A TOML config file (else `VTO_CONFIG`, else the embedded defaults).
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// The data dir (overrides the config and `VTO_DATA_DIR`).
+    #[arg(long, global = true)]
+    data_dir: Option<PathBuf>,
+    /// Print one JSON document instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the HTTP server (the same as `vto-server`).
+    Serve,
+    /// Accounts, keys and jobs in the data dir.
+    Admin {
+        #[command(subcommand)]
+        what: Admin,
+    },
+    /// Print the embedded default configuration (every field documented).
+    DefaultConfig,
+}
+
+#[derive(Debug, Subcommand)]
+enum Admin {
+    /// Accounts and funds.
+    Account {
+        #[command(subcommand)]
+        cmd: AccountCmd,
+    },
+    /// API keys.
+    Key {
+        #[command(subcommand)]
+        cmd: KeyCmd,
+    },
+    /// Try-on jobs.
+    Jobs {
+        #[command(subcommand)]
+        cmd: JobsCmd,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AccountCmd {
+    /// Create an account, optionally with a starting balance.
+    Create {
+        /// A name, e.g. the shop's.
+        #[arg(long)]
+        name: String,
+        /// Starting balance (decimal, in the configured currency).
+        #[arg(long)]
+        balance: Option<String>,
+    },
+    /// Add funds to an account.
+    Credit {
+        /// The account id (`acct_…`).
+        account: String,
+        /// The amount (decimal, > 0).
+        amount: String,
+        /// A note kept in the ledger.
+        #[arg(long, default_value = "top-up")]
+        memo: String,
+    },
+    /// List accounts with their balances.
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+enum KeyCmd {
+    /// Create an API key; its secret is shown once.
+    Create {
+        /// The account id (`acct_…`).
+        account: String,
+        /// A label.
+        #[arg(long, default_value = "default")]
+        name: String,
+    },
+    /// List keys (never their secrets).
+    List {
+        /// Only this account's keys.
+        #[arg(long)]
+        account: Option<String>,
+    },
+    /// Revoke a key (it stops working at once).
+    Revoke {
+        /// The key id (`key_…`).
+        key: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum JobsCmd {
+    /// List jobs, newest first.
+    List {
+        /// Only this account's jobs.
+        #[arg(long)]
+        account: Option<String>,
+        /// Only jobs in this status (queued, processing, success, failed, canceled).
+        #[arg(long)]
+        status: Option<String>,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Show one job in full.
+    Show {
+        /// The request id.
+        request_id: String,
+    },
+}
+
+fn decimal(s: &str, what: &str) -> anyhow::Result<Decimal> {
+    Decimal::from_str(s.trim()).with_context(|| format!("{what}: {s:?} is not a decimal amount"))
+}
+
+/// A job as JSON with inline `data:` bytes replaced by their length.
+fn job_json(job: &vto_core::Job) -> Value {
+    let mut v = serde_json::to_value(job).unwrap_or(Value::Null);
+    if let Some(req) = v.get_mut("request").and_then(Value::as_object_mut) {
+        for field in ["person_image", "product"] {
+            if let Some(input) = req.get_mut(field).and_then(Value::as_object_mut) {
+                if let Some(Value::String(b)) = input.remove("bytes") {
+                    input.insert("bytes_len".into(), json!(b.len() * 3 / 4));
+                }
+            }
+        }
+    }
+    v
+}
+
+fn print(json_mode: bool, value: &Value, text: impl FnOnce() -> String) {
+    if json_mode {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(value).unwrap_or_default()
+        );
+    } else {
+        println!("{}", text());
+    }
+}
+
+async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<()> {
+    let (svc, store) = vto_server::open_admin(config)?;
+    match what {
+        Admin::Account { cmd } => match cmd {
+            AccountCmd::Create { name, balance } => {
+                let amount = balance
+                    .as_deref()
+                    .map(|b| decimal(b, "--balance"))
+                    .transpose()?;
+                let account = svc.create_account(&name).await?;
+                let bal = match amount {
+                    Some(a) if a > Decimal::ZERO => {
+                        svc.add_funds(&account.id, a, "initial balance").await?
+                    }
+                    Some(a) if a < Decimal::ZERO => bail!("--balance must not be negative"),
+                    _ => store.balance(&account.id).await?,
+                };
+                let v = json!({ "account": account, "balance": bal });
+                print(json_mode, &v, || {
+                    format!(
+                        "created account {} ({}) with balance {} {}",
+                        account.id, account.name, bal.balance, bal.currency
+                    )
+                });
+            }
+            AccountCmd::Credit {
+                account,
+                amount,
+                memo,
+            } => {
+                let a = decimal(&amount, "amount")?;
+                let bal = svc.add_funds(&AccountId(account), a, &memo).await?;
+                let v = serde_json::to_value(&bal)?;
+                print(json_mode, &v, || {
+                    format!(
+                        "{}: balance {} {} ({} held, {} available)",
+                        bal.account_id, bal.balance, bal.currency, bal.held, bal.available
+                    )
+                });
+            }
+            AccountCmd::List => {
+                let mut rows = Vec::new();
+                for a in store.accounts().await? {
+                    let b = store.balance(&a.id).await?;
+                    rows.push((a, b));
+                }
+                let v = json!(rows
+                    .iter()
+                    .map(|(a, b)| json!({ "account": a, "balance": b }))
+                    .collect::<Vec<_>>());
+                print(json_mode, &v, || {
+                    let mut s = format!(
+                        "{:<28} {:<24} {:>12} {:>10} CUR",
+                        "ID", "NAME", "BALANCE", "HELD"
+                    );
+                    for (a, b) in &rows {
+                        s.push_str(&format!(
+                            "\n{:<28} {:<24} {:>12} {:>10} {}",
+                            a.id, a.name, b.balance, b.held, b.currency
+                        ));
+                    }
+                    s
+                });
+            }
+        },
+        Admin::Key { cmd } => match cmd {
+            KeyCmd::Create { account, name } => {
+                let key = svc
+                    .create_api_key(&AccountId(account), &name)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+                let v = json!({ "key": key.record, "secret": key.secret });
+                print(json_mode, &v, || {
+                    format!(
+                        "created key {} for {}\nsecret (shown once, store it now): {}",
+                        key.record.id, key.record.account_id, key.secret
+                    )
+                });
+            }
+            KeyCmd::List { account } => {
+                let keys = ApiKeyStore::list(&store, account.map(AccountId).as_ref()).await?;
+                let v = serde_json::to_value(&keys)?;
+                print(json_mode, &v, || {
+                    let mut s = format!(
+                        "{:<24} {:<28} {:<12} {:<16} STATUS",
+                        "ID", "ACCOUNT", "PREFIX", "NAME"
+                    );
+                    for k in &keys {
+                        s.push_str(&format!(
+                            "\n{:<24} {:<28} {:<12} {:<16} {}",
+                            k.id,
+                            k.account_id,
+                            k.display_prefix,
+                            k.name,
+                            if k.revoked_at.is_some() {
+                                "revoked"
+                            } else {
+                                "active"
+                            }
+                        ));
+                    }
+                    s
+                });
+            }
+            KeyCmd::Revoke { key } => {
+                let id = ApiKeyId(key);
+                if !store.revoke(&id, svc.now()).await? {
+                    bail!("no key {id}");
+                }
+                let v = json!({ "revoked": id });
+                print(json_mode, &v, || format!("revoked {id}"));
+            }
+        },
+        Admin::Jobs { cmd } => match cmd {
+            JobsCmd::List {
+                account,
+                status,
+                limit,
+            } => {
+                let status = status
+                    .as_deref()
+                    .map(JobStatus::from_str)
+                    .transpose()
+                    .map_err(|e| anyhow::anyhow!("--status: {e}"))?;
+                let jobs = JobStore::list(
+                    &store,
+                    &JobFilter {
+                        account_id: account.map(AccountId),
+                        status,
+                        limit,
+                    },
+                )
+                .await?;
+                let v = json!(jobs.iter().map(job_json).collect::<Vec<_>>());
+                print(json_mode, &v, || {
+                    let mut s = format!(
+                        "{:<38} {:<12} {:<12} {:<28} CREATED",
+                        "REQUEST_ID", "CATEGORY", "STATUS", "ACCOUNT"
+                    );
+                    for j in &jobs {
+                        s.push_str(&format!(
+                            "\n{:<38} {:<12} {:<12} {:<28} {}",
+                            j.id, j.category, j.status, j.account_id, j.created_at
+                        ));
+                    }
+                    s
+                });
+            }
+            JobsCmd::Show { request_id } => {
+                let id: RequestId = request_id
+                    .parse()
+                    .map_err(|_| anyhow::anyhow!("{request_id:?} is not a request id"))?;
+                let job = JobStore::get(&store, id)
+                    .await?
+                    .with_context(|| format!("no job {id}"))?;
+                let v = job_json(&job);
+                print(json_mode, &v, || {
+                    serde_json::to_string_pretty(&v).unwrap_or_default()
+                });
+            }
+        },
+    }
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    if let Command::DefaultConfig = cli.command {
+        print!("{}", vto_server::config::DEFAULT_TOML);
+        return Ok(());
+    }
+    let mut env: Vec<(String, String)> = std::env::vars().collect();
+    if let Some(d) = &cli.data_dir {
+        env.push(("VTO_DATA_DIR".into(), d.display().to_string()));
+    }
+    let file = cli
+        .config
+        .clone()
+        .or_else(|| std::env::var_os("VTO_CONFIG").map(PathBuf::from));
+    let config = Config::load(file.as_deref(), env)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    match cli.command {
+        Command::Serve => {
+            vto_server::init_tracing();
+            rt.block_on(vto_server::serve(config))
+        }
+        Command::Admin { what } => rt.block_on(admin(&config, cli.json, what)),
+        Command::DefaultConfig => Ok(()),
+    }
+}

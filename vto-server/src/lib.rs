@@ -1,1 +1,307 @@
-//! vto-server (stub, being built).
+//! # vto-server: the try-on API over HTTP, all state in one SQLite file
+//!
+//! A thin frontend over [`vto_core::TryOnService`]: warp routes ([`http`]) authenticate,
+//! rate-limit and translate; the service decides; [`SqliteStore`] keeps jobs, the queue,
+//! accounts, the ledger and API keys in `<data_dir>/vto.db`; result images are files in
+//! `<data_dir>/results/`, linked with signed expiring URLs ([`SignedResults`]); asynchronous
+//! jobs run on an in-process worker pool with leases that survive restarts.
+//!
+//! ## Design decisions
+//! - **SQLite off the runtime, with group commit.** One writer thread batches concurrent writes
+//!   into one transaction (each in its own savepoint) and replies after the commit; reads use
+//!   pooled connections on the blocking pool. See [`db`].
+//! - **Every reply is built in one place.** Errors become `{"error": {"code", "message",
+//!   "param"?}}` through [`http::error_reply`]; unknown routes and wrong methods are answered
+//!   by a final catch-all route (404 / 405 with `Allow`), so warp never invents a reply.
+//! - **No fake engines.** [`build_engines`] registers what the config and the build provide;
+//!   today that is nothing, so every category answers `501 engine_unavailable` until an engine
+//!   is wired. Tests register a labelled test engine.
+//! - **Seams for the lead**: [`make_fetcher`] (input fetching), [`build_engines`] (engines)
+//!   and [`make_webhook_sender`] (webhook delivery) are the one place each is chosen.
+//!
+//! ## Main types
+//! - [`Config`] (defaults → TOML → `VTO_*`), [`start`] → [`RunningServer`]
+//! - [`SqliteStore`], [`SignedResults`], [`metrics::Metrics`]
+
+#![recursion_limit = "512"]
+
+pub mod config;
+pub mod db;
+pub mod http;
+pub mod metrics;
+pub mod openapi;
+pub mod results;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use async_trait::async_trait;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use vto_core::webhook::WebhookError;
+use vto_core::{
+    Backends, Engines, Fetcher, FsResultStore, MemoryFetcher, MemoryRateLimiter, RandomIds,
+    SystemClock, TryOnService, WebhookEvent, WebhookSender,
+};
+
+pub use config::{Config, ConfigError};
+pub use db::SqliteStore;
+pub use results::SignedResults;
+
+/// The input fetcher. Today: [`MemoryFetcher`], which serves `data:` URLs only (an http(s)
+/// input fails the job with `input_fetch_failed`). The SSRF-guarded HTTP fetcher replaces it
+/// here.
+pub fn make_fetcher(_config: &Config) -> Arc<dyn Fetcher> {
+    Arc::new(MemoryFetcher::default())
+}
+
+/// The engines per category. Today this registers nothing: no built-in engine exists yet and
+/// the `[engines.<category>]` sections (validated by [`Config::validate`]) are wired to
+/// vto-core's `HttpEngine` when it lands. A category without an engine answers
+/// `501 engine_unavailable`.
+pub fn build_engines(_config: &Config) -> Engines {
+    Engines::new()
+}
+
+/// Webhook delivery. Today: a sender that logs each completion it would deliver (at `warn`,
+/// naming the request) and delivers nothing; the HTTP sender replaces it here.
+pub fn make_webhook_sender(_config: &Config) -> Arc<dyn WebhookSender> {
+    Arc::new(LogWebhookSender)
+}
+
+/// Logs webhook events instead of delivering them (see [`make_webhook_sender`]).
+#[derive(Debug, Default)]
+pub struct LogWebhookSender;
+
+#[async_trait]
+impl WebhookSender for LogWebhookSender {
+    async fn send(&self, event: WebhookEvent) -> Result<(), WebhookError> {
+        tracing::warn!(
+            request_id = %event.payload.request_id,
+            url = %event.url,
+            "webhook delivery is not wired in this build; the completion was not sent"
+        );
+        Ok(())
+    }
+}
+
+/// A started server: its address, service and store, and how to stop it.
+pub struct RunningServer {
+    /// The bound address (useful with port 0).
+    pub addr: SocketAddr,
+    /// The base URL clients see.
+    pub base_url: String,
+    /// The service (tests and embedders may call it directly).
+    pub service: TryOnService,
+    /// The store.
+    pub store: SqliteStore,
+    state: Arc<http::AppState>,
+    stop: watch::Sender<bool>,
+    server: JoinHandle<()>,
+    workers: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for RunningServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunningServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RunningServer {
+    /// Graceful stop: `/readyz` turns 503, the listener closes after in-flight requests, and
+    /// workers finish the job in hand.
+    pub async fn shutdown(self) {
+        self.state.ready.store(false, Ordering::SeqCst);
+        let _ = self.stop.send(true);
+        let _ = self.server.await;
+        let _ = self.workers.await;
+    }
+
+    /// Abrupt stop, as if the process died: tasks are dropped mid-work and claimed jobs keep
+    /// their leases (for crash-recovery tests).
+    pub fn kill(self) {
+        self.server.abort();
+        self.workers.abort();
+    }
+}
+
+/// Opens the data dir, binds, and starts the HTTP server and the workers with `engines`
+/// (production passes [`build_engines`]).
+pub async fn start(config: Config, engines: Engines) -> anyhow::Result<RunningServer> {
+    config.validate()?;
+    std::fs::create_dir_all(&config.data_dir)
+        .with_context(|| format!("creating data_dir {}", config.data_dir.display()))?;
+    let store = {
+        let (path, sync) = (config.db_path(), config.synchronous);
+        tokio::task::spawn_blocking(move || SqliteStore::open(path, sync))
+            .await?
+            .with_context(|| format!("opening {}", config.db_path().display()))?
+    };
+    let secret = results::load_or_create_secret(&config.data_dir.join("url-signing.key"))
+        .context("loading the URL-signing secret")?;
+    let listener = tokio::net::TcpListener::bind(config.listen_addr()?)
+        .await
+        .with_context(|| format!("binding {}", config.listen))?;
+    let addr = listener.local_addr()?;
+    let base_url = if config.public_base_url.trim().is_empty() {
+        format!("http://{addr}")
+    } else {
+        config.base_url()?
+    };
+    let results = Arc::new(SignedResults::new(
+        FsResultStore::new(config.results_dir()).context("creating the results folder")?,
+        base_url.clone(),
+        secret,
+        config.result_url_ttl_secs,
+    ));
+    let metrics = Arc::new(metrics::Metrics::default());
+    let service_config = config.service_config()?;
+    let openapi = serde_json::to_vec_pretty(&openapi::document(&service_config))?;
+    let store_arc = Arc::new(store.clone());
+    let backends = Backends {
+        jobs: store_arc.clone(),
+        queue: store_arc.clone(),
+        ledger: store_arc.clone(),
+        keys: store_arc,
+        limiter: Arc::new(MemoryRateLimiter::default()),
+        results: results.clone(),
+        fetcher: make_fetcher(&config),
+        webhooks: make_webhook_sender(&config),
+        clock: Arc::new(SystemClock),
+        ids: Arc::new(RandomIds),
+    };
+    let service = TryOnService::new(
+        backends,
+        metrics::metered(&engines, &metrics),
+        service_config,
+    );
+    let state = Arc::new(http::AppState {
+        service: service.clone(),
+        store: store.clone(),
+        results,
+        metrics,
+        body_limit: config.body_limit_bytes,
+        base_url: base_url.clone(),
+        openapi: openapi.into(),
+        ready: AtomicBool::new(true),
+    });
+    let (stop, stop_rx) = watch::channel(false);
+    let workers = {
+        let svc = service.clone();
+        let rx = stop_rx.clone();
+        let (n, poll) = (
+            config.workers,
+            Duration::from_millis(config.poll_interval_ms),
+        );
+        tokio::spawn(async move { svc.run_workers(n, poll, rx).await })
+    };
+    let server = {
+        let mut rx = stop_rx;
+        let routes = http::routes(state.clone());
+        tokio::spawn(async move {
+            warp::serve(routes)
+                .incoming(listener)
+                .graceful(async move {
+                    while !*rx.borrow() {
+                        if rx.changed().await.is_err() {
+                            break;
+                        }
+                    }
+                })
+                .run()
+                .await
+        })
+    };
+    tracing::info!(%addr, %base_url, workers = config.workers, engines = ?service.engines(), "vto-server listening");
+    Ok(RunningServer {
+        addr,
+        base_url,
+        service,
+        store,
+        state,
+        stop,
+        server,
+        workers,
+    })
+}
+
+/// Starts logging (`RUST_LOG`, default `info`; `VTO_LOG_FORMAT=json` for JSON lines).
+pub fn init_tracing() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let json = std::env::var("VTO_LOG_FORMAT").is_ok_and(|v| v == "json");
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    let _ = if json {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
+}
+
+/// Runs the server until Ctrl-C / SIGTERM: what `vto-server` and `vto serve` do.
+pub async fn serve(config: Config) -> anyhow::Result<()> {
+    let engines = build_engines(&config);
+    serve_with(config, engines).await
+}
+
+/// [`serve`] with the given engines (for embedders and the benchmark).
+pub async fn serve_with(config: Config, engines: Engines) -> anyhow::Result<()> {
+    let server = start(config, engines).await?;
+    shutdown_signal().await;
+    tracing::info!("shutdown requested; finishing in-flight work");
+    server.shutdown().await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// A service over the data dir's store, with no engines, workers or HTTP: what `vto admin`
+/// uses to create accounts and keys and read jobs while the server may be running (SQLite
+/// serializes the two processes' writes).
+pub fn open_admin(config: &Config) -> anyhow::Result<(TryOnService, SqliteStore)> {
+    std::fs::create_dir_all(&config.data_dir)
+        .with_context(|| format!("creating data_dir {}", config.data_dir.display()))?;
+    let store = SqliteStore::open(config.db_path(), config.synchronous)
+        .with_context(|| format!("opening {}", config.db_path().display()))?;
+    let store_arc = Arc::new(store.clone());
+    let backends = Backends {
+        jobs: store_arc.clone(),
+        queue: store_arc.clone(),
+        ledger: store_arc.clone(),
+        keys: store_arc,
+        limiter: Arc::new(MemoryRateLimiter::default()),
+        results: Arc::new(vto_core::MemoryResultStore::default()),
+        fetcher: make_fetcher(config),
+        webhooks: make_webhook_sender(config),
+        clock: Arc::new(SystemClock),
+        ids: Arc::new(RandomIds),
+    };
+    let service = TryOnService::new(backends, Engines::new(), config.service_config()?);
+    Ok((service, store))
+}

@@ -1,0 +1,31 @@
+//! The server `scripts/bench-server.sh` measures: the real `vto_server::start` with the
+//! configuration from the environment, plus a BENCH DOUBLE engine for `shirt` that never
+//! finishes (so submitted jobs stay queued and the benchmark measures the API path: auth,
+//! rate limit, validation, the durable hold and insert). Not for production.
+
+use async_trait::async_trait;
+use vto_core::{Category, Engine, EngineError, Engines, RenderInput, Rendered};
+
+/// BENCH DOUBLE: never returns.
+struct NeverEngine;
+
+#[async_trait]
+impl Engine for NeverEngine {
+    fn name(&self) -> &str {
+        "bench-never"
+    }
+    async fn render(&self, _input: RenderInput<'_>) -> Result<Rendered, EngineError> {
+        std::future::pending().await
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    vto_server::init_tracing();
+    let config = vto_server::Config::from_env(None)?;
+    let mut engines = Engines::new();
+    engines.register(Category::Shirt, std::sync::Arc::new(NeverEngine));
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(vto_server::serve_with(config, engines))
+}

@@ -1,0 +1,616 @@
+//! Configuration: embedded defaults (`default.toml`) → a TOML file → `VTO_*` environment
+//! variables, merged as TOML tables, then parsed and validated once at start.
+//!
+//! Every field is documented in `default.toml`, which is compiled in; a config file only
+//! carries the keys it changes. An invalid value stops the start with [`ConfigError`], whose
+//! message names the field (`workers: must be between 1 and 1024`).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use vto_core::{
+    Category, Currency, Endpoint, FetchLimits, PriceTable, Quota, RateLimits, RequestLimits,
+    ServiceConfig,
+};
+
+use crate::db::Synchronous;
+
+/// The embedded defaults, every field documented.
+pub const DEFAULT_TOML: &str = include_str!("../default.toml");
+
+/// A configuration that could not be loaded; the message names the field.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The config file could not be read.
+    #[error("config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The TOML does not parse or does not fit the schema.
+    #[error("config {origin}: {message}")]
+    Parse {
+        /// Where it came from (the file or "defaults").
+        origin: String,
+        /// The parser's message, which names the key.
+        message: String,
+    },
+    /// A field has a bad value.
+    #[error("{field}: {message}")]
+    Invalid {
+        /// The field, e.g. `rate_limits.create_try_on.period_secs` or `VTO_WORKERS`.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+fn invalid(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+/// One endpoint's rate limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitConfig {
+    /// Requests allowed back to back and per period; 0 turns the limit off.
+    pub burst: u32,
+    /// The period in seconds.
+    pub period_secs: u64,
+}
+
+/// Input validation bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestLimitsConfig {
+    /// Longest accepted http(s) URL.
+    pub max_url_len: usize,
+    /// Largest decoded `data:` payload in bytes.
+    pub max_data_bytes: usize,
+}
+
+/// Input fetching bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FetchConfig {
+    /// Largest input in bytes.
+    pub max_bytes: usize,
+    /// Connect timeout (ms).
+    pub connect_timeout_ms: u64,
+    /// Whole-transfer timeout (ms).
+    pub total_timeout_ms: u64,
+    /// Redirects followed.
+    pub max_redirects: u8,
+}
+
+/// The kind of an external engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// An HTTP render service (vto-core's `HttpEngine`).
+    Http,
+}
+
+fn d_timeout() -> u64 {
+    60_000
+}
+fn d_connect() -> u64 {
+    5_000
+}
+fn d_conc() -> usize {
+    4
+}
+fn d_retries() -> u32 {
+    1
+}
+fn d_resp() -> u64 {
+    32 * 1024 * 1024
+}
+
+/// `[engines.<category>]`: an external render service for one category.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineConfig {
+    /// `http`.
+    pub kind: EngineKind,
+    /// The service's render URL (http or https).
+    pub url: String,
+    /// Whole-call timeout in milliseconds (default 60000).
+    #[serde(default = "d_timeout")]
+    pub timeout_ms: u64,
+    /// Connect timeout in milliseconds (default 5000).
+    #[serde(default = "d_connect")]
+    pub connect_timeout_ms: u64,
+    /// Extra request headers, e.g. an `Authorization` for the service.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Calls in flight at once (default 4).
+    #[serde(default = "d_conc")]
+    pub max_concurrency: usize,
+    /// Retries of a failed call (default 1).
+    #[serde(default = "d_retries")]
+    pub max_retries: u32,
+    /// Largest accepted response body in bytes (default 32 MiB).
+    #[serde(default = "d_resp")]
+    pub max_response_bytes: u64,
+}
+
+/// The server's configuration. See `default.toml` for every field's meaning and default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Listen address.
+    pub listen: String,
+    /// Data folder.
+    pub data_dir: PathBuf,
+    /// Base URL of result links; empty for `http://<listen>`.
+    pub public_base_url: String,
+    /// Lifetime of result URLs (s).
+    pub result_url_ttl_secs: u64,
+    /// Worker count.
+    pub workers: usize,
+    /// Idle worker poll interval (ms).
+    pub poll_interval_ms: u64,
+    /// Request body limit (bytes).
+    pub body_limit_bytes: u64,
+    /// Worker lease (s).
+    pub lease_secs: u64,
+    /// Async job deadline (s); 0 = none.
+    pub job_deadline_secs: u64,
+    /// Claims per job.
+    pub max_attempts: u32,
+    /// SQLite durability.
+    pub synchronous: Synchronous,
+    /// Currency code.
+    pub currency: String,
+    /// Prices per category.
+    pub prices: BTreeMap<String, String>,
+    /// Limits per endpoint.
+    pub rate_limits: BTreeMap<String, RateLimitConfig>,
+    /// Validation bounds.
+    pub request_limits: RequestLimitsConfig,
+    /// Fetch bounds.
+    pub fetch: FetchConfig,
+    /// External engines per category.
+    #[serde(default)]
+    pub engines: BTreeMap<String, EngineConfig>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let table: toml::Table = toml::from_str(DEFAULT_TOML).expect("embedded defaults parse");
+        table.try_into().expect("embedded defaults fit the schema")
+    }
+}
+
+/// Which environment variables map to which top-level or nested key, and their type.
+#[derive(Clone, Copy)]
+enum Kind {
+    Str,
+    Int,
+}
+
+const ENV_KEYS: &[(&str, &[&str], Kind)] = &[
+    ("VTO_LISTEN", &["listen"], Kind::Str),
+    ("VTO_DATA_DIR", &["data_dir"], Kind::Str),
+    ("VTO_PUBLIC_BASE_URL", &["public_base_url"], Kind::Str),
+    (
+        "VTO_RESULT_URL_TTL_SECS",
+        &["result_url_ttl_secs"],
+        Kind::Int,
+    ),
+    ("VTO_WORKERS", &["workers"], Kind::Int),
+    ("VTO_POLL_INTERVAL_MS", &["poll_interval_ms"], Kind::Int),
+    ("VTO_BODY_LIMIT_BYTES", &["body_limit_bytes"], Kind::Int),
+    ("VTO_LEASE_SECS", &["lease_secs"], Kind::Int),
+    ("VTO_JOB_DEADLINE_SECS", &["job_deadline_secs"], Kind::Int),
+    ("VTO_MAX_ATTEMPTS", &["max_attempts"], Kind::Int),
+    ("VTO_SYNCHRONOUS", &["synchronous"], Kind::Str),
+    ("VTO_CURRENCY", &["currency"], Kind::Str),
+    (
+        "VTO_MAX_URL_LEN",
+        &["request_limits", "max_url_len"],
+        Kind::Int,
+    ),
+    (
+        "VTO_MAX_DATA_BYTES",
+        &["request_limits", "max_data_bytes"],
+        Kind::Int,
+    ),
+    ("VTO_FETCH_MAX_BYTES", &["fetch", "max_bytes"], Kind::Int),
+];
+
+fn set_path(table: &mut toml::Table, path: &[&str], value: toml::Value) {
+    let (last, parents) = path.split_last().expect("non-empty path");
+    let mut t = table;
+    for p in parents {
+        t = t
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            .as_table_mut()
+            .expect("config sections are tables");
+    }
+    t.insert(last.to_string(), value);
+}
+
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+impl Config {
+    /// Loads defaults → `file` (if any) → the `VTO_*` variables in `env`, and validates.
+    pub fn load(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Config, ConfigError> {
+        let mut table: toml::Table =
+            toml::from_str(DEFAULT_TOML).map_err(|e| ConfigError::Parse {
+                origin: "defaults".into(),
+                message: e.to_string(),
+            })?;
+        if let Some(path) = file {
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            let over: toml::Table = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+                origin: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+            merge(&mut table, over);
+        }
+        for (name, value) in env {
+            apply_env(&mut table, &name, &value)?;
+        }
+        let origin = file
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "(defaults + environment)".into());
+        let config: Config = table
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Parse {
+                origin,
+                message: e.to_string().trim().to_string(),
+            })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Loads with the process environment and `VTO_CONFIG` as the file when `file` is `None`.
+    pub fn from_env(file: Option<&Path>) -> Result<Config, ConfigError> {
+        let from_var = std::env::var_os("VTO_CONFIG").map(PathBuf::from);
+        let file = file.map(Path::to_path_buf).or(from_var);
+        Config::load(file.as_deref(), std::env::vars())
+    }
+
+    /// Checks every field; the first problem is returned, naming its field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.listen_addr()?;
+        self.base_url()?;
+        if !(1..=1024).contains(&self.workers) {
+            return Err(invalid("workers", "must be between 1 and 1024"));
+        }
+        if self.poll_interval_ms == 0 || self.poll_interval_ms > 60_000 {
+            return Err(invalid("poll_interval_ms", "must be between 1 and 60000"));
+        }
+        if self.body_limit_bytes < 1024 {
+            return Err(invalid("body_limit_bytes", "must be at least 1024"));
+        }
+        if self.result_url_ttl_secs == 0 {
+            return Err(invalid("result_url_ttl_secs", "must be positive"));
+        }
+        if self.lease_secs == 0 {
+            return Err(invalid("lease_secs", "must be positive"));
+        }
+        if self.max_attempts == 0 {
+            return Err(invalid("max_attempts", "must be at least 1"));
+        }
+        if self.request_limits.max_url_len < 16 {
+            return Err(invalid("request_limits.max_url_len", "must be at least 16"));
+        }
+        if self.fetch.max_bytes == 0 {
+            return Err(invalid("fetch.max_bytes", "must be positive"));
+        }
+        self.service_config()?;
+        for (cat, e) in &self.engines {
+            let field = |f: &str| format!("engines.{cat}.{f}");
+            Category::from_str(cat).map_err(|_| {
+                invalid(
+                    format!("engines.{cat}"),
+                    format!(
+                        "unknown category; expected one of {}",
+                        Category::ALL.map(Category::as_str).join(", ")
+                    ),
+                )
+            })?;
+            match url::Url::parse(&e.url) {
+                Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
+                _ => return Err(invalid(field("url"), "must be an http(s) URL with a host")),
+            }
+            if e.timeout_ms == 0 {
+                return Err(invalid(field("timeout_ms"), "must be positive"));
+            }
+            if e.connect_timeout_ms == 0 {
+                return Err(invalid(field("connect_timeout_ms"), "must be positive"));
+            }
+            if e.max_concurrency == 0 {
+                return Err(invalid(field("max_concurrency"), "must be at least 1"));
+            }
+            if e.max_response_bytes == 0 {
+                return Err(invalid(field("max_response_bytes"), "must be positive"));
+            }
+            for name in e.headers.keys() {
+                if name.is_empty()
+                    || !name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
+                {
+                    return Err(invalid(
+                        format!("engines.{cat}.headers.{name}"),
+                        "not a valid header name",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The parsed listen address.
+    pub fn listen_addr(&self) -> Result<SocketAddr, ConfigError> {
+        self.listen.parse().map_err(|_| {
+            invalid(
+                "listen",
+                format!("{:?} is not an address like 127.0.0.1:8080", self.listen),
+            )
+        })
+    }
+
+    /// The public base URL without a trailing slash (`http://<listen>` when empty).
+    pub fn base_url(&self) -> Result<String, ConfigError> {
+        if self.public_base_url.trim().is_empty() {
+            return Ok(format!("http://{}", self.listen));
+        }
+        match url::Url::parse(&self.public_base_url) {
+            Ok(u)
+                if matches!(u.scheme(), "http" | "https")
+                    && u.host().is_some()
+                    && u.query().is_none()
+                    && u.fragment().is_none() =>
+            {
+                Ok(self.public_base_url.trim_end_matches('/').to_string())
+            }
+            _ => Err(invalid(
+                "public_base_url",
+                "must be an http(s) URL with a host and no query, e.g. https://tryon.shop.example",
+            )),
+        }
+    }
+
+    /// The SQLite file.
+    pub fn db_path(&self) -> PathBuf {
+        self.data_dir.join("vto.db")
+    }
+
+    /// The result image folder.
+    pub fn results_dir(&self) -> PathBuf {
+        self.data_dir.join("results")
+    }
+
+    /// vto-core's service settings from this config.
+    pub fn service_config(&self) -> Result<ServiceConfig, ConfigError> {
+        let currency =
+            Currency::from_str(&self.currency).map_err(|e| invalid("currency", e.to_string()))?;
+        let mut prices = PriceTable::default().with_currency(currency);
+        for (cat, amount) in &self.prices {
+            let field = format!("prices.{cat}");
+            let c = Category::from_str(cat).map_err(|_| invalid(&field, "unknown category"))?;
+            let d = Decimal::from_str(amount.trim())
+                .map_err(|_| invalid(&field, format!("{amount:?} is not a decimal amount")))?;
+            prices
+                .set(c, d)
+                .map_err(|e| invalid(&field, e.to_string()))?;
+        }
+        let mut rate_limits = RateLimits::default();
+        rate_limits.defaults.clear();
+        for (ep, rl) in &self.rate_limits {
+            let endpoint = Endpoint::ALL
+                .into_iter()
+                .find(|e| e.as_str() == ep)
+                .ok_or_else(|| {
+                    invalid(
+                        format!("rate_limits.{ep}"),
+                        format!(
+                            "unknown endpoint; expected one of {}",
+                            Endpoint::ALL.map(Endpoint::as_str).join(", ")
+                        ),
+                    )
+                })?;
+            let Some(burst) = NonZeroU32::new(rl.burst) else {
+                continue; // 0 = unlimited
+            };
+            if rl.period_secs == 0 || rl.period_secs > 86_400 {
+                return Err(invalid(
+                    format!("rate_limits.{ep}.period_secs"),
+                    "must be between 1 and 86400",
+                ));
+            }
+            rate_limits.defaults.insert(
+                endpoint,
+                Quota {
+                    burst,
+                    period_ms: rl.period_secs * 1000,
+                },
+            );
+        }
+        Ok(ServiceConfig {
+            prices,
+            request_limits: RequestLimits {
+                max_url_len: self.request_limits.max_url_len,
+                max_data_bytes: self.request_limits.max_data_bytes,
+            },
+            fetch_limits: FetchLimits {
+                max_bytes: self.fetch.max_bytes,
+                connect_timeout_ms: self.fetch.connect_timeout_ms,
+                total_timeout_ms: self.fetch.total_timeout_ms,
+                max_redirects: self.fetch.max_redirects,
+            },
+            rate_limits,
+            lease: Duration::from_secs(self.lease_secs),
+            job_deadline: (self.job_deadline_secs > 0)
+                .then(|| Duration::from_secs(self.job_deadline_secs)),
+            max_attempts: self.max_attempts,
+            ..ServiceConfig::default()
+        })
+    }
+}
+
+fn apply_env(table: &mut toml::Table, name: &str, value: &str) -> Result<(), ConfigError> {
+    if let Some((_, path, kind)) = ENV_KEYS.iter().find(|(n, _, _)| *n == name) {
+        let v = match kind {
+            Kind::Str => toml::Value::String(value.to_string()),
+            Kind::Int => toml::Value::Integer(
+                value
+                    .trim()
+                    .parse::<i64>()
+                    .map_err(|_| invalid(name, format!("expected an integer, got {value:?}")))?,
+            ),
+        };
+        set_path(table, path, v);
+    } else if let Some(cat) = name.strip_prefix("VTO_PRICE_") {
+        let cat = cat.to_ascii_lowercase();
+        Category::from_str(&cat).map_err(|_| invalid(name, "unknown category"))?;
+        set_path(
+            table,
+            &["prices", &cat],
+            toml::Value::String(value.to_string()),
+        );
+    } else if let Some(ep) = name.strip_prefix("VTO_RATE_") {
+        let ep = ep.to_ascii_lowercase();
+        let (burst, period) = value
+            .split_once('/')
+            .and_then(|(b, p)| Some((b.trim().parse::<u32>().ok()?, p.trim().parse::<u64>().ok()?)))
+            .ok_or_else(|| {
+                invalid(
+                    name,
+                    format!("expected <burst>/<period_secs> like 10/1, got {value:?}"),
+                )
+            })?;
+        let mut t = toml::Table::new();
+        t.insert("burst".into(), toml::Value::Integer(i64::from(burst)));
+        t.insert(
+            "period_secs".into(),
+            toml::Value::Integer(i64::try_from(period).unwrap_or(i64::MAX)),
+        );
+        set_path(table, &["rate_limits", &ep], toml::Value::Table(t));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(v: &[(&str, &str)]) -> Vec<(String, String)> {
+        v.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_are_the_spec_prices_and_validate() {
+        let c = Config::load(None, env(&[])).unwrap();
+        let s = c.service_config().unwrap();
+        assert_eq!(
+            s.prices.price(Category::FullOutfit).amount.to_string(),
+            "0.30"
+        );
+        assert_eq!(s.prices.price(Category::Jewelry).amount.to_string(), "0.07");
+        assert_eq!(c.base_url().unwrap(), "http://127.0.0.1:8080");
+        assert_eq!(c, Config::default());
+    }
+
+    #[test]
+    fn file_then_env_override_in_order() {
+        let dir = std::env::temp_dir().join(format!("vto-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("c.toml");
+        std::fs::write(&f, "workers = 7\n[prices]\ndress = \"0.25\"\n[rate_limits.get_try_on]\nburst = 3\nperiod_secs = 2\n").unwrap();
+        let c = Config::load(
+            Some(&f),
+            env(&[
+                ("VTO_WORKERS", "9"),
+                ("VTO_PRICE_SHOES", "0.11"),
+                ("VTO_RATE_CREATE_TRY_ON", "5/60"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(c.workers, 9);
+        let s = c.service_config().unwrap();
+        assert_eq!(s.prices.price(Category::Dress).amount.to_string(), "0.25");
+        assert_eq!(s.prices.price(Category::Shoes).amount.to_string(), "0.11");
+        let q = s.rate_limits.defaults[&Endpoint::CreateTryOn];
+        assert_eq!((q.burst.get(), q.period_ms), (5, 60_000));
+        let q = s.rate_limits.defaults[&Endpoint::GetTryOn];
+        assert_eq!((q.burst.get(), q.period_ms), (3, 2_000));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let e = |v: &[(&str, &str)]| Config::load(None, env(v)).unwrap_err().to_string();
+        assert!(e(&[("VTO_WORKERS", "0")]).starts_with("workers:"));
+        assert!(e(&[("VTO_WORKERS", "many")]).starts_with("VTO_WORKERS:"));
+        assert!(e(&[("VTO_LISTEN", "nowhere")]).starts_with("listen:"));
+        assert!(e(&[("VTO_PRICE_DRESS", "-1")]).starts_with("prices.dress:"));
+        assert!(e(&[("VTO_PRICE_HOVERBOARD", "1")]).starts_with("VTO_PRICE_HOVERBOARD:"));
+        assert!(e(&[("VTO_RATE_GET_TRY_ON", "fast")]).starts_with("VTO_RATE_GET_TRY_ON:"));
+        assert!(e(&[("VTO_PUBLIC_BASE_URL", "ftp://x")]).starts_with("public_base_url:"));
+        assert!(e(&[("VTO_CURRENCY", "usd")]).starts_with("currency:"));
+    }
+
+    #[test]
+    fn engine_sections_are_parsed_and_validated() {
+        let dir = std::env::temp_dir().join(format!("vto-cfg-e-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("e.toml");
+        std::fs::write(&f, "[engines.shirt]\nkind = \"http\"\nurl = \"https://render.internal/v1\"\ntimeout_ms = 1000\n").unwrap();
+        let c = Config::load(Some(&f), env(&[])).unwrap();
+        assert_eq!(c.engines["shirt"].timeout_ms, 1000);
+        assert_eq!(c.engines["shirt"].max_concurrency, 4);
+        std::fs::write(
+            &f,
+            "[engines.shirt]\nkind = \"http\"\nurl = \"not a url\"\n",
+        )
+        .unwrap();
+        let err = Config::load(Some(&f), env(&[])).unwrap_err().to_string();
+        assert!(err.starts_with("engines.shirt.url:"), "{err}");
+        std::fs::write(
+            &f,
+            "[engines.hoverboard]\nkind = \"http\"\nurl = \"https://x.example\"\n",
+        )
+        .unwrap();
+        let err = Config::load(Some(&f), env(&[])).unwrap_err().to_string();
+        assert!(err.starts_with("engines.hoverboard:"), "{err}");
+        std::fs::write(&f, "wokers = 3\n").unwrap();
+        let err = Config::load(Some(&f), env(&[])).unwrap_err().to_string();
+        assert!(err.contains("wokers"), "{err}");
+    }
+}

@@ -1,0 +1,932 @@
+//! vto-server against real HTTP on loopback, plus vto-core's conformance suites on SQLite.
+//!
+//! The engines here are TEST DOUBLES, registered by the tests only: [`TintEngine`] decodes the
+//! person PNG and tints it (a real image derived from the inputs, so a test can tell a real
+//! result from a made-up one), and [`GatedEngine`] waits for the test to open a gate, so the
+//! `queued → processing → success` steps are observable.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use base64::Engine as _;
+use reqwest::StatusCode;
+use rust_decimal::Decimal;
+use serde_json::{json, Value};
+
+use vto_core::billing::EntryKind;
+use vto_core::{Category, Engine, EngineError, Engines, Ledger, RenderInput, Rendered, RequestId};
+use vto_server::{Config, RunningServer, SqliteStore};
+
+// ------------------------------------------------------------------ conformance
+
+fn temp_store() -> SqliteStore {
+    let dir = tempfile::tempdir().expect("tempdir").keep();
+    SqliteStore::open(dir.join("vto.db"), Default::default()).expect("open")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_job_store_and_queue_conform() {
+    vto_core::conformance::job_store(|| async { temp_store() }).await;
+    vto_core::conformance::job_queue_concurrency(|| async { temp_store() }).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_ledger_conforms() {
+    vto_core::conformance::ledger(|| async { temp_store() }).await;
+    vto_core::conformance::ledger_concurrency(|| async { temp_store() }).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_api_key_store_conforms() {
+    vto_core::conformance::api_key_store(|| async { temp_store() }).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrations_are_numbered_recorded_and_run_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = SqliteStore::open(dir.path().join("vto.db"), Default::default()).unwrap();
+    assert_eq!(s.migrations().await.unwrap(), vec![1]);
+    drop(s);
+    let s = SqliteStore::open(dir.path().join("vto.db"), Default::default()).unwrap();
+    assert_eq!(
+        s.migrations().await.unwrap(),
+        vec![1],
+        "a reopen applies nothing twice"
+    );
+}
+
+// ------------------------------------------------------------------ test engines
+
+fn png(w: u32, h: u32, rgb: [u8; 3]) -> Vec<u8> {
+    let img = image::RgbImage::from_pixel(w, h, image::Rgb(rgb));
+    let mut out = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(img)
+        .write_to(&mut out, image::ImageFormat::Png)
+        .unwrap();
+    out.into_inner()
+}
+
+fn data_url(mime: &str, bytes: &[u8]) -> String {
+    format!(
+        "data:{mime};base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )
+}
+
+/// TEST DOUBLE: tints the person photo red. A 1×1 person photo is "no face found".
+#[derive(Default)]
+struct TintEngine {
+    renders: Mutex<HashMap<RequestId, u32>>,
+}
+
+fn tint(input: &RenderInput<'_>) -> Result<Rendered, EngineError> {
+    let img = image::load_from_memory(&input.person.bytes)
+        .map_err(|e| EngineError::processing(format!("person_image is not an image: {e}")))?;
+    if img.width() < 2 {
+        return Err(EngineError::processing("no face found in person_image"));
+    }
+    let mut rgb = img.to_rgb8();
+    for p in rgb.pixels_mut() {
+        p.0[0] = p.0[0].saturating_add(100);
+    }
+    let mut out = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(rgb)
+        .write_to(&mut out, image::ImageFormat::Png)
+        .map_err(|e| EngineError::Internal(e.to_string()))?;
+    Ok(Rendered {
+        image: out.into_inner(),
+        content_type: "image/png".into(),
+        metadata: json!({}),
+    })
+}
+
+#[async_trait]
+impl Engine for TintEngine {
+    fn name(&self) -> &str {
+        "test-tint"
+    }
+    async fn render(&self, input: RenderInput<'_>) -> Result<Rendered, EngineError> {
+        *self
+            .renders
+            .lock()
+            .unwrap()
+            .entry(input.request_id)
+            .or_insert(0) += 1;
+        tint(&input)
+    }
+}
+
+/// TEST DOUBLE: announces each render, then waits until the gate opens, then tints.
+struct GatedEngine {
+    gate: tokio::sync::watch::Receiver<bool>,
+    started: tokio::sync::mpsc::UnboundedSender<RequestId>,
+}
+
+#[async_trait]
+impl Engine for GatedEngine {
+    fn name(&self) -> &str {
+        "test-gated"
+    }
+    async fn render(&self, input: RenderInput<'_>) -> Result<Rendered, EngineError> {
+        let _ = self.started.send(input.request_id);
+        let mut gate = self.gate.clone();
+        while !*gate.borrow() {
+            if gate.changed().await.is_err() {
+                return Err(EngineError::Internal("gate dropped".into()));
+            }
+        }
+        tint(&input)
+    }
+}
+
+// ------------------------------------------------------------------ harness
+
+fn config(dir: &Path, extra: &[(&str, &str)]) -> Config {
+    let mut env = vec![
+        ("VTO_LISTEN".to_string(), "127.0.0.1:0".to_string()),
+        ("VTO_DATA_DIR".to_string(), dir.display().to_string()),
+        ("VTO_POLL_INTERVAL_MS".to_string(), "20".to_string()),
+    ];
+    env.extend(extra.iter().map(|(a, b)| (a.to_string(), b.to_string())));
+    Config::load(None, env).expect("config")
+}
+
+struct Api {
+    base: String,
+    http: reqwest::Client,
+}
+
+impl Api {
+    fn new(server: &RunningServer) -> Self {
+        Self {
+            base: format!("http://{}", server.addr),
+            http: reqwest::Client::new(),
+        }
+    }
+    async fn post(
+        &self,
+        key: &str,
+        body: &Value,
+    ) -> (StatusCode, reqwest::header::HeaderMap, Value) {
+        let r = self
+            .http
+            .post(format!("{}/v1/virtual-try-on", self.base))
+            .bearer_auth(key)
+            .json(body)
+            .send()
+            .await
+            .unwrap();
+        let (s, h) = (r.status(), r.headers().clone());
+        (s, h, r.json().await.unwrap_or(Value::Null))
+    }
+    async fn get(
+        &self,
+        key: Option<&str>,
+        path: &str,
+    ) -> (StatusCode, reqwest::header::HeaderMap, Value) {
+        let mut rb = self.http.get(format!("{}{path}", self.base));
+        if let Some(k) = key {
+            rb = rb.bearer_auth(k);
+        }
+        let r = rb.send().await.unwrap();
+        let (s, h) = (r.status(), r.headers().clone());
+        (s, h, r.json().await.unwrap_or(Value::Null))
+    }
+}
+
+async fn account_with_key(server: &RunningServer, funds: &str) -> (vto_core::AccountId, String) {
+    let a = server.service.create_account("shop").await.unwrap();
+    if funds != "0" {
+        server
+            .service
+            .add_funds(&a.id, funds.parse().unwrap(), "test")
+            .await
+            .unwrap();
+    }
+    let k = server.service.create_api_key(&a.id, "test").await.unwrap();
+    (a.id, k.secret)
+}
+
+fn glasses(person: &[u8]) -> Value {
+    json!({
+        "category": "glasses",
+        "person_image": data_url("image/png", person),
+        "product_model": data_url("model/gltf-binary", b"glTF-test-model"),
+    })
+}
+
+fn shirt(person: &[u8]) -> Value {
+    json!({
+        "category": "shirt",
+        "person_image": data_url("image/png", person),
+        "product_image": data_url("image/png", &png(4, 4, [0, 0, 200])),
+        "webhook_url": "https://shop.example/hook",
+    })
+}
+
+fn err_code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("<none>")
+}
+
+async fn balance(server: &RunningServer, a: &vto_core::AccountId) -> vto_core::Balance {
+    server.store.balance(a).await.unwrap()
+}
+
+async fn wait_status(api: &Api, key: &str, id: &str, want: &str) -> Value {
+    for _ in 0..500 {
+        let (s, _, v) = api
+            .get(Some(key), &format!("/v1/virtual-try-on/{id}"))
+            .await;
+        assert_eq!(s, StatusCode::OK);
+        if v["status"] == want {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{id} never reached {want}");
+}
+
+/// Every (path, method, status) the tests below exercise; the OpenAPI test checks each.
+const EXERCISED: &[(&str, &str, u16)] = &[
+    ("/v1/virtual-try-on", "post", 200),
+    ("/v1/virtual-try-on", "post", 202),
+    ("/v1/virtual-try-on", "post", 400),
+    ("/v1/virtual-try-on", "post", 401),
+    ("/v1/virtual-try-on", "post", 402),
+    ("/v1/virtual-try-on", "post", 405),
+    ("/v1/virtual-try-on", "post", 413),
+    ("/v1/virtual-try-on", "post", 415),
+    ("/v1/virtual-try-on", "post", 422),
+    ("/v1/virtual-try-on", "post", 429),
+    ("/v1/virtual-try-on", "post", 500),
+    ("/v1/virtual-try-on", "post", 501),
+    ("/v1/virtual-try-on/{request_id}", "get", 200),
+    ("/v1/virtual-try-on/{request_id}", "get", 404),
+    ("/v1/virtual-try-on/{request_id}", "get", 429),
+    ("/v1/virtual-try-on/{request_id}/cancel", "post", 200),
+    ("/v1/virtual-try-on/{request_id}/cancel", "post", 409),
+    ("/v1/results/{token}", "get", 200),
+    ("/v1/results/{token}", "get", 404),
+    ("/v1/balance", "get", 200),
+    ("/v1/balance", "get", 401),
+    ("/openapi.json", "get", 200),
+    ("/healthz", "get", 200),
+    ("/readyz", "get", 200),
+    ("/metrics", "get", 200),
+];
+
+// ------------------------------------------------------------------ HTTP tests
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_route_and_error_code_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let tint = Arc::new(TintEngine::default());
+    let mut engines = Engines::new();
+    engines.register(Category::Glasses, tint.clone());
+    let server = vto_server::start(
+        config(dir.path(), &[("VTO_BODY_LIMIT_BYTES", "200000")]),
+        engines,
+    )
+    .await
+    .unwrap();
+    let api = Api::new(&server);
+    let (acct, key) = account_with_key(&server, "1.00").await;
+    let person = png(8, 6, [10, 20, 30]);
+
+    // probes
+    let (s, h, v) = api.get(None, "/healthz").await;
+    assert_eq!((s, v["status"].as_str()), (StatusCode::OK, Some("ok")));
+    assert!(h
+        .get("x-request-id")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .starts_with("req_"));
+    let (s, _, v) = api.get(None, "/readyz").await;
+    assert_eq!((s, v["status"].as_str()), (StatusCode::OK, Some("ready")));
+    let (s, _, v) = api.get(None, "/openapi.json").await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v["openapi"], "3.1.0");
+
+    // the client's request id is echoed
+    let r = api
+        .http
+        .get(format!("{}/healthz", api.base))
+        .header("x-request-id", "abc-123")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["x-request-id"], "abc-123");
+
+    // 401 without a key, with a bad key; WWW-Authenticate set
+    let r = api
+        .http
+        .post(format!("{}/v1/virtual-try-on", api.base))
+        .json(&glasses(&person))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    assert!(r.headers().contains_key("www-authenticate"));
+    assert_eq!(err_code(&r.json().await.unwrap()), "missing_api_key");
+    let (s, _, v) = api.post("vto_sk_nope", &glasses(&person)).await;
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::UNAUTHORIZED, "invalid_api_key")
+    );
+
+    // sync success: 200, the result object, a fetchable real image, billed at the price
+    let (s, h, v) = api.post(&key, &glasses(&person)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert!(h.contains_key("ratelimit") && h.contains_key("ratelimit-policy"));
+    assert_eq!(v["status"], "success");
+    assert_eq!(v["category"], "glasses");
+    assert_eq!(v["cost"], json!({"amount": "0.05", "currency": "USD"}));
+    assert!(v["processing_time_ms"].is_u64());
+    assert!(v.get("error").is_none());
+    let url = v["result"]["image_url"].as_str().unwrap().to_string();
+    assert!(
+        url.starts_with(&format!("http://{}/v1/results/", server.addr)),
+        "{url}"
+    );
+    let img = api.http.get(&url).send().await.unwrap();
+    assert_eq!(img.status(), StatusCode::OK);
+    assert_eq!(img.headers()["content-type"], "image/png");
+    let decoded = image::load_from_memory(&img.bytes().await.unwrap())
+        .unwrap()
+        .to_rgb8();
+    assert_eq!((decoded.width(), decoded.height()), (8, 6));
+    assert_eq!(
+        decoded.get_pixel(3, 3).0,
+        [110, 20, 30],
+        "the tinted person photo"
+    );
+    // a tampered or unknown link is 404
+    let tampered = format!("{}x", &url[..url.len() - 1]);
+    let r = api.http.get(&tampered).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    assert_eq!(err_code(&r.json().await.unwrap()), "not_found");
+    let sync_id = v["request_id"].as_str().unwrap().to_string();
+
+    // GET the finished sync job; 404 for unknown and malformed ids
+    let (s, _, g) = api
+        .get(Some(&key), &format!("/v1/virtual-try-on/{sync_id}"))
+        .await;
+    assert_eq!((s, g["status"].as_str()), (StatusCode::OK, Some("success")));
+    let (s, _, g) = api
+        .get(
+            Some(&key),
+            &format!("/v1/virtual-try-on/{}", uuid::Uuid::new_v4()),
+        )
+        .await;
+    assert_eq!((s, err_code(&g)), (StatusCode::NOT_FOUND, "not_found"));
+    let (s, _, g) = api.get(Some(&key), "/v1/virtual-try-on/not-a-uuid").await;
+    assert_eq!((s, err_code(&g)), (StatusCode::NOT_FOUND, "not_found"));
+    // another account's id is not found either
+    let (_, key_b) = account_with_key(&server, "0").await;
+    let (s, _, g) = api
+        .get(Some(&key_b), &format!("/v1/virtual-try-on/{sync_id}"))
+        .await;
+    assert_eq!((s, err_code(&g)), (StatusCode::NOT_FOUND, "not_found"));
+
+    // sync failure: 422 with the failed result object, not billed
+    let before = balance(&server, &acct).await;
+    let (s, _, v) = api.post(&key, &glasses(&png(1, 1, [0, 0, 0]))).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(v["status"], "failed");
+    assert_eq!(v["error"]["code"], "processing_failed");
+    assert!(v["result"].is_null() && v["cost"].is_null());
+    assert_eq!(balance(&server, &acct).await.balance, before.balance);
+
+    // 415, 400 (bad JSON; a field at fault with param), 413
+    let r = api
+        .http
+        .post(format!("{}/v1/virtual-try-on", api.base))
+        .bearer_auth(&key)
+        .header("content-type", "text/plain")
+        .body("category=glasses")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_eq!(err_code(&r.json().await.unwrap()), "unsupported_media_type");
+    let r = api
+        .http
+        .post(format!("{}/v1/virtual-try-on", api.base))
+        .bearer_auth(&key)
+        .header("content-type", "application/json")
+        .body("{\"category\": ")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(err_code(&r.json().await.unwrap()), "invalid_request");
+    let (s, _, v) = api
+        .post(
+            &key,
+            &json!({"category": "glasses", "person_image": "https://shop.example/p.jpg"}),
+        )
+        .await;
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::BAD_REQUEST, "invalid_request")
+    );
+    assert_eq!(v["error"]["param"], "product_model");
+    let (s, _, v) = api
+        .post(
+            &key,
+            &json!({"category": "hoverboard", "person_image": "https://shop.example/p.jpg"}),
+        )
+        .await;
+    assert_eq!(
+        (s, v["error"]["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("category"))
+    );
+    let big = json!({"category": "glasses", "person_image": "x".repeat(300_000)});
+    let (s, _, v) = api.post(&key, &big).await;
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
+    );
+
+    // 501 for a category with no engine
+    let (s, _, v) = api
+        .post(
+            &key,
+            &json!({"category": "hats", "person_image": "https://shop.example/p.jpg",
+                             "product_model": "https://shop.example/hat.glb"}),
+        )
+        .await;
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::NOT_IMPLEMENTED, "engine_unavailable")
+    );
+
+    // 402 when the balance is short (fresh account, no funds)
+    let (s, _, v) = api.post(&key_b, &glasses(&person)).await;
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::PAYMENT_REQUIRED, "insufficient_balance")
+    );
+
+    // 404 unknown route, 405 with Allow
+    let (s, _, v) = api.get(Some(&key), "/v2/nothing").await;
+    assert_eq!((s, err_code(&v)), (StatusCode::NOT_FOUND, "not_found"));
+    let (s, h, v) = api.get(Some(&key), "/v1/virtual-try-on").await;
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed")
+    );
+    assert_eq!(h["allow"], "POST");
+    let r = api
+        .http
+        .delete(format!("{}/v1/balance", api.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
+
+    // balance
+    let (s, _, v) = api.get(Some(&key), "/v1/balance").await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(
+        (v["balance"].as_str(), v["currency"].as_str()),
+        (Some("0.95"), Some("USD"))
+    );
+    let (s, _, v) = api.get(None, "/v1/balance").await;
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::UNAUTHORIZED, "missing_api_key")
+    );
+
+    // cancel: a finished job is not cancelable
+    let r = api
+        .http
+        .post(format!("{}/v1/virtual-try-on/{sync_id}/cancel", api.base))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CONFLICT);
+    assert_eq!(err_code(&r.json().await.unwrap()), "not_cancelable");
+
+    // a revoked key stops working at once
+    let extra = server.service.create_api_key(&acct, "temp").await.unwrap();
+    let (s, _, _) = api.get(Some(&extra.secret), "/v1/balance").await;
+    assert_eq!(s, StatusCode::OK);
+    vto_core::ApiKeyStore::revoke(&server.store, &extra.record.id, server.service.now())
+        .await
+        .unwrap();
+    let (s, _, v) = api.get(Some(&extra.secret), "/v1/balance").await;
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::UNAUTHORIZED, "invalid_api_key")
+    );
+
+    // metrics
+    let r = api
+        .http
+        .get(format!("{}/metrics", api.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let text = r.text().await.unwrap();
+    assert!(
+        text.contains(
+            "vto_http_requests_total{route=\"create_try_on\",method=\"POST\",status=\"200\"} 1"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("vto_jobs{status=\"success\"} 1"));
+    assert!(text.contains("vto_queue_depth 0"));
+    assert!(text
+        .contains("vto_render_duration_seconds_count{category=\"glasses\",outcome=\"success\"} 1"));
+
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn internal_errors_are_opaque_500s() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut engines = Engines::new();
+    engines.register(Category::Glasses, Arc::new(TintEngine::default()));
+    let server = vto_server::start(config(dir.path(), &[]), engines)
+        .await
+        .unwrap();
+    let api = Api::new(&server);
+    let (_, key) = account_with_key(&server, "1.00").await;
+    // Break the database under the server: the jobs table disappears.
+    let conn = rusqlite::Connection::open(dir.path().join("vto.db")).unwrap();
+    conn.execute_batch("DROP TABLE jobs").unwrap();
+    let (s, h, v) = api.post(&key, &glasses(&png(4, 4, [1, 2, 3]))).await;
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::INTERNAL_SERVER_ERROR, "internal_error")
+    );
+    let text = v.to_string().to_lowercase();
+    for leak in ["sql", "jobs", "table", "vto.db", "/tmp"] {
+        assert!(!text.contains(leak), "500 body leaks {leak:?}: {text}");
+    }
+    assert!(h.contains_key("x-request-id"));
+    server.kill();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_burst_on_one_key_limits_only_that_key_and_endpoint_and_is_never_billed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut engines = Engines::new();
+    engines.register(Category::Glasses, Arc::new(TintEngine::default()));
+    let server = vto_server::start(
+        config(
+            dir.path(),
+            &[
+                ("VTO_RATE_CREATE_TRY_ON", "3/60"),
+                ("VTO_RATE_GET_TRY_ON", "100/1"),
+            ],
+        ),
+        engines,
+    )
+    .await
+    .unwrap();
+    let api = Api::new(&server);
+    let (acct_a, key_a) = account_with_key(&server, "5.00").await;
+    let (_, key_b) = account_with_key(&server, "5.00").await;
+    let person = png(4, 4, [50, 50, 50]);
+    let mut last_id = String::new();
+    for i in 0..3 {
+        let (s, h, v) = api.post(&key_a, &glasses(&person)).await;
+        assert_eq!(s, StatusCode::OK, "request {i}: {v}");
+        assert_eq!(h["ratelimit-policy"], "\"default\";q=3;w=60");
+        assert_eq!(
+            h["ratelimit"].to_str().unwrap(),
+            format!("\"default\";r={};t={}", 2 - i, (i + 1) * 20)
+        );
+        last_id = v["request_id"].as_str().unwrap().to_string();
+    }
+    let before = balance(&server, &acct_a).await;
+    let jobs_before = vto_core::JobStore::count_by_status(&server.store)
+        .await
+        .unwrap();
+    for _ in 0..3 {
+        let (s, h, v) = api.post(&key_a, &glasses(&person)).await;
+        assert_eq!(
+            (s, err_code(&v)),
+            (StatusCode::TOO_MANY_REQUESTS, "rate_limit_exceeded")
+        );
+        assert_eq!(h["retry-after"], "20");
+        assert_eq!(h["ratelimit"], "\"default\";r=0;t=60");
+    }
+    // a 429 is decided first: even a broken body gets 429, not 400
+    let r = api
+        .http
+        .post(format!("{}/v1/virtual-try-on", api.base))
+        .bearer_auth(&key_a)
+        .header("content-type", "text/plain")
+        .body("nonsense")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    // never billed, nothing created
+    let after = balance(&server, &acct_a).await;
+    assert_eq!((after.balance, after.held), (before.balance, before.held));
+    assert_eq!(
+        vto_core::JobStore::count_by_status(&server.store)
+            .await
+            .unwrap(),
+        jobs_before
+    );
+    // key B and GET on key A are unaffected
+    let (s, _, _) = api.post(&key_b, &glasses(&person)).await;
+    assert_eq!(s, StatusCode::OK);
+    let (s, h, _) = api
+        .get(Some(&key_a), &format!("/v1/virtual-try-on/{last_id}"))
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(h["ratelimit-policy"].to_str().unwrap().contains("q=100"));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn async_jobs_go_queued_processing_success_and_failures_are_not_billed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (open, gate) = tokio::sync::watch::channel(false);
+    let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
+    let mut engines = Engines::new();
+    engines.register(
+        Category::Shirt,
+        Arc::new(GatedEngine {
+            gate,
+            started: started_tx,
+        }),
+    );
+    let server = vto_server::start(
+        config(
+            dir.path(),
+            &[("VTO_WORKERS", "1"), ("VTO_PRICE_SHIRT", "0.12")],
+        ),
+        engines,
+    )
+    .await
+    .unwrap();
+    let api = Api::new(&server);
+    let (acct, key) = account_with_key(&server, "1.00").await;
+
+    let (s, h, v) = api.post(&key, &shirt(&png(5, 5, [9, 9, 9]))).await;
+    assert_eq!(s, StatusCode::ACCEPTED, "{v}");
+    let id = v["request_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        v,
+        json!({"request_id": id, "status": "queued", "category": "shirt", "result": null, "cost": null})
+    );
+    assert_eq!(
+        h["location"].to_str().unwrap(),
+        format!("http://{}/v1/virtual-try-on/{id}", server.addr)
+    );
+    // a second job behind it stays queued while the one worker is busy
+    let (_, _, v2) = api.post(&key, &shirt(&png(1, 1, [9, 9, 9]))).await;
+    let id2 = v2["request_id"].as_str().unwrap().to_string();
+    let first = started.recv().await.unwrap();
+    assert_eq!(first.to_string(), id);
+    let (_, _, g) = api
+        .get(Some(&key), &format!("/v1/virtual-try-on/{id}"))
+        .await;
+    assert_eq!(g["status"], "processing");
+    assert!(g["result"].is_null() && g["cost"].is_null());
+    let (_, _, g2) = api
+        .get(Some(&key), &format!("/v1/virtual-try-on/{id2}"))
+        .await;
+    assert_eq!(g2["status"], "queued");
+    let b = balance(&server, &acct).await;
+    assert_eq!(
+        (b.balance, b.held),
+        (Decimal::new(100, 2), Decimal::new(24, 2))
+    );
+
+    open.send(true).unwrap();
+    let done = wait_status(&api, &key, &id, "success").await;
+    assert_eq!(done["cost"], json!({"amount": "0.12", "currency": "USD"}));
+    assert!(done["processing_time_ms"].is_u64());
+    let img = api
+        .http
+        .get(done["result"]["image_url"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(img.status(), StatusCode::OK);
+    let failed = wait_status(&api, &key, &id2, "failed").await;
+    assert_eq!(failed["error"]["code"], "processing_failed");
+    assert!(failed["cost"].is_null());
+
+    // billed once, at the configured price, for the success only
+    let b = balance(&server, &acct).await;
+    assert_eq!((b.balance, b.held), (Decimal::new(88, 2), Decimal::ZERO));
+    let entries = server.store.entries(&acct).await.unwrap();
+    let captures: Vec<_> = entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::Capture)
+        .collect();
+    assert_eq!(captures.len(), 1);
+    assert_eq!(captures[0].request_id.unwrap().to_string(), id);
+
+    // cancel: a queued job is canceled and its hold released
+    open.send(false).unwrap();
+    let (_, _, v3) = api.post(&key, &shirt(&png(5, 5, [1, 1, 1]))).await;
+    let id3 = v3["request_id"].as_str().unwrap().to_string();
+    let _ = started.recv().await;
+    let r = api
+        .http
+        .post(format!("{}/v1/virtual-try-on/{id3}/cancel", api.base))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let c: Value = r.json().await.unwrap();
+    assert_eq!(
+        (
+            c["status"].as_str(),
+            err_code(&json!({"error": c["error"]}))
+        ),
+        (Some("canceled"), "canceled")
+    );
+    assert_eq!(balance(&server, &acct).await.held, Decimal::ZERO);
+    open.send(true).unwrap();
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_concurrent_submits_with_funds_for_thirty_accept_exactly_thirty() {
+    let dir = tempfile::tempdir().unwrap();
+    let (open, gate) = tokio::sync::watch::channel(false);
+    let (started_tx, _started) = tokio::sync::mpsc::unbounded_channel();
+    let mut engines = Engines::new();
+    engines.register(
+        Category::Shirt,
+        Arc::new(GatedEngine {
+            gate,
+            started: started_tx,
+        }),
+    );
+    let server = vto_server::start(
+        config(
+            dir.path(),
+            &[("VTO_RATE_CREATE_TRY_ON", "1000/1"), ("VTO_WORKERS", "4")],
+        ),
+        engines,
+    )
+    .await
+    .unwrap();
+    let api = Arc::new(Api::new(&server));
+    let (acct, key) = account_with_key(&server, "4.50").await;
+    let body = shirt(&png(3, 3, [7, 7, 7]));
+    let mut tasks = Vec::new();
+    for _ in 0..50 {
+        let (api, key, body) = (api.clone(), key.clone(), body.clone());
+        tasks.push(tokio::spawn(async move { api.post(&key, &body).await }));
+    }
+    let mut accepted = Vec::new();
+    let mut refused = 0;
+    for t in tasks {
+        let (s, _, v) = t.await.unwrap();
+        match s {
+            StatusCode::ACCEPTED => accepted.push(v["request_id"].as_str().unwrap().to_string()),
+            StatusCode::PAYMENT_REQUIRED => {
+                assert_eq!(err_code(&v), "insufficient_balance");
+                refused += 1;
+            }
+            other => panic!("unexpected {other}: {v}"),
+        }
+    }
+    assert_eq!((accepted.len(), refused), (30, 20));
+    let b = balance(&server, &acct).await;
+    assert_eq!(
+        (b.balance, b.held, b.available),
+        (Decimal::new(450, 2), Decimal::new(450, 2), Decimal::ZERO)
+    );
+    open.send(true).unwrap();
+    for id in &accepted {
+        wait_status(&api, &key, id, "success").await;
+    }
+    let b = balance(&server, &acct).await;
+    assert_eq!((b.balance, b.held), (Decimal::ZERO, Decimal::ZERO));
+    let entries = server.store.entries(&acct).await.unwrap();
+    assert_eq!(
+        entries
+            .iter()
+            .filter(|e| e.kind == EntryKind::Capture)
+            .count(),
+        30
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_restart_mid_queue_finishes_every_job_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // Server A: one worker stuck inside the engine; then it "dies".
+    let (_never, gate) = tokio::sync::watch::channel(false);
+    let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
+    let mut engines = Engines::new();
+    engines.register(
+        Category::Shirt,
+        Arc::new(GatedEngine {
+            gate,
+            started: started_tx,
+        }),
+    );
+    let cfg = config(dir.path(), &[("VTO_WORKERS", "1"), ("VTO_LEASE_SECS", "1")]);
+    let a = vto_server::start(cfg.clone(), engines).await.unwrap();
+    let api = Api::new(&a);
+    let (acct, key) = account_with_key(&a, "10.00").await;
+    let mut ids = Vec::new();
+    for i in 0..6u8 {
+        let (s, _, v) = api.post(&key, &shirt(&png(4, 4, [i, i, i]))).await;
+        assert_eq!(s, StatusCode::ACCEPTED);
+        ids.push(v["request_id"].as_str().unwrap().to_string());
+    }
+    let in_hand = started.recv().await.unwrap();
+    a.kill();
+
+    // Server B on the same data dir, with a working engine.
+    let tint = Arc::new(TintEngine::default());
+    let mut engines = Engines::new();
+    engines.register(Category::Shirt, tint.clone());
+    let b = vto_server::start(cfg, engines).await.unwrap();
+    let api = Api::new(&b);
+    for id in &ids {
+        wait_status(&api, &key, id, "success").await;
+    }
+    let renders = tint.renders.lock().unwrap().clone();
+    assert_eq!(renders.len(), 6, "every job rendered by B");
+    assert!(
+        renders.values().all(|n| *n == 1),
+        "exactly once each: {renders:?}"
+    );
+    assert!(
+        renders.contains_key(&in_hand),
+        "the job A died on was re-queued"
+    );
+    let bal = balance(&b, &acct).await;
+    assert_eq!(
+        (bal.balance, bal.held),
+        (Decimal::new(910, 2), Decimal::ZERO)
+    );
+    let entries = b.store.entries(&acct).await.unwrap();
+    assert_eq!(
+        entries
+            .iter()
+            .filter(|e| e.kind == EntryKind::Capture)
+            .count(),
+        6
+    );
+    b.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openapi_lists_every_route_status_and_error_code_the_server_uses() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = vto_server::start(config(dir.path(), &[]), Engines::new())
+        .await
+        .unwrap();
+    let api = Api::new(&server);
+    let (s, h, doc) = api.get(None, "/openapi.json").await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(h["content-type"], "application/json");
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+    for (path, method, status) in EXERCISED {
+        assert!(
+            doc["paths"][path][method]["responses"][status.to_string()].is_object(),
+            "OpenAPI lacks {method} {path} {status}"
+        );
+    }
+    let codes = doc["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["code"]
+        ["enum"]
+        .as_array()
+        .unwrap();
+    for c in vto_core::ErrorCode::ALL {
+        assert!(codes.contains(&json!(c.as_str())), "{c} missing");
+    }
+    // every $ref resolves
+    let text = doc.to_string();
+    for piece in text.split("\"$ref\":\"#/").skip(1) {
+        let target = piece.split('"').next().unwrap();
+        let mut node = &doc;
+        for part in target.split('/') {
+            node = &node[part];
+        }
+        assert!(!node.is_null(), "dangling $ref {target}");
+    }
+    // with no engines, every category answers 501 (never a made-up image)
+    let (_, key) = account_with_key(&server, "1.00").await;
+    let (s, _, v) = api.post(&key, &glasses(&png(4, 4, [0, 0, 0]))).await;
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::NOT_IMPLEMENTED, "engine_unavailable")
+    );
+    server.shutdown().await;
+}
