@@ -46,8 +46,13 @@ use vto_core::{
 pub const MAX_BATCH: usize = 256;
 
 /// The schema migrations, in order: (version, name, SQL).
-pub const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "init", include_str!("../migrations/0001_init.sql"))];
+pub const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "init", include_str!("../migrations/0001_init.sql")),
+    (2, "trust", include_str!("../migrations/0002_trust.sql")),
+];
+
+mod trust;
+pub use trust::SqliteWebhookSecrets;
 
 /// A failure inside the SQLite layer (mapped to each trait's `Backend` variant).
 #[derive(Debug, Clone, thiserror::Error)]
