@@ -135,7 +135,7 @@ pub fn overlay(person: &RgbaImage, garment: &RgbaImage) -> RgbaImage {
     let tw = ((gw as f32 * scale).round() as u32).max(1);
     let th = ((gh as f32 * scale).round() as u32).max(1);
     let fitted = imageops::resize(garment, tw, th, imageops::FilterType::Triangle);
-    let left = (pw.saturating_sub(tw)) / 2;
+    let left = pw.saturating_sub(tw) / 2;
     let top = (ph as f32 * 0.30).round() as u32;
 
     let inside = |x: u32, y: u32| x < pw && y < ph;
@@ -149,7 +149,12 @@ pub fn overlay(person: &RgbaImage, garment: &RgbaImage) -> RgbaImage {
             }
         }
     }
-    let mean = if n == 0 { 128.0 } else { (sum / f64::from(n)) as f32 }.max(1.0);
+    let mean = if n == 0 {
+        128.0
+    } else {
+        (sum / f64::from(n)) as f32
+    }
+    .max(1.0);
     let feather = (tw.min(th) as f32 * 0.06).max(1.0);
 
     let mut out = person.clone();
@@ -181,9 +186,8 @@ pub fn overlay(person: &RgbaImage, garment: &RgbaImage) -> RgbaImage {
 pub fn render(person: &[u8], product: &[u8]) -> Result<Vec<u8>, RenderError> {
     let limits = ImageLimits::default();
     let decode = |what: &str, bytes: &[u8]| {
-        media::decode_image(bytes, &limits).map_err(|e| {
-            RenderError::new(422, "unreadable_input", format!("{what}: {e}"))
-        })
+        media::decode_image(bytes, &limits)
+            .map_err(|e| RenderError::new(422, "unreadable_input", format!("{what}: {e}")))
     };
     let person = decode("person", person)?.to_rgba8();
     let garment = cut_out_garment(&decode("product", product)?.to_rgba8())?;
@@ -192,7 +196,10 @@ pub fn render(person: &[u8], product: &[u8]) -> Result<Vec<u8>, RenderError> {
         .map_err(|e| RenderError::new(500, "encode_failed", e.to_string()))
 }
 
-async fn read_form(form: warp::multipart::FormData) -> Result<Vec<(String, Vec<u8>)>, RenderError> {
+/// Reads every part of a multipart form into memory (bounded by the form's `max_length`).
+pub async fn read_form(
+    form: warp::multipart::FormData,
+) -> Result<Vec<(String, Vec<u8>)>, RenderError> {
     form.map_err(|e| RenderError::new(400, "bad_request", format!("unreadable form: {e}")))
         .and_then(|part| async move {
             let name = part.name().to_string();
@@ -208,7 +215,9 @@ async fn read_form(form: warp::multipart::FormData) -> Result<Vec<(String, Vec<u
                     Ok(acc)
                 })
                 .await
-                .map_err(|e| RenderError::new(400, "bad_request", format!("unreadable part: {e}")))?;
+                .map_err(|e| {
+                    RenderError::new(400, "bad_request", format!("unreadable part: {e}"))
+                })?;
             Ok((name, data))
         })
         .try_collect()
@@ -220,7 +229,7 @@ async fn handle_render(
     form: warp::multipart::FormData,
 ) -> Result<Response<Vec<u8>>, Infallible> {
     let result = async {
-        if version.as_deref().map(str::trim) != Some(&PROTOCOL_VERSION.to_string()) {
+        if version.as_deref().map(str::trim) != Some(PROTOCOL_VERSION.to_string().as_str()) {
             return Err(RenderError::new(
                 400,
                 "unsupported_protocol",
@@ -233,7 +242,9 @@ async fn handle_render(
                 .iter()
                 .find(|(n, _)| n == name)
                 .map(|(_, d)| d.clone())
-                .ok_or_else(|| RenderError::new(400, "bad_request", format!("missing part {name:?}")))
+                .ok_or_else(|| {
+                    RenderError::new(400, "bad_request", format!("missing part {name:?}"))
+                })
         };
         let meta: serde_json::Value = serde_json::from_slice(&get("meta")?)
             .map_err(|e| RenderError::new(400, "bad_request", format!("meta is not JSON: {e}")))?;
@@ -262,13 +273,13 @@ async fn handle_render(
     })
 }
 
-async fn recover(r: Rejection) -> Result<Response<Vec<u8>>, Infallible> {
+async fn recover(r: Rejection) -> Result<warp::reply::Response, Infallible> {
     let e = if r.is_not_found() {
         RenderError::new(404, "not_found", "no such route")
     } else {
         RenderError::new(400, "bad_request", format!("{r:?}"))
     };
-    Ok(e.reply())
+    Ok(e.reply().into_response())
 }
 
 /// The service's routes: `GET /healthz`, `POST /render`.
@@ -279,7 +290,8 @@ pub fn routes() -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Cl
         .and(warp::header::optional::<String>(PROTOCOL_HEADER))
         .and(warp::multipart::form().max_length(MAX_REQUEST_BYTES))
         .and_then(handle_render);
-    health.map(Reply::into_response)
+    health
+        .map(Reply::into_response)
         .or(render.map(Reply::into_response))
         .unify()
         .recover(recover)
@@ -304,7 +316,9 @@ fn port_from_args() -> Result<u16, String> {
             other => return Err(format!("unknown argument {other:?}; try --help")),
         }
     }
-    port.map_or(Ok(9100), |p| p.parse().map_err(|_| format!("invalid port {p:?}")))
+    port.map_or(Ok(9100), |p| {
+        p.parse().map_err(|_| format!("invalid port {p:?}"))
+    })
 }
 
 #[cfg_attr(test, allow(dead_code))]

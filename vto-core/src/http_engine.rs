@@ -260,9 +260,21 @@ impl EngineMetrics {
                 kind.as_str()
             );
         }
-        let _ = writeln!(s, "vto_engine_attempts_total{{engine=\"{e}\"}} {}", self.attempts);
-        let _ = writeln!(s, "vto_engine_retries_total{{engine=\"{e}\"}} {}", self.retries);
-        let _ = writeln!(s, "vto_engine_in_flight{{engine=\"{e}\"}} {}", self.in_flight);
+        let _ = writeln!(
+            s,
+            "vto_engine_attempts_total{{engine=\"{e}\"}} {}",
+            self.attempts
+        );
+        let _ = writeln!(
+            s,
+            "vto_engine_retries_total{{engine=\"{e}\"}} {}",
+            self.retries
+        );
+        let _ = writeln!(
+            s,
+            "vto_engine_in_flight{{engine=\"{e}\"}} {}",
+            self.in_flight
+        );
         for (i, n) in self.latency_buckets.iter().enumerate() {
             let le = LATENCY_BUCKETS_MS
                 .get(i)
@@ -398,8 +410,8 @@ impl HttpEngine {
         let mut headers = reqwest::header::HeaderMap::new();
         for (name, value) in &cfg.headers {
             let invalid = || HttpEngineError::InvalidHeader { name: name.clone() };
-            let n = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| invalid())?;
+            let n =
+                reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
             let mut v = reqwest::header::HeaderValue::from_str(value).map_err(|_| invalid())?;
             v.set_sensitive(true);
             headers.append(n, v);
@@ -441,8 +453,7 @@ impl HttpEngine {
     /// Whether the service is reachable: `GET <url>/healthz` answers 2xx within the connect
     /// timeout plus 2 s. The error is for operators (`/readyz`), not clients.
     pub async fn probe(&self) -> Result<(), String> {
-        let budget = Duration::from_millis(self.config.connect_timeout_ms)
-            + Duration::from_secs(2);
+        let budget = Duration::from_millis(self.config.connect_timeout_ms) + Duration::from_secs(2);
         match self
             .client
             .get(self.health_url.clone())
@@ -496,7 +507,12 @@ impl HttpEngine {
     }
 
     /// Sniffs and checks one input, and describes it for `meta`.
-    async fn prepare(&self, what: &str, input: &Fetched, want: ProductInput) -> Result<PartData, Failure> {
+    async fn prepare(
+        &self,
+        what: &str,
+        input: &Fetched,
+        want: ProductInput,
+    ) -> Result<PartData, Failure> {
         let bad = |e: media::MediaError| Failure {
             kind: FailureKind::BadInput,
             code: e.code(),
@@ -532,7 +548,13 @@ impl HttpEngine {
                 media::decode_image(&owned, &limits).and_then(|img| media::encode_png(&img))
             })
             .await
-            .map_err(|e| Failure::new(FailureKind::BadInput, "the input could not be decoded", e.to_string()))?
+            .map_err(|e| {
+                Failure::new(
+                    FailureKind::BadInput,
+                    "the input could not be decoded",
+                    e.to_string(),
+                )
+            })?
             .map_err(bad)?;
             (MediaKind::Png, Bytes::from(png))
         };
@@ -577,7 +599,9 @@ impl HttpEngine {
     }
 
     async fn call(&self, input: RenderInput<'_>) -> Result<(Rendered, u32), Failure> {
-        let person = self.prepare("person_image", input.person, ProductInput::Image).await?;
+        let person = self
+            .prepare("person_image", input.person, ProductInput::Image)
+            .await?;
         let product = self
             .prepare(
                 input.category.product_input().field(),
@@ -597,7 +621,11 @@ impl HttpEngine {
         .to_string();
 
         let _slot = self.slots.acquire().await.map_err(|e| {
-            Failure::new(FailureKind::Connect, "the render service is unavailable", e.to_string())
+            Failure::new(
+                FailureKind::Connect,
+                "the render service is unavailable",
+                e.to_string(),
+            )
         })?;
         let deadline = Instant::now() + Duration::from_millis(self.config.timeout_ms);
         let timeout_failure = |detail: String| {
@@ -679,10 +707,11 @@ impl HttpEngine {
     async fn read_image(
         &self,
         resp: reqwest::Response,
-        timeout_failure: &dyn Fn(String) -> Failure,
+        timeout_failure: &(dyn Fn(String) -> Failure + Sync),
     ) -> Result<Rendered, Failure> {
         if let Some(v) = resp.headers().get(PROTOCOL_HEADER) {
-            if v.to_str().ok().and_then(|s| s.trim().parse::<u32>().ok()) != Some(PROTOCOL_VERSION) {
+            if v.to_str().ok().and_then(|s| s.trim().parse::<u32>().ok()) != Some(PROTOCOL_VERSION)
+            {
                 return Err(Failure::new(
                     FailureKind::BadResponse,
                     "the render service speaks another protocol version",
@@ -700,7 +729,9 @@ impl HttpEngine {
                     String::new(),
                 ))
             }
-            Err(ReadError::Transport(e)) if e.is_timeout() => return Err(timeout_failure(chain(&e))),
+            Err(ReadError::Transport(e)) if e.is_timeout() => {
+                return Err(timeout_failure(chain(&e)))
+            }
             Err(ReadError::Transport(e)) => {
                 return Err(Failure::new(
                     FailureKind::Connect,
@@ -722,7 +753,13 @@ impl HttpEngine {
             Ok::<_, media::MediaError>((png, kind, img.width(), img.height()))
         })
         .await
-        .map_err(|e| Failure::new(FailureKind::BadResponse, "the render service's image could not be read", e.to_string()))?;
+        .map_err(|e| {
+            Failure::new(
+                FailureKind::BadResponse,
+                "the render service's image could not be read",
+                e.to_string(),
+            )
+        })?;
         let (png, kind, width, height) = decoded.map_err(|e| {
             Failure::new(
                 FailureKind::BadResponse,
@@ -762,7 +799,9 @@ fn protocol_error(body: &[u8]) -> Option<Failure> {
     let message = clean(err.get("message")?.as_str()?);
     let code = err.get("code").and_then(|c| c.as_str()).map(clean);
     let text = match &code {
-        Some(c) if !c.is_empty() => format!("the render service could not process the request: {message} ({c})"),
+        Some(c) if !c.is_empty() => {
+            format!("the render service could not process the request: {message} ({c})")
+        }
         _ => format!("the render service could not process the request: {message}"),
     };
     Some(Failure::new(FailureKind::Rejected, text, String::new()))
@@ -863,29 +902,46 @@ mod tests {
             f(&mut c);
             HttpEngine::new("t", c).err()
         };
-        assert!(matches!(with(|c| c.url = "ftp://x/".into()), Some(HttpEngineError::InvalidUrl { .. })));
-        assert!(matches!(with(|c| c.url = "not a url".into()), Some(HttpEngineError::InvalidUrl { .. })));
-        assert!(matches!(with(|c| c.max_concurrency = 0), Some(HttpEngineError::InvalidConfig(_))));
+        assert!(matches!(
+            with(|c| c.url = "ftp://x/".into()),
+            Some(HttpEngineError::InvalidUrl { .. })
+        ));
+        assert!(matches!(
+            with(|c| c.url = "not a url".into()),
+            Some(HttpEngineError::InvalidUrl { .. })
+        ));
+        assert!(matches!(
+            with(|c| c.max_concurrency = 0),
+            Some(HttpEngineError::InvalidConfig(_))
+        ));
         assert!(matches!(
             with(|c| c.headers = vec![("bad header".into(), "x".into())]),
             Some(HttpEngineError::InvalidHeader { .. })
         ));
-        assert!(with(|c| c.headers = vec![("authorization".into(), "Bearer s3cret".into())]).is_none());
+        assert!(
+            with(|c| c.headers = vec![("authorization".into(), "Bearer s3cret".into())]).is_none()
+        );
     }
 
     #[test]
     fn backoff_doubles_is_capped_and_jittered_down_only() {
         for attempt in 1..=12 {
             let b = backoff(attempt);
-            let base = BASE_BACKOFF.saturating_mul(1 << (attempt - 1).min(10)).min(MAX_BACKOFF);
-            assert!(b <= base && b >= base * 3 / 4, "attempt {attempt}: {b:?} vs {base:?}");
+            let base = BASE_BACKOFF
+                .saturating_mul(1 << (attempt - 1).min(10))
+                .min(MAX_BACKOFF);
+            assert!(
+                b <= base && b >= base * 3 / 4,
+                "attempt {attempt}: {b:?} vs {base:?}"
+            );
         }
         assert!(backoff(20) <= MAX_BACKOFF);
     }
 
     #[test]
     fn protocol_errors_become_clean_messages() {
-        let f = protocol_error(br#"{"error":{"code":"no_person","message":"no person\nfound"}}"#).unwrap();
+        let f = protocol_error(br#"{"error":{"code":"no_person","message":"no person\nfound"}}"#)
+            .unwrap();
         assert_eq!(f.kind, FailureKind::Rejected);
         assert_eq!(f.code, ErrorCode::ProcessingFailed);
         assert_eq!(
@@ -901,15 +957,21 @@ mod tests {
         let e = HttpEngine::new("dress-http", HttpEngineConfig::default()).unwrap();
         e.counters.calls.fetch_add(1, Ordering::Relaxed);
         e.counters.in_flight.fetch_add(1, Ordering::Relaxed);
-        e.counters.finish(Duration::from_millis(120), Err(FailureKind::Timeout));
+        e.counters
+            .finish(Duration::from_millis(120), Err(FailureKind::Timeout));
         let m = e.metrics();
         assert_eq!(m.failures_of(FailureKind::Timeout), 1);
         assert_eq!(m.latency_buckets[1], 0, "120 ms is not <= 100 ms");
         assert_eq!(m.latency_buckets[2], 1);
         assert_eq!(*m.latency_buckets.last().unwrap(), 1);
         let text = m.to_prometheus();
-        assert!(text.contains("vto_engine_calls_total{engine=\"dress-http\"} 1"), "{text}");
-        assert!(text.contains("vto_engine_failures_total{engine=\"dress-http\",kind=\"timeout\"} 1"));
+        assert!(
+            text.contains("vto_engine_calls_total{engine=\"dress-http\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("vto_engine_failures_total{engine=\"dress-http\",kind=\"timeout\"} 1")
+        );
         assert!(text.contains("vto_engine_latency_ms_bucket{engine=\"dress-http\",le=\"+Inf\"} 1"));
         assert!(text.contains("vto_engine_in_flight{engine=\"dress-http\"} 0"));
     }

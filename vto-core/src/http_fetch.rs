@@ -119,12 +119,26 @@ fn forbidden_v6(ip: Ipv6Addr) -> Option<&'static str> {
 
 /// An address the guard refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{host} resolves to a {reason} address, which vto does not connect to")]
 pub struct ForbiddenAddress {
     /// The host as named in the URL.
     pub host: String,
     /// The address class.
     pub reason: &'static str,
+}
+
+impl fmt::Display for ForbiddenAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verb = if self.host.parse::<IpAddr>().is_ok() {
+            "is"
+        } else {
+            "resolves to"
+        };
+        write!(
+            f,
+            "{} {verb} a {} address, which vto does not connect to",
+            self.host, self.reason
+        )
+    }
 }
 
 /// Invalid fetcher configuration.
@@ -150,9 +164,9 @@ pub struct AddressPolicy {
 
 impl AddressPolicy {
     /// A policy with the given allow-list (CIDRs or single addresses).
-    pub fn new<S: AsRef<str>>(allow: &[S]) -> Result<Self, FetchConfigError> {
+    pub fn new(allow: impl IntoIterator<Item = impl AsRef<str>>) -> Result<Self, FetchConfigError> {
         let allow = allow
-            .iter()
+            .into_iter()
             .map(|s| {
                 let s = s.as_ref().trim();
                 s.parse::<IpNet>()
@@ -253,15 +267,14 @@ impl Resolve for GuardedResolver {
         let policy = self.policy.clone();
         Box::pin(async move {
             let host = name.as_str().to_string();
-            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .collect();
+            let found: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             let kept = policy.filter(&host, found)?;
             if kept.is_empty() {
                 return Err(format!("{host} did not resolve to any address").into());
             }
             let addrs: Addrs = Box::new(kept.into_iter());
-            Ok(addrs)
+            Ok::<Addrs, Box<dyn std::error::Error + Send + Sync>>(addrs)
         })
     }
 }
@@ -378,7 +391,10 @@ impl HttpFetcher {
                 continue;
             }
             if !status.is_success() {
-                return Err(fail(format!("the server answered HTTP {}", status.as_u16())));
+                return Err(fail(format!(
+                    "the server answered HTTP {}",
+                    status.as_u16()
+                )));
             }
             let declared_type = resp
                 .headers()
@@ -511,7 +527,9 @@ mod tests {
         let p = AddressPolicy::default();
         let check = |u: &str| p.check_url(&Url::parse(u).unwrap());
         assert!(check("https://example.com/a.png").is_ok());
-        assert!(check("ftp://example.com/a.png").unwrap_err().contains("http"));
+        assert!(check("ftp://example.com/a.png")
+            .unwrap_err()
+            .contains("http"));
         assert!(check("file:///etc/passwd").is_err());
         assert!(check("http://127.0.0.1/").unwrap_err().contains("loopback"));
         // WHATWG parsing turns these spellings into 127.0.0.1 before the check.

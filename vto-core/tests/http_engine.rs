@@ -64,7 +64,13 @@ fn glb() -> Vec<u8> {
     v
 }
 
-async fn start(routes: impl Filter<Extract = (impl warp::Reply,), Error = std::convert::Infallible> + Clone + Send + Sync + 'static) -> String {
+async fn start(
+    routes: impl Filter<Extract = (impl warp::Reply,), Error = std::convert::Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(warp::serve(routes).incoming(listener).run());
@@ -169,7 +175,19 @@ async fn start_scripted(script: Script) -> (String, Arc<Seen>) {
             }
         });
     let health = warp::get().and(warp::path!("healthz")).map(|| "ok");
-    let url = start(health.map(warp::Reply::into_response).or(routes.map(warp::Reply::into_response)).unify().recover(|_r| async { Ok::<_, std::convert::Infallible>(warp::http::StatusCode::NOT_FOUND) }).unify()).await;
+    let url = start(
+        health
+            .map(warp::Reply::into_response)
+            .or(routes.map(warp::Reply::into_response))
+            .unify()
+            .recover(|_r| async {
+                Ok::<_, std::convert::Infallible>(warp::Reply::into_response(
+                    warp::http::StatusCode::NOT_FOUND,
+                ))
+            })
+            .unify(),
+    )
+    .await;
     (url, seen)
 }
 
@@ -202,9 +220,12 @@ struct Harness {
 
 async fn harness(engines: Engines) -> Harness {
     let mem = Backends::in_memory();
-    mem.fetcher.insert(PERSON_URL, person_png(), Some("image/png"));
-    mem.fetcher.insert(GARMENT_URL, garment_png(), Some("image/png"));
-    mem.fetcher.insert(MODEL_URL, glb(), Some("application/octet-stream"));
+    mem.fetcher
+        .insert(PERSON_URL, person_png(), Some("image/png"));
+    mem.fetcher
+        .insert(GARMENT_URL, garment_png(), Some("image/png"));
+    mem.fetcher
+        .insert(MODEL_URL, glb(), Some("application/octet-stream"));
     let svc = TryOnService::new(mem.backends.clone(), engines, ServiceConfig::default());
     let acct = svc.create_account("shop").await.unwrap();
     let funds: Decimal = "10.00".parse().unwrap();
@@ -259,7 +280,11 @@ fn glasses_request() -> CreateRequest {
 impl Harness {
     /// Submits an async dress job, runs it, and returns the finished result.
     async fn run_dress(&self) -> ResultObject {
-        let created = self.svc.create(&self.caller, &dress_request()).await.unwrap();
+        let created = self
+            .svc
+            .create(&self.caller, &dress_request())
+            .await
+            .unwrap();
         let Created::Accepted(queued) = created else {
             panic!("dress is asynchronous")
         };
@@ -276,8 +301,17 @@ impl Harness {
     }
 
     async fn captures(&self) -> usize {
-        let entries = self.mem.backends.ledger.entries(&self.account).await.unwrap();
-        entries.iter().filter(|e| e.kind == EntryKind::Capture).count()
+        let entries = self
+            .mem
+            .backends
+            .ledger
+            .entries(&self.account)
+            .await
+            .unwrap();
+        entries
+            .iter()
+            .filter(|e| e.kind == EntryKind::Capture)
+            .count()
     }
 
     /// A failed job: `processing_failed`, the hold released, nothing charged.
@@ -285,19 +319,41 @@ impl Harness {
         assert_eq!(r.status, JobStatus::Failed, "{r:?}");
         let err = r.error.as_ref().expect("a failed job has an error");
         assert_eq!(err.code, ErrorCode::ProcessingFailed, "{err:?}");
-        assert!(err.message.contains(expect), "message {:?} lacks {expect:?}", err.message);
-        assert!(!err.message.contains("127.0.0.1"), "the service address leaked: {}", err.message);
+        assert!(
+            err.message.contains(expect),
+            "message {:?} lacks {expect:?}",
+            err.message
+        );
+        assert!(
+            !err.message.contains("127.0.0.1"),
+            "the service address leaked: {}",
+            err.message
+        );
         assert!(r.result.is_none() && r.cost.is_none());
         let b = self.balance().await;
-        assert_eq!((b.balance, b.held, b.available), (self.funds, Decimal::ZERO, self.funds));
+        assert_eq!(
+            (b.balance, b.held, b.available),
+            (self.funds, Decimal::ZERO, self.funds)
+        );
         assert_eq!(self.captures().await, 0);
-        let hold = self.mem.backends.ledger.get_hold(r.request_id).await.unwrap().unwrap();
+        let hold = self
+            .mem
+            .backends
+            .ledger
+            .get_hold(r.request_id)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(hold.status, HoldStatus::Released);
     }
 }
 
 fn decode_png(bytes: &[u8]) -> RgbImage {
-    assert_eq!(media::sniff(bytes), Some(media::MediaKind::Png), "results are PNG");
+    assert_eq!(
+        media::sniff(bytes),
+        Some(media::MediaKind::Png),
+        "results are PNG"
+    );
     media::decode_image(bytes, &media::ImageLimits::default())
         .unwrap()
         .to_rgb8()
@@ -322,16 +378,26 @@ async fn async_category_succeeds_end_to_end_with_the_example_service_and_is_bill
     };
     let id = queued.request_id.to_string();
     assert_eq!(queued.status, JobStatus::Queued);
-    assert_eq!(h.svc.get(&h.caller, &id).await.unwrap().status, JobStatus::Queued);
+    assert_eq!(
+        h.svc.get(&h.caller, &id).await.unwrap().status,
+        JobStatus::Queued
+    );
     let held = h.balance().await;
-    assert_eq!(held.held, Decimal::new(20, 2), "the dress price (0.20) is held");
+    assert_eq!(
+        held.held,
+        Decimal::new(20, 2),
+        "the dress price (0.20) is held"
+    );
 
     let worker = {
         let svc = h.svc.clone();
         tokio::spawn(async move { svc.work_one().await })
     };
     started.recv().await.unwrap();
-    assert_eq!(h.svc.get(&h.caller, &id).await.unwrap().status, JobStatus::Processing);
+    assert_eq!(
+        h.svc.get(&h.caller, &id).await.unwrap().status,
+        JobStatus::Processing
+    );
     go.send(()).unwrap();
     worker.await.unwrap().unwrap();
 
@@ -346,12 +412,18 @@ async fn async_category_succeeds_end_to_end_with_the_example_service_and_is_bill
     // The backdrop is untouched; the torso now shows the red garment.
     assert_eq!(out.get_pixel(2, 2).0, PERSON_BG);
     let torso = out.get_pixel(48, 60).0;
-    assert!(torso[0] > 120 && torso[1] < 90, "torso pixel {torso:?} is not garment red");
+    assert!(
+        torso[0] > 120 && torso[1] < 90,
+        "torso pixel {torso:?} is not garment red"
+    );
 
     // Billed exactly once, the price of a dress.
     assert_eq!(done.cost.as_ref().unwrap().amount, Decimal::new(20, 2));
     let b = h.balance().await;
-    assert_eq!((b.balance, b.held), (h.funds - Decimal::new(20, 2), Decimal::ZERO));
+    assert_eq!(
+        (b.balance, b.held),
+        (h.funds - Decimal::new(20, 2), Decimal::ZERO)
+    );
     assert_eq!(h.captures().await, 1);
     // Settling again (maintenance) does not charge twice.
     h.svc.maintain().await.unwrap();
@@ -366,7 +438,9 @@ async fn async_category_succeeds_end_to_end_with_the_example_service_and_is_bill
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sync_category_routed_to_a_service_gets_bytes_not_urls() {
     let (url, seen) = start_scripted(Script::Jpeg).await;
-    let http = engine(&url, |c| c.headers = vec![("authorization".into(), "Bearer render-token".into())]);
+    let http = engine(&url, |c| {
+        c.headers = vec![("authorization".into(), "Bearer render-token".into())]
+    });
     let h = harness(routed(Category::Glasses, http.clone())).await;
     let Created::Finished(r) = h.svc.create(&h.caller, &glasses_request()).await.unwrap() else {
         panic!("glasses are synchronous")
@@ -374,11 +448,18 @@ async fn sync_category_routed_to_a_service_gets_bytes_not_urls() {
     assert_eq!(r.status, JobStatus::Success, "{r:?}");
     let key = r.result.unwrap().image_url.replace("memory://results/", "");
     let out = decode_png(&h.mem.results.get(&key).await.unwrap().unwrap().bytes);
-    assert_eq!(out.dimensions(), (24, 32), "the service's JPEG, re-encoded as PNG");
+    assert_eq!(
+        out.dimensions(),
+        (24, 32),
+        "the service's JPEG, re-encoded as PNG"
+    );
     assert_eq!(h.captures().await, 1);
 
     assert_eq!(seen.protocol.lock().unwrap().as_deref(), Some("1"));
-    assert_eq!(seen.token.lock().unwrap().as_deref(), Some("Bearer render-token"));
+    assert_eq!(
+        seen.token.lock().unwrap().as_deref(),
+        Some("Bearer render-token")
+    );
     let parts = seen.parts.lock().unwrap().clone();
     let names: Vec<&str> = parts.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["meta", "person", "product"]);
@@ -388,12 +469,21 @@ async fn sync_category_routed_to_a_service_gets_bytes_not_urls() {
     assert_eq!(meta["category"], "glasses");
     assert_eq!(meta["mode"], "synchronous");
     assert_eq!(meta["person"]["content_type"], "image/png");
-    assert_eq!((meta["person"]["width"].as_u64(), meta["person"]["height"].as_u64()), (Some(96), Some(128)));
+    assert_eq!(
+        (
+            meta["person"]["width"].as_u64(),
+            meta["person"]["height"].as_u64()
+        ),
+        (Some(96), Some(128))
+    );
     // Sniffed, not the declared application/octet-stream.
     assert_eq!(meta["product"]["content_type"], "model/gltf-binary");
     assert_eq!(parts[1].1, person_png());
     assert_eq!(parts[2].1, glb());
-    assert!(!String::from_utf8_lossy(&parts[0].1).contains("shop.example"), "no client URLs are sent");
+    assert!(
+        !String::from_utf8_lossy(&parts[0].1).contains("shop.example"),
+        "no client URLs are sent"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -402,8 +492,12 @@ async fn a_500_fails_the_job_cleanly_without_retry_or_charge() {
     let http = engine(&url, |_| {});
     let h = harness(routed(Category::Dress, http.clone())).await;
     let r = h.run_dress().await;
-    h.assert_failed_unbilled(&r, "the render service failed (HTTP 500)").await;
-    assert!(!r.error.unwrap().message.contains("CUDA"), "raw service output is not shown");
+    h.assert_failed_unbilled(&r, "the render service failed (HTTP 500)")
+        .await;
+    assert!(
+        !r.error.unwrap().message.contains("CUDA"),
+        "raw service output is not shown"
+    );
     assert_eq!(seen.hits.load(Ordering::SeqCst), 1, "a 500 is not retried");
     let m = http.metrics();
     assert_eq!((m.calls, m.failures_of(FailureKind::Status)), (1, 1));
@@ -415,7 +509,8 @@ async fn a_protocol_error_becomes_the_jobs_message() {
     let http = engine(&url, |_| {});
     let h = harness(routed(Category::Dress, http.clone())).await;
     let r = h.run_dress().await;
-    h.assert_failed_unbilled(&r, "no person detected in the photo (no_person)").await;
+    h.assert_failed_unbilled(&r, "no person detected in the photo (no_person)")
+        .await;
     assert_eq!(http.metrics().failures_of(FailureKind::Rejected), 1);
 }
 
@@ -425,8 +520,13 @@ async fn a_slow_service_times_out() {
     let http = engine(&url, |c| c.timeout_ms = 400);
     let h = harness(routed(Category::Dress, http.clone())).await;
     let r = h.run_dress().await;
-    h.assert_failed_unbilled(&r, "did not answer within 400 ms").await;
-    assert_eq!(seen.hits.load(Ordering::SeqCst), 1, "a timeout is not retried");
+    h.assert_failed_unbilled(&r, "did not answer within 400 ms")
+        .await;
+    assert_eq!(
+        seen.hits.load(Ordering::SeqCst),
+        1,
+        "a timeout is not retried"
+    );
     assert_eq!(http.metrics().failures_of(FailureKind::Timeout), 1);
 }
 
@@ -446,7 +546,8 @@ async fn an_oversized_answer_is_cut_off() {
     let http = engine(&url, |c| c.max_response_bytes = 1 << 20);
     let h = harness(routed(Category::Dress, http.clone())).await;
     let r = h.run_dress().await;
-    h.assert_failed_unbilled(&r, "exceeded the 1048576-byte limit").await;
+    h.assert_failed_unbilled(&r, "exceeded the 1048576-byte limit")
+        .await;
     assert_eq!(http.metrics().failures_of(FailureKind::TooLarge), 1);
 }
 
@@ -459,9 +560,13 @@ async fn a_service_that_is_down_fails_the_job_after_bounded_retries() {
     };
     let http = engine(&url, |c| c.max_retries = 2);
     let h = harness(routed(Category::Dress, http.clone())).await;
-    assert!(http.probe().await.is_err(), "readiness reports the service down");
+    assert!(
+        http.probe().await.is_err(),
+        "readiness reports the service down"
+    );
     let r = h.run_dress().await;
-    h.assert_failed_unbilled(&r, "the render service is unavailable").await;
+    h.assert_failed_unbilled(&r, "the render service is unavailable")
+        .await;
     let m = http.metrics();
     assert_eq!((m.calls, m.attempts, m.retries), (1, 3, 2), "{m:?}");
     assert_eq!(m.failures_of(FailureKind::Connect), 1);
@@ -477,7 +582,11 @@ async fn a_503_is_retried_until_the_service_answers() {
     assert_eq!(seen.hits.load(Ordering::SeqCst), 3);
     assert_eq!(h.captures().await, 1);
     let m = http.metrics();
-    assert_eq!((m.calls, m.successes, m.attempts, m.retries), (1, 1, 3, 2), "{m:?}");
+    assert_eq!(
+        (m.calls, m.successes, m.attempts, m.retries),
+        (1, 1, 3, 2),
+        "{m:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -495,7 +604,11 @@ async fn html_instead_of_a_person_photo_is_refused_before_calling_the_service() 
     let (url, seen) = start_scripted(Script::Jpeg).await;
     let http = engine(&url, |_| {});
     let h = harness(routed(Category::Dress, http.clone())).await;
-    h.mem.fetcher.insert(PERSON_URL, b"<!DOCTYPE html><html><body>404</body></html>".to_vec(), Some("image/png"));
+    h.mem.fetcher.insert(
+        PERSON_URL,
+        b"<!DOCTYPE html><html><body>404</body></html>".to_vec(),
+        Some("image/png"),
+    );
     let r = h.run_dress().await;
     assert_eq!(r.status, JobStatus::Failed);
     let err = r.error.unwrap();
@@ -514,7 +627,8 @@ async fn the_example_service_rejects_a_3d_model_with_a_protocol_error() {
     let Created::Finished(r) = h.svc.create(&h.caller, &glasses_request()).await.unwrap() else {
         panic!("glasses are synchronous")
     };
-    h.assert_failed_unbilled(&r, "renders garment photos only").await;
+    h.assert_failed_unbilled(&r, "renders garment photos only")
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -528,6 +642,10 @@ async fn concurrency_is_bounded_per_engine() {
     let (a, b) = tokio::join!(h.svc.work_one(), h.svc.work_one());
     assert!(a.unwrap().is_some() && b.unwrap().is_some());
     assert_eq!(seen.hits.load(Ordering::SeqCst), 2);
-    assert_eq!(seen.max_active.load(Ordering::SeqCst), 1, "calls were serialised");
+    assert_eq!(
+        seen.max_active.load(Ordering::SeqCst),
+        1,
+        "calls were serialised"
+    );
     assert_eq!(http.metrics().successes, 2);
 }

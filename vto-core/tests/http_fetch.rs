@@ -21,7 +21,11 @@ fn crc32(bytes: &[u8]) -> u32 {
     for &b in bytes {
         crc ^= u32::from(b);
         for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc
@@ -45,7 +49,10 @@ fn png_bomb() -> Vec<u8> {
     let mut v = b"\x89PNG\r\n\x1a\n".to_vec();
     v.extend(chunk(b"IHDR", &ihdr));
     // A zlib stream of zeros (the start of the first row): valid, tiny, and far too short.
-    v.extend(chunk(b"IDAT", &[0x78, 0x9c, 0x63, 0x60, 0x00, 0x00, 0x00, 0x02, 0x00, 0x01]));
+    v.extend(chunk(
+        b"IDAT",
+        &[0x78, 0x9c, 0x63, 0x60, 0x00, 0x00, 0x00, 0x02, 0x00, 0x01],
+    ));
     v.extend(chunk(b"IEND", &[]));
     v
 }
@@ -79,7 +86,14 @@ async fn serve() -> u16 {
                     r.extend_from_slice(body);
                     r
                 };
-                let redirect = |to: &str| full("302 Found", "text/plain", b"", &format!("location: {to}\r\n"));
+                let redirect = |to: &str| {
+                    full(
+                        "302 Found",
+                        "text/plain",
+                        b"",
+                        &format!("location: {to}\r\n"),
+                    )
+                };
                 let reply = match path.as_str() {
                     "/ok.png" => full("200 OK", "image/png", &png(8, 6), ""),
                     "/html" => full("200 OK", "image/png", b"<!DOCTYPE html><html><body>Please log in</body></html>", ""),
@@ -277,11 +291,17 @@ async fn redirects_are_followed_and_each_hop_is_rechecked() {
     let port = serve().await;
     let f = loopback_allowed();
     let base = format!("http://127.0.0.1:{port}");
-    let got = f.fetch(&url(&format!("{base}/to-ok")), &limits()).await.unwrap();
+    let got = f
+        .fetch(&url(&format!("{base}/to-ok")), &limits())
+        .await
+        .unwrap();
     assert_eq!(got.bytes, png(8, 6));
 
     let msg = refused(&f, &format!("{base}/to-metadata")).await;
-    assert!(msg.contains("169.254.169.254") && msg.contains("link-local"), "{msg}");
+    assert!(
+        msg.contains("169.254.169.254") && msg.contains("link-local"),
+        "{msg}"
+    );
     let msg = refused(&f, &format!("{base}/to-ftp")).await;
     assert!(msg.contains("only http and https"), "{msg}");
     let msg = refused(&f, &format!("{base}/loop")).await;
@@ -312,7 +332,10 @@ async fn an_endless_stream_stops_at_the_byte_cap() {
 async fn a_declared_oversized_body_is_refused_without_reading_it() {
     let port = serve().await;
     let e = loopback_allowed()
-        .fetch(&url(&format!("http://127.0.0.1:{port}/declared-huge")), &limits())
+        .fetch(
+            &url(&format!("http://127.0.0.1:{port}/declared-huge")),
+            &limits(),
+        )
         .await
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::InputTooLarge);
@@ -365,7 +388,8 @@ async fn fetch_and_decode(path: &str) -> Result<DynamicImage, (ErrorCode, String
         .fetch(&url(&format!("http://127.0.0.1:{port}{path}")), &limits())
         .await
         .map_err(|e| (e.code(), e.to_string()))?;
-    media::decode_image(&fetched.bytes, &ImageLimits::default()).map_err(|e| (e.code(), e.to_string()))
+    media::decode_image(&fetched.bytes, &ImageLimits::default())
+        .map_err(|e| (e.code(), e.to_string()))
 }
 
 #[tokio::test]
