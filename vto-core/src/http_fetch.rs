@@ -496,7 +496,7 @@ mod tests {
 
     #[test]
     fn allow_list_parses_cidrs_and_addresses() {
-        let p = AddressPolicy::new(&["127.0.0.1/32", "10.1.0.0/16", "::1"]).unwrap();
+        let p = AddressPolicy::new(["127.0.0.1/32", "10.1.0.0/16", "::1"]).unwrap();
         assert!(p.check("h", "127.0.0.1".parse().unwrap()).is_ok());
         assert!(p.check("h", "10.1.2.3".parse().unwrap()).is_ok());
         assert!(p.check("h", "::1".parse().unwrap()).is_ok());
@@ -505,7 +505,7 @@ mod tests {
         // The mapped form of an allowed IPv4 address is allowed too.
         assert!(p.check("h", "::ffff:127.0.0.1".parse().unwrap()).is_ok());
         assert!(matches!(
-            AddressPolicy::new(&["not-a-cidr"]),
+            AddressPolicy::new(["not-a-cidr"]),
             Err(FetchConfigError::InvalidCidr { .. })
         ));
     }
