@@ -37,7 +37,8 @@
 //! ## Robustness
 //!
 //! - **Time.** Connections have `connect_timeout_ms`; the whole call, retries and backoff
-//!   included, has `timeout_ms` (and the job's own deadline still applies around it).
+//!   included, has `timeout_ms` (and the job's own deadline still applies around it). Time
+//!   spent waiting for a free slot (see *Concurrency*) is bounded by the job's deadline only.
 //! - **Retries** only where resending is safe and likely to help: connection errors (refused,
 //!   reset before an answer, connect timeout) and `502`/`503`/`504`, with exponential backoff
 //!   and jitter, at most `max_retries` times and never past the timeout. A `500` or a timeout
@@ -205,7 +206,8 @@ pub const LATENCY_BUCKETS_MS: [u64; 12] = [
 pub struct EngineMetrics {
     /// The engine's name.
     pub engine: String,
-    /// Render calls started.
+    /// Render calls started. `calls - successes - failures - in_flight` were abandoned
+    /// half-way (the job's deadline or a cancel dropped them).
     pub calls: u64,
     /// Calls that produced an image.
     pub successes: u64,
@@ -327,7 +329,23 @@ impl Counters {
                 self.failures[i].fetch_add(1, Ordering::Relaxed)
             }
         };
-        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Counts a call in flight until dropped, so a call abandoned mid-way (the job's deadline
+/// dropped the future) does not stay "in flight" forever.
+struct InFlight<'a>(&'a AtomicU64);
+
+impl<'a> InFlight<'a> {
+    fn enter(gauge: &'a AtomicU64) -> Self {
+        gauge.fetch_add(1, Ordering::Relaxed);
+        Self(gauge)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -848,7 +866,7 @@ impl Engine for HttpEngine {
     async fn render(&self, input: RenderInput<'_>) -> Result<Rendered, EngineError> {
         let started = Instant::now();
         self.counters.calls.fetch_add(1, Ordering::Relaxed);
-        self.counters.in_flight.fetch_add(1, Ordering::Relaxed);
+        let _in_flight = InFlight::enter(&self.counters.in_flight);
         let outcome = self.call(input).await;
         self.counters.finish(
             started.elapsed(),
@@ -956,9 +974,11 @@ mod tests {
     fn prometheus_text_has_every_family() {
         let e = HttpEngine::new("dress-http", HttpEngineConfig::default()).unwrap();
         e.counters.calls.fetch_add(1, Ordering::Relaxed);
-        e.counters.in_flight.fetch_add(1, Ordering::Relaxed);
+        let gauge = InFlight::enter(&e.counters.in_flight);
+        assert_eq!(e.metrics().in_flight, 1);
         e.counters
             .finish(Duration::from_millis(120), Err(FailureKind::Timeout));
+        drop(gauge);
         let m = e.metrics();
         assert_eq!(m.failures_of(FailureKind::Timeout), 1);
         assert_eq!(m.latency_buckets[1], 0, "120 ms is not <= 100 ms");

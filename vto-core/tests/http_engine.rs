@@ -649,3 +649,89 @@ async fn concurrency_is_bounded_per_engine() {
     );
     assert_eq!(http.metrics().successes, 2);
 }
+
+/// A 16×8 JPEG with EXIF orientation 6 ("rotate 90° clockwise to display").
+fn jpeg_rotated() -> Vec<u8> {
+    let img = RgbImage::from_fn(
+        16,
+        8,
+        |x, _| if x < 8 { Rgb([255; 3]) } else { Rgb([0; 3]) },
+    );
+    let mut jpeg = Vec::new();
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 95)
+        .encode_image(&img)
+        .unwrap();
+    let mut exif = b"Exif\0\0MM\0\x2a\0\0\0\x08".to_vec();
+    exif.extend([0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0]);
+    let mut out = vec![0xFF, 0xD8, 0xFF, 0xE1];
+    out.extend(((exif.len() + 2) as u16).to_be_bytes());
+    out.extend(exif);
+    out.extend(&jpeg[2..]);
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_photo_with_exif_orientation_is_sent_upright() {
+    let (url, seen) = start_scripted(Script::Jpeg).await;
+    let http = engine(&url, |_| {});
+    let h = harness(routed(Category::Dress, http)).await;
+    h.mem
+        .fetcher
+        .insert(PERSON_URL, jpeg_rotated(), Some("image/jpeg"));
+    let r = h.run_dress().await;
+    assert_eq!(r.status, JobStatus::Success, "{r:?}");
+    let parts = seen.parts.lock().unwrap().clone();
+    let meta: serde_json::Value = serde_json::from_slice(&parts[0].1).unwrap();
+    assert_eq!(meta["person"]["content_type"], "image/png");
+    assert_eq!(meta["person"]["width"], 8);
+    assert_eq!(meta["person"]["height"], 16);
+    let sent = decode_png(&parts[1].1);
+    assert_eq!(sent.dimensions(), (8, 16));
+    assert!(
+        sent.get_pixel(4, 2).0[0] > 200,
+        "the white half is on top once upright"
+    );
+    assert!(sent.get_pixel(4, 13).0[0] < 60);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_job_deadline_ends_a_hanging_call_and_nothing_stays_in_flight() {
+    let (url, _) = start_scripted(Script::Slow(Duration::from_secs(30))).await;
+    let http = engine(&url, |c| c.timeout_ms = 60_000);
+    let mem = Backends::in_memory();
+    mem.fetcher.insert(PERSON_URL, person_png(), None);
+    mem.fetcher.insert(GARMENT_URL, garment_png(), None);
+    let config = ServiceConfig {
+        job_deadline: Some(Duration::from_millis(500)),
+        ..ServiceConfig::default()
+    };
+    let svc = TryOnService::new(
+        mem.backends.clone(),
+        routed(Category::Dress, http.clone()),
+        config,
+    );
+    let acct = svc.create_account("shop").await.unwrap();
+    svc.add_funds(&acct.id, "1.00".parse().unwrap(), "top-up")
+        .await
+        .unwrap();
+    let key = svc.create_api_key(&acct.id, "t").await.unwrap();
+    let caller = svc.authenticate(Some(&key.secret)).await.unwrap();
+    let created = svc.create(&caller, &dress_request()).await.unwrap();
+    svc.work_one().await.unwrap();
+    let r = svc
+        .get(&caller, &created.result().request_id.to_string())
+        .await
+        .unwrap();
+    assert_eq!(r.status, JobStatus::Failed);
+    assert_eq!(r.error.unwrap().code, ErrorCode::TimedOut);
+    let b = svc.balance(&caller).await.unwrap();
+    assert_eq!(
+        (b.held, b.available),
+        (Decimal::ZERO, "1.00".parse().unwrap())
+    );
+    let m = http.metrics();
+    assert_eq!(
+        (m.calls, m.in_flight, m.successes, m.total_failures()),
+        (1, 0, 0, 0)
+    );
+}
