@@ -538,14 +538,7 @@ impl HttpEngine {
             detail: String::new(),
         };
         if want == ProductInput::Model {
-            let kind = match media::sniff(&input.bytes) {
-                Some(k) if k.is_model() => k,
-                _ => {
-                    return Err(bad(media::MediaError::Unsupported(
-                        "expected a glTF 2.0 (.glb or .gltf) or OBJ model".into(),
-                    )))
-                }
-            };
+            let kind = media::sniff_model(&input.bytes).map_err(bad)?;
             return Ok(PartData {
                 bytes: Bytes::copy_from_slice(&input.bytes),
                 kind,

@@ -116,6 +116,50 @@ fn is_gltf_json(text: &str) -> bool {
         .is_some_and(|v| v.starts_with("2."))
 }
 
+/// Sniffs `bytes` and insists on a self-contained 3D model: GLB, OBJ, or glTF JSON whose
+/// buffers and images are embedded (`data:` URIs). A `.gltf` that points at other files is
+/// refused, since vto never fetches more than the one URL a client sent.
+pub fn sniff_model(bytes: &[u8]) -> Result<MediaKind, MediaError> {
+    let kind = match sniff(bytes) {
+        Some(k) if k.is_model() => k,
+        Some(k) => {
+            return Err(MediaError::Unsupported(format!(
+                "expected a glTF 2.0 (.glb or .gltf) or OBJ model but got an image ({})",
+                k.content_type()
+            )))
+        }
+        None => {
+            return Err(MediaError::Unsupported(format!(
+                "expected a glTF 2.0 (.glb or .gltf) or OBJ model, but {}",
+                describe_unknown(bytes)
+            )))
+        }
+    };
+    if kind == MediaKind::Gltf {
+        let root: serde_json::Value = serde_json::from_slice(bytes)
+            .or_else(|_| {
+                let text = std::str::from_utf8(bytes).unwrap_or_default();
+                serde_json::from_str(text.trim_start_matches('\u{feff}'))
+            })
+            .map_err(|e| MediaError::Corrupt(format!("the glTF JSON is invalid: {e}")))?;
+        for list in ["buffers", "images"] {
+            let items = root.get(list).and_then(|v| v.as_array());
+            for (i, item) in items.into_iter().flatten().enumerate() {
+                if let Some(uri) = item.get("uri").and_then(|u| u.as_str()) {
+                    if !uri.starts_with("data:") {
+                        return Err(MediaError::Unsupported(format!(
+                            "the glTF references an external file ({list}[{i}].uri = {:?}); \
+                             embed it as a data: URI or send a .glb",
+                            uri.chars().take(100).collect::<String>()
+                        )));
+                    }
+                }
+            }
+        }
+    }
+    Ok(kind)
+}
+
 /// OBJ statements vto recognises (geometry, grouping, materials, free-form leftovers).
 const OBJ_KEYWORDS: &[&str] = &[
     "v",
@@ -422,6 +466,21 @@ mod tests {
         assert_eq!(sniff(b"<!DOCTYPE html><html><body>hi</body></html>"), None);
         assert_eq!(sniff(b"hello world"), None);
         assert_eq!(sniff(b""), None);
+    }
+
+    #[test]
+    fn models_must_be_self_contained() {
+        let embedded = br#"{"asset":{"version":"2.0"},"buffers":[{"byteLength":3,"uri":"data:application/octet-stream;base64,AAAA"}]}"#;
+        assert_eq!(sniff_model(embedded), Ok(MediaKind::Gltf));
+        let external = br#"{"asset":{"version":"2.0"},"images":[{"uri":"textures/frame.png"}]}"#;
+        let e = sniff_model(external).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::UnsupportedMedia);
+        assert!(e.to_string().contains("images[0].uri"), "{e}");
+        assert!(sniff_model(b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").is_ok());
+        let e = sniff_model(b"<html></html>").unwrap_err();
+        assert!(e.to_string().contains("HTML"), "{e}");
+        let e = sniff_model(&png(2, 2)).unwrap_err();
+        assert!(e.to_string().contains("got an image"), "{e}");
     }
 
     #[test]
