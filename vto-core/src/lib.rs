@@ -49,10 +49,16 @@ pub mod conformance;
 pub mod engine;
 pub mod error;
 pub mod fetch;
+#[cfg(feature = "http")]
+pub mod http_engine;
+#[cfg(feature = "http")]
+pub mod http_fetch;
 pub mod idempotency;
 pub mod ids;
 pub mod job;
 pub mod keys;
+#[cfg(feature = "http")]
+pub mod media;
 pub mod money;
 pub mod outbox;
 pub mod pricing;
