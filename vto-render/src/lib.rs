@@ -3,3 +3,4 @@
 //! This crate is being built; see the workspace README.
 
 pub mod gpu;
+pub mod tflite;

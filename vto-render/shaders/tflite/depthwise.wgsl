@@ -1,0 +1,66 @@
+// DEPTHWISE_CONV_2D, NHWC float32, batch 1, with bias and fused activation.
+// One invocation computes 4 adjacent output channels of one output pixel. Output channel c
+// reads input channel c / mult (mult = depth multiplier). Weights are packed on the host as
+// [k_h][k_w][oc4] vec4, bias as [oc4] vec4, zero-padded.
+// Needs shared/activation.wgsl prepended.
+
+struct DepthwiseParams {
+    in_h: u32, in_w: u32, in_c: u32, out_h: u32,
+    out_w: u32, out_c: u32, k_h: u32, k_w: u32,
+    stride_h: u32, stride_w: u32, dil_h: u32, dil_w: u32,
+    pad_top: u32, pad_left: u32, act: u32, oc4: u32,
+    mult: u32, _pad0: u32, _pad1: u32, _pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: DepthwiseParams;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read> w: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> bias: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    // x: channel block (fastest, so neighbouring invocations read neighbouring channels),
+    // then pixels.
+    let i = gid.x + gid.y * 65535u * 64u;
+    let total = p.out_h * p.out_w * p.oc4;
+    if i >= total {
+        return;
+    }
+    let ob = i % p.oc4;
+    let pix = i / p.oc4;
+    let oy = pix / p.out_w;
+    let ox = pix % p.out_w;
+    let c0 = ob * 4u;
+    let last_c = p.in_c - 1u;
+    let ic = vec4<u32>(
+        min(c0 / p.mult, last_c),
+        min((c0 + 1u) / p.mult, last_c),
+        min((c0 + 2u) / p.mult, last_c),
+        min((c0 + 3u) / p.mult, last_c),
+    );
+    var acc = bias[ob];
+    let iy0 = i32(oy * p.stride_h) - i32(p.pad_top);
+    let ix0 = i32(ox * p.stride_w) - i32(p.pad_left);
+    for (var ky = 0u; ky < p.k_h; ky++) {
+        let iy = iy0 + i32(ky * p.dil_h);
+        if iy < 0 || iy >= i32(p.in_h) {
+            continue;
+        }
+        for (var kx = 0u; kx < p.k_w; kx++) {
+            let ix = ix0 + i32(kx * p.dil_w);
+            if ix < 0 || ix >= i32(p.in_w) {
+                continue;
+            }
+            let base = (u32(iy) * p.in_w + u32(ix)) * p.in_c;
+            let v = vec4<f32>(x[base + ic.x], x[base + ic.y], x[base + ic.z], x[base + ic.w]);
+            acc += v * w[(ky * p.k_w + kx) * p.oc4 + ob];
+        }
+    }
+    let r = activate4(acc, p.act);
+    let n = min(4u, p.out_c - c0);
+    let o = pix * p.out_c + c0;
+    for (var j = 0u; j < n; j++) {
+        y[o + j] = r[j];
+    }
+}
