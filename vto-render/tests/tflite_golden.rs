@@ -12,17 +12,23 @@ use std::path::PathBuf;
 use vto_render::gpu::GpuContext;
 use vto_render::tflite::{Executor, Model};
 
-/// Per-output tolerance: |ours - litert| <= abs + rel * |litert|.
+/// Per-output tolerance: |ours - litert| <= abs + rel * |litert|; with `sigmoid`, the same
+/// bound must also hold after a logistic (for logits that a graph turns into probabilities).
 struct Tol {
     abs: f64,
     rel: f64,
+    sigmoid: Option<f64>,
 }
 
 /// Tolerances, stated per model output (in output order). Scores, landmark coordinates and
 /// mask logits: 1e-3 absolute, plus 1e-5 relative for outputs whose values reach hundreds
 /// (box regressors and landmark pixel coordinates are in input pixels, up to ~256).
 fn tolerances(model: &str) -> Vec<Tol> {
-    let t = |abs, rel| Tol { abs, rel };
+    let t = |abs, rel| Tol {
+        abs,
+        rel,
+        sigmoid: None,
+    };
     match model {
         // regressors (pixels), classificators (logits)
         "face_detection_short_range" | "face_detection_full_range_sparse" | "pose_detection" => {
@@ -30,11 +36,21 @@ fn tolerances(model: &str) -> Vec<Tol> {
         }
         // 468 x/y/z in pixels, face flag logit
         "face_landmark" => vec![t(1e-3, 1e-5), t(1e-3, 0.0)],
-        // landmarks (pixels), flag, segmentation logits, heatmap, world landmarks (metres)
+        // landmarks (pixels), flag, segmentation logits, heatmap, world landmarks (metres).
+        // This model is ill-conditioned in float32: LiteRT's own kernels disagree with each
+        // other (XNNPACK vs builtin vs reference, measured with scripts/make_goldens.py's
+        // input) by up to 1.9e-3 px on the landmarks and 1.5 on the segmentation logits
+        // (large negative background logits). So: landmarks within 5e-3 px; segmentation
+        // logits within 0.5 and their probabilities (sigmoid, as MediaPipe uses them) within
+        // 1e-3.
         "pose_landmark_full" => vec![
-            t(1e-3, 1e-5),
+            t(5e-3, 0.0),
             t(1e-3, 0.0),
-            t(1e-3, 1e-5),
+            Tol {
+                abs: 0.5,
+                rel: 0.0,
+                sigmoid: Some(1e-3),
+            },
             t(1e-3, 1e-5),
             t(1e-3, 0.0),
         ],
@@ -115,6 +131,7 @@ fn six_models_match_litert() {
     let dir = models_dir();
     let ctx = GpuContext::shared().expect("a wgpu adapter (lavapipe in CI)");
     let mut report = Vec::new();
+    let mut failures = Vec::new();
     for model in MODELS {
         let path = dir.join(format!("{model}.tflite"));
         let bytes = std::fs::read(&path).unwrap_or_else(|e| {
@@ -155,23 +172,43 @@ fn six_models_match_litert() {
                 let d = (o - r).abs();
                 worst = worst.max(d);
                 worst_excess = worst_excess.max(d - (tol.abs + tol.rel * r.abs()));
-                assert!(
-                    d <= tol.abs + tol.rel * r.abs(),
-                    "{model} output {k} ({}) element {}: ours {o}, LiteRT {r}, |diff| {d}",
-                    gold["name"],
-                    j * stride
-                );
+                if let Some(st) = tol.sigmoid {
+                    let sig = |v: f64| 1.0 / (1.0 + (-v).exp());
+                    let ds = (sig(o) - sig(r)).abs();
+                    if ds > st {
+                        failures.push(format!(
+                            "{model} output {k} element {}: sigmoid ours {} LiteRT {}",
+                            j * stride,
+                            sig(o),
+                            sig(r)
+                        ));
+                    }
+                }
+                if d > tol.abs + tol.rel * r.abs() {
+                    failures.push(format!(
+                        "{model} output {k} ({}) element {}: ours {o}, LiteRT {r}, |diff| {d}",
+                        gold["name"],
+                        j * stride
+                    ));
+                }
             }
             // The sums cover the elements between samples.
             let sum: f64 = ours.iter().map(|&v| v as f64).sum();
             let gsum = gold["sum"].as_f64().expect("sum");
             let gabs = gold["abs_sum"].as_f64().expect("abs_sum");
-            assert!(
-                (sum - gsum).abs() <= (tol.abs + tol.rel * gabs / numel as f64) * numel as f64,
-                "{model} output {k}: sum {sum} vs LiteRT {gsum}"
-            );
-            report.push(format!("{model}[{k}] max|diff| {worst:.3e}"));
+            if (sum - gsum).abs() > (tol.abs + tol.rel * gabs / numel as f64) * numel as f64 {
+                failures.push(format!("{model} output {k}: sum {sum} vs LiteRT {gsum}"));
+            }
+            report.push(format!(
+                "{model}[{k}] max|diff| {worst:.3e}, worst margin {worst_excess:.3e}"
+            ));
         }
     }
     eprintln!("{}", report.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} mismatches, first ones:\n{}",
+        failures.len(),
+        failures[..failures.len().min(10)].join("\n")
+    );
 }
