@@ -16,6 +16,8 @@ pub mod cpu;
 mod executor;
 mod prepare;
 pub mod schema;
+#[cfg(test)]
+mod tests;
 
 pub use executor::Executor;
 pub use schema::{Activation, OpKind, Padding};
