@@ -126,20 +126,88 @@ fn make_input(g: &serde_json::Value) -> Vec<f32> {
     out
 }
 
+fn read_model(model: &str) -> Vec<u8> {
+    let path = models_dir().join(format!("{model}.tflite"));
+    std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "model {} is missing ({e}): run scripts/fetch-models.sh (or set VTO_MODELS_DIR)",
+            path.display()
+        )
+    })
+}
+
+#[test]
+fn models_parse_with_documented_inputs_and_outputs() {
+    let expect: [(&str, &[usize], &[&[usize]]); 6] = [
+        (
+            "face_detection_short_range",
+            &[1, 128, 128, 3],
+            &[&[1, 896, 16], &[1, 896, 1]],
+        ),
+        (
+            "face_detection_full_range_sparse",
+            &[1, 192, 192, 3],
+            &[&[1, 2304, 16], &[1, 2304, 1]],
+        ),
+        (
+            "face_landmark",
+            &[1, 192, 192, 3],
+            &[&[1, 1, 1, 1404], &[1, 1, 1, 1]],
+        ),
+        (
+            "pose_detection",
+            &[1, 224, 224, 3],
+            &[&[1, 2254, 12], &[1, 2254, 1]],
+        ),
+        (
+            "pose_landmark_full",
+            &[1, 256, 256, 3],
+            &[
+                &[1, 195],
+                &[1, 1],
+                &[1, 256, 256, 1],
+                &[1, 64, 64, 39],
+                &[1, 117],
+            ],
+        ),
+        (
+            "selfie_segmentation",
+            &[1, 256, 256, 3],
+            &[&[1, 256, 256, 1]],
+        ),
+    ];
+    for (name, input, outputs) in expect {
+        let model = Model::parse(&read_model(name)).expect("parse");
+        let ins = model.inputs();
+        assert_eq!(ins.len(), 1, "{name}");
+        assert_eq!(ins[0].shape, input, "{name}");
+        let outs: Vec<Vec<usize>> = model.outputs().into_iter().map(|o| o.shape).collect();
+        assert_eq!(outs, outputs, "{name}");
+    }
+}
+
+#[test]
+fn truncated_models_are_errors_not_panics() {
+    let bytes = read_model("face_detection_short_range");
+    // Cut the file at many points: each must parse to an error (or, rarely, a model whose
+    // executor then refuses it) without panicking.
+    let mut errors = 0;
+    for k in 1..64 {
+        let cut = bytes.len() * k / 64;
+        if Model::parse(&bytes[..cut]).is_err() {
+            errors += 1;
+        }
+    }
+    assert!(errors >= 60, "only {errors} of 63 truncations were rejected");
+}
+
 #[test]
 fn six_models_match_litert() {
-    let dir = models_dir();
     let ctx = GpuContext::shared().expect("a wgpu adapter (lavapipe in CI)");
     let mut report = Vec::new();
     let mut failures = Vec::new();
     for model in MODELS {
-        let path = dir.join(format!("{model}.tflite"));
-        let bytes = std::fs::read(&path).unwrap_or_else(|e| {
-            panic!(
-                "model {} is missing ({e}): run scripts/fetch-models.sh (or set VTO_MODELS_DIR)",
-                path.display()
-            )
-        });
+        let bytes = read_model(model);
         let g = golden(model);
         let parsed = Model::parse(&bytes).expect("parse");
         let input = make_input(&g["generator"]);

@@ -3,7 +3,8 @@
 // output pixels of a row, so every weight load feeds PIX multiply-adds and every input load 4.
 // Weights are packed on the host as [k_h][k_w][in_c][oc4] vec4 (oc4 = ceil(out_c / 4)),
 // bias as [oc4] vec4, both zero-padded.
-// Needs shared/activation.wgsl prepended.
+// The epilogue can add a residual tensor and apply a second activation (see
+// `Epilogue` in prepare.rs). Needs shared/activation.wgsl prepended.
 
 struct ConvParams {
     in_h: u32, in_w: u32, in_c: u32, out_h: u32,
@@ -11,7 +12,9 @@ struct ConvParams {
     stride_h: u32, stride_w: u32, dil_h: u32, dil_w: u32,
     pad_top: u32, pad_left: u32, act: u32, oc4: u32,
     // Number of PIX-wide pixel groups per output row: ceil(out_w / PIX).
-    groups_w: u32, _pad0: u32, _pad1: u32, _pad2: u32,
+    groups_w: u32,
+    // Epilogue: act2(act(acc + bias) + residual); res_c = residual channels (0: none).
+    act2: u32, res_c: u32, _pad0: u32,
 }
 
 const PIX: u32 = 4u;
@@ -20,7 +23,26 @@ const PIX: u32 = 4u;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> w: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> bias: array<vec4<f32>>;
-@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+@group(0) @binding(4) var<storage, read> res: array<f32>;
+@group(0) @binding(5) var<storage, read> alpha: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> y: array<f32>;
+
+// act2(act(acc) + residual) for 4 channels from c0 of output pixel `pix`.
+fn epilogue(acc: vec4<f32>, pix: u32, c0: u32, ob: u32) -> vec4<f32> {
+    let al = alpha[ob];
+    var v = activate_full(acc, p.act, al);
+    if p.res_c > 0u {
+        let rb = pix * p.res_c + c0;
+        var r = vec4<f32>(0.0);
+        for (var j = 0u; j < 4u; j++) {
+            if c0 + j < p.res_c {
+                r[j] = res[rb + j];
+            }
+        }
+        v += r;
+    }
+    return activate_full(v, p.act2, al);
+}
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -72,11 +94,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let c0 = ob * 4u;
     let n = min(4u, p.out_c - c0);
-    let r0 = activate4(acc0, p.act);
-    let r1 = activate4(acc1, p.act);
-    let r2 = activate4(acc2, p.act);
-    let r3 = activate4(acc3, p.act);
-    let o = (oy * p.out_w + ox0) * p.out_c + c0;
+    let pix = oy * p.out_w + ox0;
+    let r0 = epilogue(acc0, pix, c0, ob);
+    let r1 = epilogue(acc1, min(pix + 1u, p.out_h * p.out_w - 1u), c0, ob);
+    let r2 = epilogue(acc2, min(pix + 2u, p.out_h * p.out_w - 1u), c0, ob);
+    let r3 = epilogue(acc3, min(pix + 3u, p.out_h * p.out_w - 1u), c0, ob);
+    let o = pix * p.out_c + c0;
     for (var j = 0u; j < n; j++) {
         y[o + j] = r0[j];
         if ox0 + 1u < p.out_w { y[o + p.out_c + j] = r1[j]; }

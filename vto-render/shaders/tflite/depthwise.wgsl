@@ -2,21 +2,43 @@
 // One invocation computes 4 adjacent output channels of one output pixel. Output channel c
 // reads input channel c / mult (mult = depth multiplier). Weights are packed on the host as
 // [k_h][k_w][oc4] vec4, bias as [oc4] vec4, zero-padded.
-// Needs shared/activation.wgsl prepended.
+// The epilogue can add a residual tensor and apply a second activation (see
+// `Epilogue` in prepare.rs). Needs shared/activation.wgsl prepended.
 
 struct DepthwiseParams {
     in_h: u32, in_w: u32, in_c: u32, out_h: u32,
     out_w: u32, out_c: u32, k_h: u32, k_w: u32,
     stride_h: u32, stride_w: u32, dil_h: u32, dil_w: u32,
     pad_top: u32, pad_left: u32, act: u32, oc4: u32,
-    mult: u32, _pad0: u32, _pad1: u32, _pad2: u32,
+    mult: u32,
+    // Epilogue: act2(act(acc + bias) + residual); res_c = residual channels (0: none).
+    act2: u32, res_c: u32, _pad0: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: DepthwiseParams;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> w: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> bias: array<vec4<f32>>;
-@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+@group(0) @binding(4) var<storage, read> res: array<f32>;
+@group(0) @binding(5) var<storage, read> alpha: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> y: array<f32>;
+
+// act2(act(acc) + residual) for 4 channels from c0 of output pixel `pix`.
+fn epilogue(acc: vec4<f32>, pix: u32, c0: u32, ob: u32) -> vec4<f32> {
+    let al = alpha[ob];
+    var v = activate_full(acc, p.act, al);
+    if p.res_c > 0u {
+        let rb = pix * p.res_c + c0;
+        var r = vec4<f32>(0.0);
+        for (var j = 0u; j < 4u; j++) {
+            if c0 + j < p.res_c {
+                r[j] = res[rb + j];
+            }
+        }
+        v += r;
+    }
+    return activate_full(v, p.act2, al);
+}
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -57,7 +79,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             acc += v * w[(ky * p.k_w + kx) * p.oc4 + ob];
         }
     }
-    let r = activate4(acc, p.act);
+    let r = epilogue(acc, pix, c0, ob);
     let n = min(4u, p.out_c - c0);
     let o = pix * p.out_c + c0;
     for (var j = 0u; j < n; j++) {

@@ -42,11 +42,13 @@ pub(crate) fn run_step(step: &Step, vals: &HashMap<usize, Vec<f32>>, out_len: us
     let v = |t: &usize| vals[t].as_slice();
     match step {
         Step::Conv {
-            x, w, b, geo, act, ..
+            x, w, b, geo, epi, ..
         } => {
             let bias = b.as_ref().map(v);
             let mut out = conv2d(v(x), v(w), bias, geo);
-            out.iter_mut().for_each(|o| *o = act.apply(*o));
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = epi.apply(*o, i / geo.out_c, i % geo.out_c, vals);
+            }
             out
         }
         Step::Depthwise {
@@ -55,12 +57,14 @@ pub(crate) fn run_step(step: &Step, vals: &HashMap<usize, Vec<f32>>, out_len: us
             b,
             geo,
             mult,
-            act,
+            epi,
             ..
         } => {
             let bias = b.as_ref().map(v);
             let mut out = depthwise(v(x), v(w), bias, geo, *mult);
-            out.iter_mut().for_each(|o| *o = act.apply(*o));
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = epi.apply(*o, i / geo.out_c, i % geo.out_c, vals);
+            }
             out
         }
         Step::TransposeConv { x, w, b, geo, .. } => {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
-use super::prepare::{lower, Geo, Plan, Step};
+use super::prepare::{fuse, lower, Epilogue, Geo, Plan, Step};
 use super::{Model, TfliteError};
 use crate::gpu::GpuContext;
 
@@ -67,7 +67,9 @@ struct ConvParams {
     oc4: u32,
     /// `groups_w` in conv2d.wgsl, `mult` in depthwise.wgsl.
     extra: u32,
-    _pad: [u32; 3],
+    act2: u32,
+    res_c: u32,
+    _pad: u32,
 }
 const _: () = assert!(std::mem::size_of::<ConvParams>() == 80);
 
@@ -199,8 +201,16 @@ const _: () = assert!(std::mem::size_of::<ConcatParams>() == 32);
 const WORKGROUP: u32 = 64;
 const MAX_GROUPS: u32 = 65535;
 
+/// A binding of a dispatch: a tensor (pool buffer or uploaded constant) or a packed buffer.
+enum Bind {
+    Tensor(usize),
+    Buffer(wgpu::Buffer),
+}
+
 /// One recorded kernel launch.
 struct Dispatch {
+    /// Kernel name and output size, for [`Executor::profile`].
+    label: String,
     pipeline: usize,
     bind_group: wgpu::BindGroup,
     groups: (u32, u32, u32),
@@ -451,8 +461,7 @@ impl Builder<'_> {
         &mut self,
         kernel: &'static str,
         params: &[u8],
-        tensors: &[usize],
-        extra: &[wgpu::Buffer],
+        binds: Vec<Bind>,
         groups: (u32, u32, u32),
     ) {
         let pipeline = self.pipeline(kernel);
@@ -464,13 +473,12 @@ impl Builder<'_> {
                 usage: wgpu::BufferUsages::UNIFORM,
             });
         // Constants used by this dispatch must exist before borrowing bindings.
-        for &t in tensors {
-            self.ensure_const(t);
+        for b in &binds {
+            if let Bind::Tensor(t) = b {
+                self.ensure_const(*t);
+            }
         }
         let layout = self.pipelines[pipeline].get_bind_group_layout(0);
-        // Binding order: uniform, the first tensor (input), packed extras, then the remaining
-        // tensors (other inputs, output last).
-        let mut bufs: Vec<(&wgpu::Buffer, Option<wgpu::BufferSize>)> = Vec::new();
         let size_of = |t: usize| wgpu::BufferSize::new((self.plan.numel(t).max(1) * 4) as u64);
         let buf_of = |t: usize| -> &wgpu::Buffer {
             match self.const_buffers.get(&t) {
@@ -478,16 +486,16 @@ impl Builder<'_> {
                 None => &self.pool[self.slot[&t]],
             }
         };
-        if let Some((&first, rest)) = tensors.split_first() {
-            bufs.push((buf_of(first), size_of(first)));
-            bufs.extend(extra.iter().map(|e| (e, None)));
-            bufs.extend(rest.iter().map(|&t| (buf_of(t), size_of(t))));
-        }
+        // Binding 0 is the uniform, then the binds in order (the output last).
         let mut entries = vec![wgpu::BindGroupEntry {
             binding: 0,
             resource: uniform.as_entire_binding(),
         }];
-        for (k, (buffer, size)) in bufs.into_iter().enumerate() {
+        for (k, b) in binds.iter().enumerate() {
+            let (buffer, size) = match b {
+                Bind::Tensor(t) => (buf_of(*t), size_of(*t)),
+                Bind::Buffer(buf) => (buf, None),
+            };
             entries.push(wgpu::BindGroupEntry {
                 binding: k as u32 + 1,
                 resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
@@ -502,14 +510,19 @@ impl Builder<'_> {
             layout: &layout,
             entries: &entries,
         });
+        let out_elems = match binds.last() {
+            Some(Bind::Tensor(t)) => self.plan.numel(*t),
+            _ => 0,
+        };
         self.dispatches.push(Dispatch {
+            label: format!("{kernel} -> {out_elems} values"),
             pipeline,
             bind_group,
             groups,
         });
     }
 
-    fn conv_params(g: &Geo, act: u32, extra: usize) -> Result<ConvParams, TfliteError> {
+    fn conv_params(g: &Geo, epi: &Epilogue, extra: usize) -> Result<ConvParams, TfliteError> {
         let u = |v: usize| to_u32(v, "dimension");
         Ok(ConvParams {
             in_h: u(g.in_h)?,
@@ -526,11 +539,47 @@ impl Builder<'_> {
             dil_w: u(g.dil_w)?,
             pad_top: u(g.pad_top)?,
             pad_left: u(g.pad_left)?,
-            act,
+            act: epi.act1.code(),
             oc4: u(g.out_c.div_ceil(4))?,
             extra: u(extra)?,
-            _pad: [0; 3],
+            act2: epi.act2.code(),
+            res_c: u(epi.residual.map_or(0, |r| r.1))?,
+            _pad: 0,
         })
+    }
+
+    /// Bindings of conv2d.wgsl / depthwise.wgsl: x, weights, bias, residual, alpha, y.
+    fn conv_binds(
+        &self,
+        x: usize,
+        weights: wgpu::Buffer,
+        bias: wgpu::Buffer,
+        epi: &Epilogue,
+        out_c: usize,
+        y: usize,
+    ) -> Result<Vec<Bind>, TfliteError> {
+        let alpha = match epi.alpha {
+            Some(a) => {
+                let v = self.plan.consts.get(&a).ok_or_else(|| {
+                    TfliteError::Unsupported("PRELU slopes computed at run time".into())
+                })?;
+                pack_bias(Some(v), out_c)
+            }
+            None => vec![0.0; 4],
+        };
+        let alpha = self.upload("prelu alpha", &alpha);
+        let residual = match epi.residual {
+            Some((r, _)) => Bind::Tensor(r),
+            None => Bind::Buffer(bias.clone()),
+        };
+        Ok(vec![
+            Bind::Tensor(x),
+            Bind::Buffer(weights),
+            Bind::Buffer(bias),
+            residual,
+            Bind::Buffer(alpha),
+            Bind::Tensor(y),
+        ])
     }
 
     fn step(&mut self, step: &Step) -> Result<(), TfliteError> {
@@ -547,13 +596,13 @@ impl Builder<'_> {
                 b,
                 y,
                 geo,
-                act,
+                epi,
             } => {
                 let weights = self.upload("conv weights", &pack_conv_weights(c(*w)?, geo));
                 let bias = b.map(c).transpose()?;
                 let bias = self.upload("conv bias", &pack_bias(bias, geo.out_c));
                 let groups_w = geo.out_w.div_ceil(4);
-                let p = Self::conv_params(geo, act.gpu_code(), groups_w)?;
+                let p = Self::conv_params(geo, epi, groups_w)?;
                 let items = geo.out_h * groups_w;
                 let groups = (
                     to_u32(items.div_ceil(WORKGROUP as usize), "dispatch")?,
@@ -563,13 +612,8 @@ impl Builder<'_> {
                 if groups.0 > MAX_GROUPS || groups.1 > MAX_GROUPS {
                     return Err(TfliteError::Unsupported("convolution too large".into()));
                 }
-                self.dispatch(
-                    "conv2d",
-                    bytemuck::bytes_of(&p),
-                    &[*x, *y],
-                    &[weights, bias],
-                    groups,
-                );
+                let binds = self.conv_binds(*x, weights, bias, epi, geo.out_c, *y)?;
+                self.dispatch("conv2d", bytemuck::bytes_of(&p), binds, groups);
             }
             Step::Depthwise {
                 x,
@@ -578,20 +622,15 @@ impl Builder<'_> {
                 y,
                 geo,
                 mult,
-                act,
+                epi,
             } => {
                 let weights = self.upload("dw weights", &pack_depthwise_weights(c(*w)?, geo));
                 let bias = b.map(c).transpose()?;
                 let bias = self.upload("dw bias", &pack_bias(bias, geo.out_c));
-                let p = Self::conv_params(geo, act.gpu_code(), *mult)?;
+                let p = Self::conv_params(geo, epi, *mult)?;
                 let groups = groups_1d(geo.out_h * geo.out_w * geo.out_c.div_ceil(4))?;
-                self.dispatch(
-                    "depthwise",
-                    bytemuck::bytes_of(&p),
-                    &[*x, *y],
-                    &[weights, bias],
-                    groups,
-                );
+                let binds = self.conv_binds(*x, weights, bias, epi, geo.out_c, *y)?;
+                self.dispatch("depthwise", bytemuck::bytes_of(&p), binds, groups);
             }
             Step::TransposeConv { x, w, b, y, geo } => {
                 let weights = self.upload("tconv weights", &pack_conv_weights(c(*w)?, geo));
@@ -625,8 +664,12 @@ impl Builder<'_> {
                 self.dispatch(
                     "transpose_conv",
                     bytemuck::bytes_of(&p),
-                    &[*x, *y],
-                    &[weights, bias],
+                    vec![
+                        Bind::Tensor(*x),
+                        Bind::Buffer(weights),
+                        Bind::Buffer(bias),
+                        Bind::Tensor(*y),
+                    ],
                     groups,
                 );
             }
@@ -662,8 +705,7 @@ impl Builder<'_> {
                 self.dispatch(
                     "binary",
                     bytemuck::bytes_of(&p),
-                    &[*a, *b, *y],
-                    &[],
+                    vec![Bind::Tensor(*a), Bind::Tensor(*b), Bind::Tensor(*y)],
                     groups_1d(total)?,
                 );
             }
@@ -677,8 +719,7 @@ impl Builder<'_> {
                 self.dispatch(
                     "unary",
                     bytemuck::bytes_of(&p),
-                    &[*x, *y],
-                    &[],
+                    vec![Bind::Tensor(*x), Bind::Tensor(*y)],
                     groups_1d(total)?,
                 );
             }
@@ -697,7 +738,7 @@ impl Builder<'_> {
                     total: to_u32(total, "size")?,
                     _pad: [0; 3],
                 };
-                self.dispatch("pad", bytemuck::bytes_of(&p), &[*x, *y], &[], groups_1d(total)?);
+                self.dispatch("pad", bytemuck::bytes_of(&p), vec![Bind::Tensor(*x), Bind::Tensor(*y)], groups_1d(total)?);
             }
             Step::Pool {
                 max,
@@ -725,7 +766,7 @@ impl Builder<'_> {
                     total: u(total)?,
                     _pad: [0; 2],
                 };
-                self.dispatch("pool", bytemuck::bytes_of(&p), &[*x, *y], &[], groups_1d(total)?);
+                self.dispatch("pool", bytemuck::bytes_of(&p), vec![Bind::Tensor(*x), Bind::Tensor(*y)], groups_1d(total)?);
             }
             Step::Reshape { .. } => {}
             Step::Concat {
@@ -751,8 +792,7 @@ impl Builder<'_> {
                     self.dispatch(
                         "concat",
                         bytemuck::bytes_of(&p),
-                        &[t, *y],
-                        &[],
+                        vec![Bind::Tensor(t), Bind::Tensor(*y)],
                         groups_1d(total)?,
                     );
                     offset += len;
@@ -790,8 +830,7 @@ impl Builder<'_> {
                 self.dispatch(
                     "resize_bilinear",
                     bytemuck::bytes_of(&p),
-                    &[*x, *y],
-                    &[],
+                    vec![Bind::Tensor(*x), Bind::Tensor(*y)],
                     groups_1d(total)?,
                 );
             }
@@ -810,8 +849,7 @@ impl Builder<'_> {
                 self.dispatch(
                     "depth_to_space",
                     bytemuck::bytes_of(&p),
-                    &[*x, *y],
-                    &[],
+                    vec![Bind::Tensor(*x), Bind::Tensor(*y)],
                     groups_1d(total)?,
                 );
             }
@@ -825,7 +863,8 @@ impl Executor {
     /// builds pipelines and bind groups. An operator outside the supported set gives
     /// [`TfliteError::UnsupportedOperator`].
     pub fn new(ctx: Arc<GpuContext>, model: &Model) -> Result<Executor, TfliteError> {
-        let plan = lower(model.graph())?;
+        let mut plan = lower(model.graph())?;
+        fuse(&mut plan);
         let alloc = plan_buffers(&plan);
         let device = &ctx.device;
         let max_binding = u64::from(ctx.limits.max_storage_buffer_binding_size);
@@ -957,6 +996,27 @@ impl Executor {
             self.ctx.queue.write_buffer(buf, 0, f32_bytes(data));
         }
         self.run_resident()
+    }
+
+    /// Times every dispatch on its own (one submission and wait each): a diagnostic for
+    /// finding slow kernels, much slower than [`Executor::run`]. Returns (label, seconds).
+    pub fn profile(&mut self) -> Vec<(String, f64)> {
+        let device = &self.ctx.device;
+        let mut out = Vec::new();
+        for d in &self.dispatches {
+            let mut encoder = device.create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                pass.set_pipeline(&self.pipelines[d.pipeline]);
+                pass.set_bind_group(0, &d.bind_group, &[]);
+                pass.dispatch_workgroups(d.groups.0, d.groups.1, d.groups.2);
+            }
+            let t0 = std::time::Instant::now();
+            self.ctx.queue.submit(Some(encoder.finish()));
+            let _ = device.poll(wgpu::PollType::wait_indefinitely());
+            out.push((d.label.clone(), t0.elapsed().as_secs_f64()));
+        }
+        out
     }
 
     /// Runs one inference on inputs already written to [`Executor::input_buffers`].

@@ -71,6 +71,107 @@ impl UnOp {
     }
 }
 
+/// An activation applied in a convolution's epilogue: the fused activations of TFLite plus
+/// the standalone activation operators folded into the convolution by [`fuse`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Act {
+    None,
+    Relu,
+    ReluN1To1,
+    Relu6,
+    Tanh,
+    HardSwish,
+    Logistic,
+    /// PRELU with the epilogue's per-channel `alpha`.
+    Prelu,
+}
+
+impl Act {
+    pub(crate) fn from_fused(a: Activation) -> Act {
+        match a {
+            Activation::None => Act::None,
+            Activation::Relu => Act::Relu,
+            Activation::ReluN1To1 => Act::ReluN1To1,
+            Activation::Relu6 => Act::Relu6,
+            Activation::Tanh => Act::Tanh,
+        }
+    }
+    fn from_unary(u: UnOp) -> Act {
+        match u {
+            UnOp::Relu => Act::Relu,
+            UnOp::Relu6 => Act::Relu6,
+            UnOp::Logistic => Act::Logistic,
+            UnOp::HardSwish => Act::HardSwish,
+            UnOp::Tanh => Act::Tanh,
+        }
+    }
+    /// The code of `shared/activation.wgsl`.
+    pub(crate) fn code(self) -> u32 {
+        match self {
+            Act::None => 0,
+            Act::Relu => 1,
+            Act::ReluN1To1 => 2,
+            Act::Relu6 => 3,
+            Act::Tanh => 4,
+            Act::HardSwish => 5,
+            Act::Logistic => 6,
+            Act::Prelu => 7,
+        }
+    }
+    pub(crate) fn apply(self, x: f32, alpha: f32) -> f32 {
+        match self {
+            Act::None => x,
+            Act::Relu => x.max(0.0),
+            Act::ReluN1To1 => x.clamp(-1.0, 1.0),
+            Act::Relu6 => x.clamp(0.0, 6.0),
+            Act::Tanh => x.tanh(),
+            Act::HardSwish => UnOp::HardSwish.apply(x),
+            Act::Logistic => UnOp::Logistic.apply(x),
+            Act::Prelu => BinOp::Prelu.apply(x, alpha),
+        }
+    }
+}
+
+/// What a convolution does after accumulating: `act2(act1(acc + bias) + residual)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Epilogue {
+    pub act1: Act,
+    /// A tensor of the output's spatial size added after `act1`: (tensor, its channels);
+    /// channels beyond its own count are zero (a folded channel PAD).
+    pub residual: Option<(usize, usize)>,
+    pub act2: Act,
+    /// Per-output-channel PRELU slopes (a constant tensor), used by `Act::Prelu`.
+    pub alpha: Option<usize>,
+}
+
+impl Epilogue {
+    fn fused(a: Activation) -> Epilogue {
+        Epilogue {
+            act1: Act::from_fused(a),
+            residual: None,
+            act2: Act::None,
+            alpha: None,
+        }
+    }
+    /// Applies the epilogue to channel `c` of pixel `pix` on the CPU.
+    pub(crate) fn apply(
+        &self,
+        v: f32,
+        pix: usize,
+        c: usize,
+        vals: &HashMap<usize, Vec<f32>>,
+    ) -> f32 {
+        let alpha = self.alpha.map_or(0.0, |a| vals[&a][c]);
+        let mut v = self.act1.apply(v, alpha);
+        if let Some((r, rc)) = self.residual {
+            if c < rc {
+                v += vals[&r][pix * rc + c];
+            }
+        }
+        self.act2.apply(v, alpha)
+    }
+}
+
 /// Geometry of a 2-D window operator (conv, depthwise, pool, transpose conv), batch 1, NHWC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Geo {
@@ -100,7 +201,7 @@ pub(crate) enum Step {
         b: Option<usize>,
         y: usize,
         geo: Geo,
-        act: Activation,
+        epi: Epilogue,
     },
     /// DEPTHWISE_CONV_2D; weights `[1, k_h, k_w, out_c]`, `out_c = in_c * mult`.
     Depthwise {
@@ -110,7 +211,7 @@ pub(crate) enum Step {
         y: usize,
         geo: Geo,
         mult: usize,
-        act: Activation,
+        epi: Epilogue,
     },
     /// Convolution2DTransposeBias; weights `[out_c, k_h, k_w, in_c]`.
     TransposeConv {
@@ -181,9 +282,14 @@ impl Step {
     /// Tensors read by the step.
     pub(crate) fn reads(&self) -> Vec<usize> {
         match self {
-            Step::Conv { x, w, b, .. }
-            | Step::Depthwise { x, w, b, .. }
-            | Step::TransposeConv { x, w, b, .. } => {
+            Step::Conv { x, w, b, epi, .. } | Step::Depthwise { x, w, b, epi, .. } => {
+                let mut v = vec![*x, *w];
+                v.extend(b.iter().copied());
+                v.extend(epi.residual.map(|r| r.0));
+                v.extend(epi.alpha);
+                v
+            }
+            Step::TransposeConv { x, w, b, .. } => {
                 let mut v = vec![*x, *w];
                 v.extend(b.iter().copied());
                 v
@@ -593,7 +699,7 @@ pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
                         b,
                         y,
                         geo,
-                        act: o.activation,
+                        epi: Epilogue::fused(o.activation),
                     });
                 } else {
                     if ws[0] != 1 || ws[3] != out_c || in_c == 0 || out_c % in_c != 0 {
@@ -606,7 +712,7 @@ pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
                         y,
                         geo,
                         mult: out_c / in_c,
-                        act: o.activation,
+                        epi: Epilogue::fused(o.activation),
                     });
                 }
             }
@@ -892,6 +998,201 @@ pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
         inputs: g.inputs.clone(),
         outputs: g.outputs.clone(),
     })
+}
+
+fn writes_mut(s: &mut Step) -> &mut usize {
+    match s {
+        Step::Conv { y, .. }
+        | Step::Depthwise { y, .. }
+        | Step::TransposeConv { y, .. }
+        | Step::Binary { y, .. }
+        | Step::Unary { y, .. }
+        | Step::Pad { y, .. }
+        | Step::Pool { y, .. }
+        | Step::Reshape { y, .. }
+        | Step::Concat { y, .. }
+        | Step::Resize { y, .. }
+        | Step::DepthToSpace { y, .. } => y,
+    }
+}
+
+/// Appends an activation to an epilogue; false when there is no free slot.
+fn push_act(epi: &mut Epilogue, a: Act) -> bool {
+    if epi.residual.is_none() && epi.act1 == Act::None {
+        epi.act1 = a;
+    } else if epi.act2 == Act::None {
+        epi.act2 = a;
+    } else {
+        return false;
+    }
+    true
+}
+
+/// Folds cheap neighbours into convolutions, to save dispatches and memory passes:
+/// - a spatial-only PAD feeding only a convolution becomes the convolution's padding;
+/// - an activation operator (RELU, RELU6, HARD_SWISH, LOGISTIC, TANH, per-channel PRELU)
+///   applied to a convolution's only consumer moves into its epilogue;
+/// - a same-shape ADD of a convolution's output and an earlier tensor becomes the epilogue's
+///   residual (a channel-only PAD of that tensor, used nowhere else, folds away too).
+///
+/// The CPU reference runs the unfused plan, so kernel tests check the fusion too.
+pub(crate) fn fuse(plan: &mut Plan) {
+    let mut steps: Vec<Option<Step>> = plan.steps.drain(..).map(Some).collect();
+    // Consumers of each tensor (step indices), graph outputs counted as a consumer.
+    let mut consumers: HashMap<usize, usize> = HashMap::new();
+    let mut producer: HashMap<usize, usize> = HashMap::new();
+    for (i, s) in steps.iter().enumerate() {
+        let s = s.as_ref().expect("fresh");
+        for r in s.reads() {
+            *consumers.entry(r).or_default() += 1;
+        }
+        producer.insert(s.writes(), i);
+    }
+    for &o in &plan.outputs {
+        *consumers.entry(o).or_default() += 1;
+    }
+    let single = |consumers: &HashMap<usize, usize>, t: usize| consumers.get(&t) == Some(&1);
+    // The index of the (live) step reading `t`, after `from`.
+    let reader = |steps: &[Option<Step>], t: usize, from: usize| {
+        (from + 1..steps.len()).find(|&j| {
+            steps[j]
+                .as_ref()
+                .is_some_and(|s| s.reads().contains(&t))
+        })
+    };
+    for i in 0..steps.len() {
+        let Some(Step::Conv { .. } | Step::Depthwise { .. }) = &steps[i] else {
+            continue;
+        };
+        // 1. Spatial PAD on the input.
+        let x = match &steps[i] {
+            Some(Step::Conv { x, .. } | Step::Depthwise { x, .. }) => *x,
+            _ => unreachable!(),
+        };
+        if let Some(&k) = producer.get(&x) {
+            if let Some(Step::Pad {
+                x: px,
+                in_shape,
+                out_shape,
+                before,
+                ..
+            }) = &steps[k]
+            {
+                let spatial_only = in_shape[0] == out_shape[0] && in_shape[3] == out_shape[3];
+                if spatial_only && single(&consumers, x) && in_shape[0] == 1 {
+                    let (px, ih, iw, bt, bl) =
+                        (*px, in_shape[1], in_shape[2], before[1], before[2]);
+                    if let Some(Step::Conv { x, geo, .. } | Step::Depthwise { x, geo, .. }) =
+                        &mut steps[i]
+                    {
+                        *x = px;
+                        geo.in_h = ih;
+                        geo.in_w = iw;
+                        geo.pad_top += bt;
+                        geo.pad_left += bl;
+                    }
+                    steps[k] = None;
+                }
+            }
+        }
+        // 2. Activations and residual adds on the output.
+        loop {
+            let (y, epi, out_c) = match &steps[i] {
+                Some(Step::Conv { y, epi, geo, .. } | Step::Depthwise { y, epi, geo, .. }) => {
+                    (*y, *epi, geo.out_c)
+                }
+                _ => unreachable!(),
+            };
+            if !single(&consumers, y) {
+                break;
+            }
+            let Some(j) = reader(&steps, y, i) else {
+                break;
+            };
+            let mut new_epi = epi;
+            let mut drop_pad = None;
+            let next_y = match steps[j].as_ref() {
+                Some(Step::Unary { op, y: uy, .. }) => {
+                    if !push_act(&mut new_epi, Act::from_unary(*op)) {
+                        break;
+                    }
+                    *uy
+                }
+                Some(Step::Binary {
+                    op: BinOp::Prelu,
+                    a,
+                    b,
+                    y: by,
+                    b_shape,
+                    ..
+                }) if *a == y
+                    && plan.consts.contains_key(b)
+                    && b_shape[..3] == [1, 1, 1]
+                    && b_shape[3] == out_c =>
+                {
+                    if epi.alpha.is_some() || !push_act(&mut new_epi, Act::Prelu) {
+                        break;
+                    }
+                    new_epi.alpha = Some(*b);
+                    *by
+                }
+                Some(Step::Binary {
+                    op: BinOp::Add,
+                    a,
+                    b,
+                    y: by,
+                    a_shape,
+                    b_shape,
+                    out_shape,
+                    act,
+                }) if a_shape == out_shape && b_shape == out_shape && a != b => {
+                    if epi.act2 != Act::None || epi.residual.is_some() {
+                        break;
+                    }
+                    let other = if *a == y { *b } else { *a };
+                    // The residual must exist before step i runs.
+                    if producer.get(&other).is_some_and(|&k| k > i) {
+                        break;
+                    }
+                    let mut res = (other, out_c);
+                    if let Some(&k) = producer.get(&other) {
+                        if let Some(Step::Pad {
+                            x: px,
+                            in_shape,
+                            out_shape: ps,
+                            before,
+                            ..
+                        }) = &steps[k]
+                        {
+                            if in_shape[..3] == ps[..3]
+                                && *before == [0, 0, 0, 0]
+                                && single(&consumers, other)
+                            {
+                                res = (*px, in_shape[3]);
+                                drop_pad = Some(k);
+                            }
+                        }
+                    }
+                    new_epi.residual = Some(res);
+                    new_epi.act2 = Act::from_fused(*act);
+                    *by
+                }
+                _ => break,
+            };
+            if let Some(k) = drop_pad {
+                steps[k] = None;
+            }
+            steps[j] = None;
+            if let Some(Step::Conv { epi, .. } | Step::Depthwise { epi, .. }) = &mut steps[i] {
+                *epi = new_epi;
+            }
+            if let Some(s) = steps[i].as_mut() {
+                *writes_mut(s) = next_y;
+            }
+            producer.insert(next_y, i);
+        }
+    }
+    plan.steps = steps.into_iter().flatten().collect();
 }
 
 #[cfg(test)]
