@@ -41,16 +41,14 @@ fn epilogue(acc: vec4<f32>, pix: u32, c0: u32, ob: u32) -> vec4<f32> {
 }
 
 @compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    // x: channel block (fastest, so neighbouring invocations read neighbouring channels),
-    // then pixels.
-    let i = gid.x + gid.y * 65535u * 64u;
-    let total = p.out_h * p.out_w * p.oc4;
-    if i >= total {
-        return;
-    }
-    let ob = i % p.oc4;
-    let pix = i / p.oc4;
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wg: vec3<u32>) {
+    // x: output pixels; the channel block comes from the workgroup id, so weight addresses
+    // are uniform across a workgroup. Control flow depends only on uniforms: bounds use masks
+    // and clamped addresses, and only the final stores are guarded.
+    let ob = wg.y;
+    let npix = p.out_h * p.out_w;
+    let live = gid.x < npix;
+    let pix = min(gid.x, npix - 1u);
     let oy = pix / p.out_w;
     let ox = pix % p.out_w;
     let c0 = ob * 4u;
@@ -66,20 +64,21 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let ix0 = i32(ox * p.stride_w) - i32(p.pad_left);
     for (var ky = 0u; ky < p.k_h; ky++) {
         let iy = iy0 + i32(ky * p.dil_h);
-        if iy < 0 || iy >= i32(p.in_h) {
-            continue;
-        }
+        let vy = iy >= 0 && iy < i32(p.in_h);
+        let cy = u32(clamp(iy, 0, i32(p.in_h) - 1));
         for (var kx = 0u; kx < p.k_w; kx++) {
             let ix = ix0 + i32(kx * p.dil_w);
-            if ix < 0 || ix >= i32(p.in_w) {
-                continue;
-            }
-            let base = (u32(iy) * p.in_w + u32(ix)) * p.in_c;
+            let inside = vy && ix >= 0 && ix < i32(p.in_w);
+            let cx = u32(clamp(ix, 0, i32(p.in_w) - 1));
+            let base = (cy * p.in_w + cx) * p.in_c;
             let v = vec4<f32>(x[base + ic.x], x[base + ic.y], x[base + ic.z], x[base + ic.w]);
-            acc += v * w[(ky * p.k_w + kx) * p.oc4 + ob];
+            acc += select(vec4<f32>(0.0), v, inside) * w[(ky * p.k_w + kx) * p.oc4 + ob];
         }
     }
     let r = epilogue(acc, pix, c0, ob);
+    if !live {
+        return;
+    }
     let n = min(4u, p.out_c - c0);
     let o = pix * p.out_c + c0;
     for (var j = 0u; j < n; j++) {

@@ -64,6 +64,7 @@ struct ConvParams {
     pad_top: u32,
     pad_left: u32,
     act: u32,
+    /// Output-channel blocks: `oc8` (blocks of 8) in conv2d.wgsl, `oc4` in depthwise.wgsl.
     oc4: u32,
     /// `groups_w` in conv2d.wgsl, `mult` in depthwise.wgsl.
     extra: u32,
@@ -244,15 +245,16 @@ fn f32_bytes(v: &[f32]) -> &[u8] {
     bytemuck::cast_slice(v)
 }
 
-/// Packs conv weights `[out_c, k_h, k_w, in_c]` as `[k_h][k_w][in_c][oc4]` vec4.
-fn pack_conv_weights(w: &[f32], g: &Geo) -> Vec<f32> {
-    let oc4 = g.out_c.div_ceil(4);
-    let mut out = vec![0.0; g.k_h * g.k_w * g.in_c * oc4 * 4];
+/// Packs conv weights `[out_c, k_h, k_w, in_c]` as `[k_h][k_w][in_c][ceil(out_c / group) * group]`
+/// (zero-padded): conv2d.wgsl reads 8 output channels at a time, transpose_conv.wgsl 4.
+fn pack_conv_weights(w: &[f32], g: &Geo, group: usize) -> Vec<f32> {
+    let ocp = g.out_c.div_ceil(group) * group;
+    let mut out = vec![0.0; g.k_h * g.k_w * g.in_c * ocp];
     for oc in 0..g.out_c {
         for ky in 0..g.k_h {
             for kx in 0..g.k_w {
                 for ic in 0..g.in_c {
-                    let dst = (((ky * g.k_w + kx) * g.in_c + ic) * oc4) * 4 + oc;
+                    let dst = ((ky * g.k_w + kx) * g.in_c + ic) * ocp + oc;
                     out[dst] = w[((oc * g.k_h + ky) * g.k_w + kx) * g.in_c + ic];
                 }
             }
@@ -271,8 +273,9 @@ fn pack_depthwise_weights(w: &[f32], g: &Geo) -> Vec<f32> {
     out
 }
 
+/// Packs a per-channel vector zero-padded to a multiple of 8 channels.
 fn pack_bias(b: Option<&[f32]>, out_c: usize) -> Vec<f32> {
-    let mut out = vec![0.0; out_c.div_ceil(4) * 4];
+    let mut out = vec![0.0; out_c.div_ceil(8) * 8];
     if let Some(b) = b {
         out[..out_c].copy_from_slice(b);
     }
@@ -565,7 +568,7 @@ impl Builder<'_> {
                 })?;
                 pack_bias(Some(v), out_c)
             }
-            None => vec![0.0; 4],
+            None => vec![0.0; 8],
         };
         let alpha = self.upload("prelu alpha", &alpha);
         let residual = match epi.residual {
@@ -598,11 +601,13 @@ impl Builder<'_> {
                 geo,
                 epi,
             } => {
-                let weights = self.upload("conv weights", &pack_conv_weights(c(*w)?, geo));
+                let weights = self.upload("conv weights", &pack_conv_weights(c(*w)?, geo, 8));
                 let bias = b.map(c).transpose()?;
                 let bias = self.upload("conv bias", &pack_bias(bias, geo.out_c));
-                let groups_w = geo.out_w.div_ceil(4);
-                let p = Self::conv_params(geo, epi, groups_w)?;
+                let groups_w = geo.out_w.div_ceil(8);
+                let mut p = Self::conv_params(geo, epi, groups_w)?;
+                // conv2d.wgsl works on blocks of 8 output channels (`oc8`).
+                p.oc4 = to_u32(geo.out_c.div_ceil(8), "channels")?;
                 let items = geo.out_h * groups_w;
                 let groups = (
                     to_u32(items.div_ceil(WORKGROUP as usize), "dispatch")?,
@@ -628,12 +633,19 @@ impl Builder<'_> {
                 let bias = b.map(c).transpose()?;
                 let bias = self.upload("dw bias", &pack_bias(bias, geo.out_c));
                 let p = Self::conv_params(geo, epi, *mult)?;
-                let groups = groups_1d(geo.out_h * geo.out_w * geo.out_c.div_ceil(4))?;
+                let groups = (
+                    to_u32((geo.out_h * geo.out_w).div_ceil(WORKGROUP as usize), "dispatch")?,
+                    p.oc4,
+                    1,
+                );
+                if groups.0 > MAX_GROUPS || groups.1 > MAX_GROUPS {
+                    return Err(TfliteError::Unsupported("depthwise conv too large".into()));
+                }
                 let binds = self.conv_binds(*x, weights, bias, epi, geo.out_c, *y)?;
                 self.dispatch("depthwise", bytemuck::bytes_of(&p), binds, groups);
             }
             Step::TransposeConv { x, w, b, y, geo } => {
-                let weights = self.upload("tconv weights", &pack_conv_weights(c(*w)?, geo));
+                let weights = self.upload("tconv weights", &pack_conv_weights(c(*w)?, geo, 4));
                 let bias = b.map(c).transpose()?;
                 let bias = self.upload("tconv bias", &pack_bias(bias, geo.out_c));
                 let u = |v: usize| to_u32(v, "dimension");

@@ -1150,10 +1150,6 @@ pub(crate) fn fuse(plan: &mut Plan) {
                         break;
                     }
                     let other = if *a == y { *b } else { *a };
-                    // The residual must exist before step i runs.
-                    if producer.get(&other).is_some_and(|&k| k > i) {
-                        break;
-                    }
                     let mut res = (other, out_c);
                     if let Some(&k) = producer.get(&other) {
                         if let Some(Step::Pad {
@@ -1172,6 +1168,10 @@ pub(crate) fn fuse(plan: &mut Plan) {
                                 drop_pad = Some(k);
                             }
                         }
+                    }
+                    // The residual must exist before step i runs.
+                    if producer.get(&res.0).is_some_and(|&k| k > i) {
+                        break;
                     }
                     new_epi.residual = Some(res);
                     new_epi.act2 = Act::from_fused(*act);
