@@ -4,6 +4,9 @@
 //! `<workspace>/models`; run `scripts/fetch-models.sh`). `scripts/bench_litert.py` measures
 //! LiteRT (XNNPACK, 2 threads) on the same models for comparison.
 
+// criterion_group! generates an undocumented public function.
+#![allow(missing_docs)]
+
 use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -33,9 +36,8 @@ fn bench(c: &mut Criterion) {
     group.sample_size(30);
     for name in MODELS {
         let path = models_dir().join(format!("{name}.tflite"));
-        let bytes = std::fs::read(&path).unwrap_or_else(|e| {
-            panic!("{}: {e}; run scripts/fetch-models.sh", path.display())
-        });
+        let bytes = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}; run scripts/fetch-models.sh", path.display()));
         let model = Model::parse(&bytes).expect("parse");
         let mut exec = Executor::new(ctx.clone(), &model).expect("executor");
         let n: usize = model.inputs()[0].shape.iter().product();

@@ -113,7 +113,9 @@ fn make_input(g: &serde_json::Value) -> Vec<f32> {
             for ch in 0..c {
                 let smooth = 0.5
                     + 0.35
-                        * (2.0 * std::f64::consts::PI * (fx * x as f64 / w as f64 + fy * y as f64 / h as f64)
+                        * (2.0
+                            * std::f64::consts::PI
+                            * (fx * x as f64 / w as f64 + fy * y as f64 / h as f64)
                             + 1.3 * ch as f64)
                             .sin();
                 let noise = (hash32(i, seed) as f64 / 4_294_967_296.0 - 0.5) * 0.3;
@@ -138,7 +140,9 @@ fn read_model(model: &str) -> Vec<u8> {
 
 #[test]
 fn models_parse_with_documented_inputs_and_outputs() {
-    let expect: [(&str, &[usize], &[&[usize]]); 6] = [
+    // (model, input shape, output shapes)
+    type Expected = (&'static str, &'static [usize], &'static [&'static [usize]]);
+    let expect: [Expected; 6] = [
         (
             "face_detection_short_range",
             &[1, 128, 128, 3],
@@ -198,7 +202,10 @@ fn truncated_models_are_errors_not_panics() {
             errors += 1;
         }
     }
-    assert!(errors >= 60, "only {errors} of 63 truncations were rejected");
+    assert!(
+        errors >= 60,
+        "only {errors} of 63 truncations were rejected"
+    );
 }
 
 #[test]

@@ -205,8 +205,7 @@ pub(crate) fn conv2d(x: &[f32], w: &[f32], b: Option<&[f32]>, g: &Geo) -> Vec<f3
                         continue;
                     };
                     for kx in 0..g.k_w {
-                        let Some(ix) = tap(ox, kx, g.stride_w, g.dil_w, g.pad_left, g.in_w)
-                        else {
+                        let Some(ix) = tap(ox, kx, g.stride_w, g.dil_w, g.pad_left, g.in_w) else {
                             continue;
                         };
                         for ic in 0..g.in_c {
@@ -223,13 +222,7 @@ pub(crate) fn conv2d(x: &[f32], w: &[f32], b: Option<&[f32]>, g: &Geo) -> Vec<f3
 }
 
 /// DEPTHWISE_CONV_2D: weights `[1, k_h, k_w, out_c]`, output channel `c` reads input `c / mult`.
-pub(crate) fn depthwise(
-    x: &[f32],
-    w: &[f32],
-    b: Option<&[f32]>,
-    g: &Geo,
-    mult: usize,
-) -> Vec<f32> {
+pub(crate) fn depthwise(x: &[f32], w: &[f32], b: Option<&[f32]>, g: &Geo, mult: usize) -> Vec<f32> {
     let mut out = vec![0.0; g.out_h * g.out_w * g.out_c];
     for oy in 0..g.out_h {
         for ox in 0..g.out_w {
@@ -241,8 +234,7 @@ pub(crate) fn depthwise(
                         continue;
                     };
                     for kx in 0..g.k_w {
-                        let Some(ix) = tap(ox, kx, g.stride_w, g.dil_w, g.pad_left, g.in_w)
-                        else {
+                        let Some(ix) = tap(ox, kx, g.stride_w, g.dil_w, g.pad_left, g.in_w) else {
                             continue;
                         };
                         acc += x[(iy * g.in_w + ix) * g.in_c + ic]

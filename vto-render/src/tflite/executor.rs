@@ -17,7 +17,10 @@ const ACTIVATION_WGSL: &str = include_str!("../../shaders/shared/activation.wgsl
 /// prepended by [`kernel_source`].
 pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("conv2d", include_str!("../../shaders/tflite/conv2d.wgsl")),
-    ("depthwise", include_str!("../../shaders/tflite/depthwise.wgsl")),
+    (
+        "depthwise",
+        include_str!("../../shaders/tflite/depthwise.wgsl"),
+    ),
     (
         "transpose_conv",
         include_str!("../../shaders/tflite/transpose_conv.wgsl"),
@@ -294,7 +297,9 @@ fn groups_1d(total: usize) -> Result<(u32, u32, u32), TfliteError> {
     } else {
         let y = wg.div_ceil(MAX_GROUPS);
         if y > MAX_GROUPS {
-            return Err(TfliteError::Unsupported(format!("{total} items in one dispatch")));
+            return Err(TfliteError::Unsupported(format!(
+                "{total} items in one dispatch"
+            )));
         }
         Ok((MAX_GROUPS, y, 1))
     }
@@ -634,7 +639,10 @@ impl Builder<'_> {
                 let bias = self.upload("dw bias", &pack_bias(bias, geo.out_c));
                 let p = Self::conv_params(geo, epi, *mult)?;
                 let groups = (
-                    to_u32((geo.out_h * geo.out_w).div_ceil(WORKGROUP as usize), "dispatch")?,
+                    to_u32(
+                        (geo.out_h * geo.out_w).div_ceil(WORKGROUP as usize),
+                        "dispatch",
+                    )?,
                     p.oc4,
                     1,
                 );
@@ -750,7 +758,12 @@ impl Builder<'_> {
                     total: to_u32(total, "size")?,
                     _pad: [0; 3],
                 };
-                self.dispatch("pad", bytemuck::bytes_of(&p), vec![Bind::Tensor(*x), Bind::Tensor(*y)], groups_1d(total)?);
+                self.dispatch(
+                    "pad",
+                    bytemuck::bytes_of(&p),
+                    vec![Bind::Tensor(*x), Bind::Tensor(*y)],
+                    groups_1d(total)?,
+                );
             }
             Step::Pool {
                 max,
@@ -778,7 +791,12 @@ impl Builder<'_> {
                     total: u(total)?,
                     _pad: [0; 2],
                 };
-                self.dispatch("pool", bytemuck::bytes_of(&p), vec![Bind::Tensor(*x), Bind::Tensor(*y)], groups_1d(total)?);
+                self.dispatch(
+                    "pool",
+                    bytemuck::bytes_of(&p),
+                    vec![Bind::Tensor(*x), Bind::Tensor(*y)],
+                    groups_1d(total)?,
+                );
             }
             Step::Reshape { .. } => {}
             Step::Concat {

@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
+pub(crate) use super::schema::Activation;
 use super::schema::{DimMeta, Graph, OpKind, Padding, Sparsity, TensorType};
 use super::TfliteError;
-pub(crate) use super::schema::Activation;
 
 /// Elementwise binary operators (broadcasting).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -465,11 +465,11 @@ pub(crate) fn densify(
                 }
             }
             let mut flat = 0usize;
-            for d in 0..rank {
-                if idx[d] >= ctx.shape[d] {
+            for (&i, &size) in idx.iter().zip(ctx.shape) {
+                if i >= size {
                     return Err(bad("sparsity: coordinate out of range"));
                 }
-                flat = flat * ctx.shape[d] + idx[d];
+                flat = flat * size + i;
             }
             ctx.dense[flat] = v;
             return Ok(());
@@ -661,8 +661,7 @@ pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
                 }
                 let (k_h, k_w) = (ws[1], ws[2]);
                 let (pad_top, oh) = window_padding(o.padding, in_h, k_h, o.stride_h, o.dilation_h);
-                let (pad_left, ow) =
-                    window_padding(o.padding, in_w, k_w, o.stride_w, o.dilation_w);
+                let (pad_left, ow) = window_padding(o.padding, in_w, k_w, o.stride_w, o.dilation_w);
                 if (oh, ow) != (out_h, out_w) {
                     return Err(bad(format!(
                         "operator {oi}: output {out_h}x{out_w}, padding rule gives {oh}x{ow}"
@@ -783,11 +782,7 @@ pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
                     act,
                 });
             }
-            OpKind::Relu
-            | OpKind::Relu6
-            | OpKind::Logistic
-            | OpKind::HardSwish
-            | OpKind::Tanh => {
+            OpKind::Relu | OpKind::Relu6 | OpKind::Logistic | OpKind::HardSwish | OpKind::Tanh => {
                 float_out(y)?;
                 let x = input(0)?;
                 if numel(x) != numel(y) {
@@ -810,7 +805,9 @@ pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
                     .ok_or_else(|| TfliteError::Unsupported("PAD with runtime paddings".into()))?;
                 let r = shapes[x].len();
                 if p.len() != 2 * r || r > 4 {
-                    return Err(bad(format!("operator {oi}: paddings do not match rank {r}")));
+                    return Err(bad(format!(
+                        "operator {oi}: paddings do not match rank {r}"
+                    )));
                 }
                 let in_shape = rank4(&shapes[x])?;
                 let out_shape = rank4(&shapes[y])?;
@@ -883,7 +880,9 @@ pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
                 let r = shapes[y].len() as i32;
                 let ax = if *axis < 0 { axis + r } else { *axis };
                 if ax < 0 || ax >= r {
-                    return Err(bad(format!("operator {oi}: concat axis {axis} out of range")));
+                    return Err(bad(format!(
+                        "operator {oi}: concat axis {axis} out of range"
+                    )));
                 }
                 let ax = ax as usize;
                 let ys = &shapes[y];
@@ -894,9 +893,7 @@ pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
                 for k in 0..op.inputs.len() {
                     let t = input(k)?;
                     let s = &shapes[t];
-                    if s.len() != ys.len()
-                        || (0..s.len()).any(|d| d != ax && s[d] != ys[d])
-                    {
+                    if s.len() != ys.len() || (0..s.len()).any(|d| d != ax && s[d] != ys[d]) {
                         return Err(bad(format!("operator {oi}: concat shapes differ")));
                     }
                     parts.push((t, s[ax]));
@@ -1054,11 +1051,7 @@ pub(crate) fn fuse(plan: &mut Plan) {
     let single = |consumers: &HashMap<usize, usize>, t: usize| consumers.get(&t) == Some(&1);
     // The index of the (live) step reading `t`, after `from`.
     let reader = |steps: &[Option<Step>], t: usize, from: usize| {
-        (from + 1..steps.len()).find(|&j| {
-            steps[j]
-                .as_ref()
-                .is_some_and(|s| s.reads().contains(&t))
-        })
+        (from + 1..steps.len()).find(|&j| steps[j].as_ref().is_some_and(|s| s.reads().contains(&t)))
     };
     for i in 0..steps.len() {
         let Some(Step::Conv { .. } | Step::Depthwise { .. }) = &steps[i] else {

@@ -295,12 +295,13 @@ struct Buf<'a>(&'a [u8]);
 
 impl<'a> Buf<'a> {
     fn bytes(&self, pos: usize, len: usize) -> Result<&'a [u8], TfliteError> {
-        let end = pos
-            .checked_add(len)
-            .ok_or_else(|| bad("offset overflow"))?;
-        self.0
-            .get(pos..end)
-            .ok_or_else(|| bad(format!("read of {len} bytes at {pos} past the end ({})", self.0.len())))
+        let end = pos.checked_add(len).ok_or_else(|| bad("offset overflow"))?;
+        self.0.get(pos..end).ok_or_else(|| {
+            bad(format!(
+                "read of {len} bytes at {pos} past the end ({})",
+                self.0.len()
+            ))
+        })
     }
     fn u8(&self, pos: usize) -> Result<u8, TfliteError> {
         Ok(self.bytes(pos, 1)?[0])
@@ -335,7 +336,9 @@ impl<'a> Buf<'a> {
         let soff = self.i32(pos)? as i64;
         let vt = pos as i64 - soff;
         if vt < 0 {
-            return Err(bad(format!("vtable of table at {pos} before the file start")));
+            return Err(bad(format!(
+                "vtable of table at {pos} before the file start"
+            )));
         }
         let vt = vt as usize;
         let vt_size = self.u16(vt)? as usize;
@@ -384,7 +387,9 @@ impl<'a> Vector<'a> {
         self.buf.table(p)
     }
     fn i32s(&self) -> Result<Vec<i32>, TfliteError> {
-        (0..self.len).map(|i| self.buf.i32(self.start + 4 * i)).collect()
+        (0..self.len)
+            .map(|i| self.buf.i32(self.start + 4 * i))
+            .collect()
     }
 }
 
@@ -639,6 +644,9 @@ fn op_kind(
     })
 }
 
+/// Reads one sparse index at a position.
+type ReadIndex = fn(Buf<'_>, usize) -> Result<usize, TfliteError>;
+
 /// Reads a `SparseIndexVector` union (type field `type_id`, value field `type_id + 1`).
 fn index_vector(t: &Table<'_>, type_id: usize) -> Result<Vec<usize>, TfliteError> {
     let ty = t.u8_or(type_id, 0)?;
@@ -646,7 +654,7 @@ fn index_vector(t: &Table<'_>, type_id: usize) -> Result<Vec<usize>, TfliteError
         return Err(bad("sparse dimension without index vector"));
     };
     // Int32Vector / Uint16Vector / Uint8Vector all hold `values` as field 0.
-    let (elem, read): (usize, fn(Buf<'_>, usize) -> Result<usize, TfliteError>) = match ty {
+    let (elem, read): (usize, ReadIndex) = match ty {
         1 => (4, |b, p| to_usize(b.i32(p)?, "sparse index")),
         2 => (2, |b, p| Ok(b.u16(p)? as usize)),
         3 => (1, |b, p| Ok(b.u8(p)? as usize)),
@@ -688,7 +696,9 @@ fn sparsity(t: Table<'_>) -> Result<Sparsity, TfliteError> {
         }
     }
     if dim_metadata.len() != traversal_order.len() {
-        return Err(bad("sparsity: dim_metadata and traversal_order lengths differ"));
+        return Err(bad(
+            "sparsity: dim_metadata and traversal_order lengths differ",
+        ));
     }
     Ok(Sparsity {
         traversal_order,

@@ -402,7 +402,11 @@ fn chains_reuse_buffers_correctly() {
     assert_eq!(check(&model, 800), 256);
     let exec = Executor::new(ctx(), &model).expect("executor");
     // 13 activation tensors of 1 KiB; liveness sharing needs at most 4 buffers.
-    assert!(exec.activation_bytes() <= 4 * 1024, "{}", exec.activation_bytes());
+    assert!(
+        exec.activation_bytes() <= 4 * 1024,
+        "{}",
+        exec.activation_bytes()
+    );
 }
 
 #[test]
