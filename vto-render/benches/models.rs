@@ -33,7 +33,10 @@ fn bench(c: &mut Criterion) {
     let ctx = GpuContext::shared().expect("a wgpu adapter");
     eprintln!("adapter: {}", ctx.describe());
     let mut group = c.benchmark_group("tflite");
-    group.sample_size(30);
+    group
+        .sample_size(10)
+        .warm_up_time(std::time::Duration::from_secs(1))
+        .measurement_time(std::time::Duration::from_secs(5));
     for name in MODELS {
         let path = models_dir().join(format!("{name}.tflite"));
         let bytes = std::fs::read(&path)
