@@ -1,5 +1,6 @@
 // DEPTHWISE_CONV_2D, NHWC float32, batch 1, with bias and fused activation.
-// One invocation computes 4 adjacent output channels of one output pixel. Output channel c
+// One invocation computes 4 adjacent output channels of 4 adjacent output pixels of a row,
+// so each weight vec4 loaded feeds 4 pixels. Output channel c
 // reads input channel c / mult (mult = depth multiplier). Weights are packed on the host as
 // [k_h][k_w][oc4] vec4, bias as [oc4] vec4, zero-padded.
 // The epilogue can add a residual tensor and apply a second activation (see
@@ -42,15 +43,16 @@ fn epilogue(acc: vec4<f32>, pix: u32, c0: u32, ob: u32) -> vec4<f32> {
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wg: vec3<u32>) {
-    // x: output pixels; the channel block comes from the workgroup id, so weight addresses
-    // are uniform across a workgroup. Control flow depends only on uniforms: bounds use masks
-    // and clamped addresses, and only the final stores are guarded.
+    // x: groups of 4 output pixels along a row; the channel block comes from the workgroup
+    // id, so weight addresses are uniform across a workgroup. Control flow depends only on
+    // uniforms: bounds use masks and clamped addresses, and only the final stores are guarded.
     let ob = wg.y;
-    let npix = p.out_h * p.out_w;
-    let live = gid.x < npix;
-    let pix = min(gid.x, npix - 1u);
-    let oy = pix / p.out_w;
-    let ox = pix % p.out_w;
+    let groups_w = (p.out_w + 3u) / 4u;
+    let total = p.out_h * groups_w;
+    let live = gid.x < total;
+    let item = min(gid.x, total - 1u);
+    let oy = item / groups_w;
+    let ox0 = (item % groups_w) * 4u;
     let c0 = ob * 4u;
     let last_c = p.in_c - 1u;
     let ic = vec4<u32>(
@@ -59,29 +61,67 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wg
         min((c0 + 2u) / p.mult, last_c),
         min((c0 + 3u) / p.mult, last_c),
     );
-    var acc = bias[ob];
+    let b = bias[ob];
+    var acc0 = b;
+    var acc1 = b;
+    var acc2 = b;
+    var acc3 = b;
     let iy0 = i32(oy * p.stride_h) - i32(p.pad_top);
-    let ix0 = i32(ox * p.stride_w) - i32(p.pad_left);
+    let ix0 = i32(ox0 * p.stride_w) - i32(p.pad_left);
+    let sw = i32(p.stride_w);
+    let in_w = i32(p.in_w);
     for (var ky = 0u; ky < p.k_h; ky++) {
         let iy = iy0 + i32(ky * p.dil_h);
         let vy = iy >= 0 && iy < i32(p.in_h);
-        let cy = u32(clamp(iy, 0, i32(p.in_h) - 1));
+        let row = u32(clamp(iy, 0, i32(p.in_h) - 1)) * p.in_w;
         for (var kx = 0u; kx < p.k_w; kx++) {
             let ix = ix0 + i32(kx * p.dil_w);
-            let inside = vy && ix >= 0 && ix < i32(p.in_w);
-            let cx = u32(clamp(ix, 0, i32(p.in_w) - 1));
-            let base = (cy * p.in_w + cx) * p.in_c;
-            let v = vec4<f32>(x[base + ic.x], x[base + ic.y], x[base + ic.z], x[base + ic.w]);
-            acc += select(vec4<f32>(0.0), v, inside) * w[(ky * p.k_w + kx) * p.oc4 + ob];
+            let wv = w[(ky * p.k_w + kx) * p.oc4 + ob];
+            let x0 = ix;
+            let x1 = ix + sw;
+            let x2 = ix + 2 * sw;
+            let x3 = ix + 3 * sw;
+            let b0 = (row + u32(clamp(x0, 0, in_w - 1))) * p.in_c;
+            let b1 = (row + u32(clamp(x1, 0, in_w - 1))) * p.in_c;
+            let b2 = (row + u32(clamp(x2, 0, in_w - 1))) * p.in_c;
+            let b3 = (row + u32(clamp(x3, 0, in_w - 1))) * p.in_c;
+            let v0 = vec4<f32>(x[b0 + ic.x], x[b0 + ic.y], x[b0 + ic.z], x[b0 + ic.w]);
+            let v1 = vec4<f32>(x[b1 + ic.x], x[b1 + ic.y], x[b1 + ic.z], x[b1 + ic.w]);
+            let v2 = vec4<f32>(x[b2 + ic.x], x[b2 + ic.y], x[b2 + ic.z], x[b2 + ic.w]);
+            let v3 = vec4<f32>(x[b3 + ic.x], x[b3 + ic.y], x[b3 + ic.z], x[b3 + ic.w]);
+            let z = vec4<f32>(0.0);
+            acc0 += select(z, v0, vy && x0 >= 0 && x0 < in_w) * wv;
+            acc1 += select(z, v1, vy && x1 >= 0 && x1 < in_w) * wv;
+            acc2 += select(z, v2, vy && x2 >= 0 && x2 < in_w) * wv;
+            acc3 += select(z, v3, vy && x3 >= 0 && x3 < in_w) * wv;
         }
     }
-    let r = epilogue(acc, pix, c0, ob);
     if !live {
         return;
     }
     let n = min(4u, p.out_c - c0);
-    let o = pix * p.out_c + c0;
+    let pix = oy * p.out_w + ox0;
+    let ow = p.out_w - ox0;
+    let r0 = epilogue(acc0, pix, c0, ob);
     for (var j = 0u; j < n; j++) {
-        y[o + j] = r[j];
+        y[pix * p.out_c + c0 + j] = r0[j];
+    }
+    if ow > 1u {
+        let r1 = epilogue(acc1, pix + 1u, c0, ob);
+        for (var j = 0u; j < n; j++) {
+            y[(pix + 1u) * p.out_c + c0 + j] = r1[j];
+        }
+    }
+    if ow > 2u {
+        let r2 = epilogue(acc2, pix + 2u, c0, ob);
+        for (var j = 0u; j < n; j++) {
+            y[(pix + 2u) * p.out_c + c0 + j] = r2[j];
+        }
+    }
+    if ow > 3u {
+        let r3 = epilogue(acc3, pix + 3u, c0, ob);
+        for (var j = 0u; j < n; j++) {
+            y[(pix + 3u) * p.out_c + c0 + j] = r3[j];
+        }
     }
 }

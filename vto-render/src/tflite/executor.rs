@@ -638,11 +638,10 @@ impl Builder<'_> {
                 let bias = b.map(c).transpose()?;
                 let bias = self.upload("dw bias", &pack_bias(bias, geo.out_c));
                 let p = Self::conv_params(geo, epi, *mult)?;
+                // depthwise.wgsl: one invocation per 4 output pixels of a row.
+                let items = geo.out_h * geo.out_w.div_ceil(4);
                 let groups = (
-                    to_u32(
-                        (geo.out_h * geo.out_w).div_ceil(WORKGROUP as usize),
-                        "dispatch",
-                    )?,
+                    to_u32(items.div_ceil(WORKGROUP as usize), "dispatch")?,
                     p.oc4,
                     1,
                 );
