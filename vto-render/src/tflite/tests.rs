@@ -473,3 +473,65 @@ fn wrong_inputs_are_errors() {
         vec![1.0, 0.0, 3.0, 0.0]
     );
 }
+
+#[test]
+fn fused_epilogues_match_unfused_cpu() {
+    // Patterns the executor folds into convolutions (the CPU reference runs them unfused):
+    // spatial PAD → VALID conv, conv → PRELU, conv → HARD_SWISH, depthwise → LOGISTIC,
+    // depthwise → RELU → ADD(skip) → RELU, conv → ADD(channel-PAD(skip)) → PRELU.
+    let mut rng = Rng(12);
+    let mut g = G::new();
+    let x = g.input(&[1, 9, 10, 6]);
+    let pads = g.const_i32(&[4, 2], &[0, 0, 1, 1, 2, 1, 0, 0]);
+    let xp = g.op(OpKind::Pad, &[x, pads], &[1, 11, 13, 6]);
+    let w = g.constant(&[8, 3, 3, 6], &mut rng);
+    let b = g.constant(&[8], &mut rng);
+    let c = g.op(
+        OpKind::Conv2d(conv_opts(Padding::Valid, 1, 1, Activation::None)),
+        &[xp, w, b],
+        &[1, 9, 11, 8],
+    );
+    let alpha = g.constant(&[1, 1, 8], &mut rng);
+    let c = g.op(OpKind::Prelu, &[c, alpha], &[1, 9, 11, 8]);
+    let w1 = g.constant(&[8, 1, 1, 8], &mut rng);
+    let c1 = g.op(
+        OpKind::Conv2d(conv_opts(Padding::Valid, 1, 1, Activation::None)),
+        &[c, w1],
+        &[1, 9, 11, 8],
+    );
+    let hs = g.op(OpKind::HardSwish, &[c1], &[1, 9, 11, 8]);
+    let dw = g.constant(&[1, 3, 3, 8], &mut rng);
+    let d = g.op(
+        OpKind::DepthwiseConv2d(conv_opts(Padding::Same, 1, 1, Activation::None)),
+        &[hs, dw],
+        &[1, 9, 11, 8],
+    );
+    let d = g.op(OpKind::Relu, &[d], &[1, 9, 11, 8]);
+    let s = g.op(OpKind::Add(Activation::None), &[hs, d], &[1, 9, 11, 8]);
+    let s = g.op(OpKind::Relu, &[s], &[1, 9, 11, 8]);
+    let dw2 = g.constant(&[1, 3, 3, 8], &mut rng);
+    let lg = g.op(
+        OpKind::DepthwiseConv2d(conv_opts(Padding::Same, 2, 1, Activation::None)),
+        &[s, dw2],
+        &[1, 5, 6, 8],
+    );
+    let lg = g.op(OpKind::Logistic, &[lg], &[1, 5, 6, 8]);
+    // Residual with fewer channels, zero-extended by a PAD computed after the conv.
+    let w2 = g.constant(&[12, 1, 1, 8], &mut rng);
+    let c2 = g.op(
+        OpKind::Conv2d(conv_opts(Padding::Valid, 1, 1, Activation::None)),
+        &[lg, w2],
+        &[1, 5, 6, 12],
+    );
+    let cpad = g.const_i32(&[4, 2], &[0, 0, 0, 0, 0, 0, 0, 4]);
+    let skip = g.op(OpKind::Pad, &[lg, cpad], &[1, 5, 6, 12]);
+    let r = g.op(OpKind::Add(Activation::None), &[skip, c2], &[1, 5, 6, 12]);
+    let alpha2 = g.constant(&[12], &mut rng);
+    let r = g.op(OpKind::Prelu, &[r, alpha2], &[1, 5, 6, 12]);
+    g.output(r);
+    let model = g.model();
+    assert_eq!(check(&model, 1000), 5 * 6 * 12);
+    // Everything above folds into the five convolutions.
+    let exec = Executor::new(ctx(), &model).expect("executor");
+    assert_eq!(exec.dispatch_count(), 5);
+}
