@@ -1,12 +1,11 @@
 // CONV_2D, NHWC float32, batch 1, with bias and fused activation.
 // One invocation computes 8 output channels (two vec4 of packed weights) for 8 adjacent
-// output pixels of a row. On lavapipe every storage-buffer load costs a per-lane loop, so
+// output pixels of a row. On lavapipe every storage-buffer load is a per-lane gather, so
 // register blocking is what matters: each input value loaded feeds 8 multiply-adds and each
 // weight vec4 feeds 8 pixels (0.25 loads per multiply-add).
 // Weights are packed on the host as [k_h][k_w][in_c][oc8][2] vec4 (oc8 = ceil(out_c / 8)),
-// bias as [oc8][2] vec4, both zero-padded. The output-channel block comes from the
-// workgroup id and all control flow depends only on uniforms (bounds use masks and clamped
-// addresses; only the final stores are guarded).
+// bias as [oc8][2] vec4, both zero-padded. Bounds use masks and clamped addresses rather
+// than branches; only the final stores are guarded.
 // The epilogue can add a residual tensor and apply a second activation (see `Epilogue` in
 // prepare.rs). Needs shared/activation.wgsl prepended.
 
@@ -48,11 +47,15 @@ fn epilogue(acc: vec4<f32>, pix: u32, c0: u32) -> vec4<f32> {
 }
 
 @compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wg: vec3<u32>) {
-    let ob = wg.y;
-    let total = p.out_h * p.groups_w;
-    let live = gid.x < total;
-    let item = min(gid.x, total - 1u);
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    // Invocation index = (pixel group, channel block), channel block fastest, so layers with
+    // few pixels and many channels still fill the lanes.
+    let idx = gid.x + gid.y * 65535u * 64u;
+    let total = p.out_h * p.groups_w * p.oc8;
+    let live = idx < total;
+    let flat = min(idx, total - 1u);
+    let ob = flat % p.oc8;
+    let item = flat / p.oc8;
     let oy = item / p.groups_w;
     let ox0 = (item % p.groups_w) * 8u;
     let ba = bias[2u * ob];

@@ -42,15 +42,17 @@ fn epilogue(acc: vec4<f32>, pix: u32, c0: u32, ob: u32) -> vec4<f32> {
 }
 
 @compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wg: vec3<u32>) {
-    // x: groups of 4 output pixels along a row; the channel block comes from the workgroup
-    // id, so weight addresses are uniform across a workgroup. Control flow depends only on
-    // uniforms: bounds use masks and clamped addresses, and only the final stores are guarded.
-    let ob = wg.y;
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    // Each invocation: 4 output pixels along a row x 4 channels. Bounds use masks and clamped
+    // addresses rather than branches; only the final stores are guarded.
+    // Invocation index = (pixel group, channel block), channel block fastest.
+    let idx = gid.x + gid.y * 65535u * 64u;
     let groups_w = (p.out_w + 3u) / 4u;
-    let total = p.out_h * groups_w;
-    let live = gid.x < total;
-    let item = min(gid.x, total - 1u);
+    let total = p.out_h * groups_w * p.oc4;
+    let live = idx < total;
+    let flat = min(idx, total - 1u);
+    let ob = flat % p.oc4;
+    let item = flat / p.oc4;
     let oy = item / groups_w;
     let ox0 = (item % groups_w) * 4u;
     let c0 = ob * 4u;

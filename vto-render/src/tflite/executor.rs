@@ -613,15 +613,7 @@ impl Builder<'_> {
                 let mut p = Self::conv_params(geo, epi, groups_w)?;
                 // conv2d.wgsl works on blocks of 8 output channels (`oc8`).
                 p.oc4 = to_u32(geo.out_c.div_ceil(8), "channels")?;
-                let items = geo.out_h * groups_w;
-                let groups = (
-                    to_u32(items.div_ceil(WORKGROUP as usize), "dispatch")?,
-                    p.oc4,
-                    1,
-                );
-                if groups.0 > MAX_GROUPS || groups.1 > MAX_GROUPS {
-                    return Err(TfliteError::Unsupported("convolution too large".into()));
-                }
+                let groups = groups_1d(geo.out_h * groups_w * geo.out_c.div_ceil(8))?;
                 let binds = self.conv_binds(*x, weights, bias, epi, geo.out_c, *y)?;
                 self.dispatch("conv2d", bytemuck::bytes_of(&p), binds, groups);
             }
@@ -639,15 +631,8 @@ impl Builder<'_> {
                 let bias = self.upload("dw bias", &pack_bias(bias, geo.out_c));
                 let p = Self::conv_params(geo, epi, *mult)?;
                 // depthwise.wgsl: one invocation per 4 output pixels of a row.
-                let items = geo.out_h * geo.out_w.div_ceil(4);
-                let groups = (
-                    to_u32(items.div_ceil(WORKGROUP as usize), "dispatch")?,
-                    p.oc4,
-                    1,
-                );
-                if groups.0 > MAX_GROUPS || groups.1 > MAX_GROUPS {
-                    return Err(TfliteError::Unsupported("depthwise conv too large".into()));
-                }
+                let items = geo.out_h * geo.out_w.div_ceil(4) * geo.out_c.div_ceil(4);
+                let groups = groups_1d(items)?;
                 let binds = self.conv_binds(*x, weights, bias, epi, geo.out_c, *y)?;
                 self.dispatch("depthwise", bytemuck::bytes_of(&p), binds, groups);
             }
