@@ -41,6 +41,15 @@ fn epilogue(acc: vec4<f32>, pix: u32, c0: u32, ob: u32) -> vec4<f32> {
     return activate_full(v, p.act2, al);
 }
 
+// The 4 channels `ic` of input column `col` of the row starting at pixel `row`; zero outside
+// the image (`vy`: the row is inside).
+fn column(row: u32, col: i32, vy: bool, ic: vec4<u32>) -> vec4<f32> {
+    let in_w = i32(p.in_w);
+    let b = (row + u32(clamp(col, 0, in_w - 1))) * p.in_c;
+    let v = vec4<f32>(x[b + ic.x], x[b + ic.y], x[b + ic.z], x[b + ic.w]);
+    return select(vec4<f32>(0.0), v, vy && col >= 0 && col < in_w);
+}
+
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     // Each invocation: 4 output pixels along a row x 4 channels. Bounds use masks and clamped
@@ -71,31 +80,37 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let iy0 = i32(oy * p.stride_h) - i32(p.pad_top);
     let ix0 = i32(ox0 * p.stride_w) - i32(p.pad_left);
     let sw = i32(p.stride_w);
-    let in_w = i32(p.in_w);
     for (var ky = 0u; ky < p.k_h; ky++) {
         let iy = iy0 + i32(ky * p.dil_h);
         let vy = iy >= 0 && iy < i32(p.in_h);
         let row = u32(clamp(iy, 0, i32(p.in_h) - 1)) * p.in_w;
-        for (var kx = 0u; kx < p.k_w; kx++) {
-            let ix = ix0 + i32(kx * p.dil_w);
-            let wv = w[(ky * p.k_w + kx) * p.oc4 + ob];
-            let x0 = ix;
-            let x1 = ix + sw;
-            let x2 = ix + 2 * sw;
-            let x3 = ix + 3 * sw;
-            let b0 = (row + u32(clamp(x0, 0, in_w - 1))) * p.in_c;
-            let b1 = (row + u32(clamp(x1, 0, in_w - 1))) * p.in_c;
-            let b2 = (row + u32(clamp(x2, 0, in_w - 1))) * p.in_c;
-            let b3 = (row + u32(clamp(x3, 0, in_w - 1))) * p.in_c;
-            let v0 = vec4<f32>(x[b0 + ic.x], x[b0 + ic.y], x[b0 + ic.z], x[b0 + ic.w]);
-            let v1 = vec4<f32>(x[b1 + ic.x], x[b1 + ic.y], x[b1 + ic.z], x[b1 + ic.w]);
-            let v2 = vec4<f32>(x[b2 + ic.x], x[b2 + ic.y], x[b2 + ic.z], x[b2 + ic.w]);
-            let v3 = vec4<f32>(x[b3 + ic.x], x[b3 + ic.y], x[b3 + ic.z], x[b3 + ic.w]);
-            let z = vec4<f32>(0.0);
-            acc0 += select(z, v0, vy && x0 >= 0 && x0 < in_w) * wv;
-            acc1 += select(z, v1, vy && x1 >= 0 && x1 < in_w) * wv;
-            acc2 += select(z, v2, vy && x2 >= 0 && x2 < in_w) * wv;
-            acc3 += select(z, v3, vy && x3 >= 0 && x3 < in_w) * wv;
+        if sw == 1 && p.dil_w == 1u {
+            // Stride 1: pixel j at tap kx reads column ix0 + j + kx, so the four columns
+            // slide by one per tap and each tap loads one new column.
+            var v0 = column(row, ix0, vy, ic);
+            var v1 = column(row, ix0 + 1, vy, ic);
+            var v2 = column(row, ix0 + 2, vy, ic);
+            var v3 = column(row, ix0 + 3, vy, ic);
+            for (var kx = 0u; kx < p.k_w; kx++) {
+                let wv = w[(ky * p.k_w + kx) * p.oc4 + ob];
+                acc0 += v0 * wv;
+                acc1 += v1 * wv;
+                acc2 += v2 * wv;
+                acc3 += v3 * wv;
+                v0 = v1;
+                v1 = v2;
+                v2 = v3;
+                v3 = column(row, ix0 + i32(kx) + 4, vy, ic);
+            }
+        } else {
+            for (var kx = 0u; kx < p.k_w; kx++) {
+                let ix = ix0 + i32(kx * p.dil_w);
+                let wv = w[(ky * p.k_w + kx) * p.oc4 + ob];
+                acc0 += column(row, ix, vy, ic) * wv;
+                acc1 += column(row, ix + sw, vy, ic) * wv;
+                acc2 += column(row, ix + 2 * sw, vy, ic) * wv;
+                acc3 += column(row, ix + 3 * sw, vy, ic) * wv;
+            }
         }
     }
     if !live {
