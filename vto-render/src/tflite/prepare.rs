@@ -347,6 +347,9 @@ fn bad(msg: impl Into<String>) -> TfliteError {
     TfliteError::Malformed(msg.into())
 }
 
+/// Largest tensor accepted (elements): 256 Mi floats, far above what these models use.
+const MAX_ELEMENTS: usize = 1 << 28;
+
 /// IEEE half → single, exact.
 pub(crate) fn f16_to_f32(h: u16) -> f32 {
     let sign = if h & 0x8000 != 0 { -1.0f32 } else { 1.0 };
@@ -410,6 +413,9 @@ pub(crate) fn densify(
 ) -> Result<Vec<f32>, TfliteError> {
     let rank = shape.len();
     let levels = sp.traversal_order.len();
+    if levels > 16 {
+        return Err(bad("sparsity: too many dimensions"));
+    }
     if levels < rank || sp.block_map.len() != levels - rank {
         return Err(bad("sparsity: traversal order does not match the shape"));
     }
@@ -563,6 +569,13 @@ pub(crate) fn window_padding(
 /// Lowers a graph into a [`Plan`].
 pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
     let shapes: Vec<Vec<usize>> = g.tensors.iter().map(|t| t.shape.clone()).collect();
+    // Sizes come from the file: refuse absurd ones before anything allocates.
+    for (i, s) in shapes.iter().enumerate() {
+        let elements = s.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+        if s.len() > 8 || elements.is_none_or(|n| n > MAX_ELEMENTS) {
+            return Err(bad(format!("tensor {i} has an absurd shape {s:?}")));
+        }
+    }
     let n = shapes.len();
     let numel = |t: usize| -> usize { shapes[t].iter().product() };
     let mut consts: HashMap<usize, Vec<f32>> = HashMap::new();
@@ -660,6 +673,9 @@ pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
                     return Err(bad("convolution weights must have rank 4"));
                 }
                 let (k_h, k_w) = (ws[1], ws[2]);
+                if k_h == 0 || k_w == 0 {
+                    return Err(bad(format!("operator {oi}: empty convolution kernel")));
+                }
                 let (pad_top, oh) = window_padding(o.padding, in_h, k_h, o.stride_h, o.dilation_h);
                 let (pad_left, ow) = window_padding(o.padding, in_w, k_w, o.stride_w, o.dilation_w);
                 if (oh, ow) != (out_h, out_w) {
@@ -729,6 +745,9 @@ pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
                     return Err(bad(format!("operator {oi}: transpose conv weights {ws:?}")));
                 }
                 let (k_h, k_w) = (ws[1], ws[2]);
+                if k_h == 0 || k_w == 0 {
+                    return Err(bad(format!("operator {oi}: empty convolution kernel")));
+                }
                 // Padding as for the forward convolution from the output to the input size.
                 let pad = |inp: usize, out: usize, k: usize, s: usize| match padding {
                     Padding::Same => ((inp.saturating_sub(1)) * s + k).saturating_sub(out) / 2,
@@ -961,6 +980,16 @@ pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
                     },
                     block: bs,
                 });
+            }
+        }
+    }
+    for st in &steps {
+        for t in st.reads().into_iter().chain(std::iter::once(st.writes())) {
+            if numel(t) == 0 {
+                return Err(TfliteError::Unsupported(format!(
+                    "empty tensor {t} ({})",
+                    g.tensors[t].name
+                )));
             }
         }
     }

@@ -535,3 +535,36 @@ fn fused_epilogues_match_unfused_cpu() {
     let exec = Executor::new(ctx(), &model).expect("executor");
     assert_eq!(exec.dispatch_count(), 5);
 }
+
+#[test]
+fn absurd_graphs_are_errors() {
+    // A huge shape, an empty kernel, and an operator reading a tensor nobody writes.
+    let mut g = G::new();
+    let x = g.input(&[1, 1 << 20, 1 << 20, 3]);
+    let y = g.op(OpKind::Relu, &[x], &[1, 1 << 20, 1 << 20, 3]);
+    g.output(y);
+    assert!(matches!(
+        Executor::new(ctx(), &g.model()),
+        Err(TfliteError::Malformed(_))
+    ));
+    let mut g = G::new();
+    let mut rng = Rng(1);
+    let x = g.input(&[1, 4, 4, 2]);
+    let w = g.constant(&[2, 0, 0, 2], &mut rng);
+    let y = g.op(
+        OpKind::Conv2d(conv_opts(Padding::Same, 1, 1, Activation::None)),
+        &[x, w],
+        &[1, 4, 4, 2],
+    );
+    g.output(y);
+    assert!(Executor::new(ctx(), &g.model()).is_err());
+    let mut g = G::new();
+    let x = g.input(&[1, 4]);
+    let orphan = g.tensor(&[1, 4]);
+    let y = g.op(OpKind::Add(Activation::None), &[x, orphan], &[1, 4]);
+    g.output(y);
+    assert!(matches!(
+        Executor::new(ctx(), &g.model()),
+        Err(TfliteError::Malformed(_))
+    ));
+}
