@@ -18,6 +18,10 @@ const ACTIVATION_WGSL: &str = include_str!("../../shaders/shared/activation.wgsl
 pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("conv2d", include_str!("../../shaders/tflite/conv2d.wgsl")),
     (
+        "conv2d_wide",
+        include_str!("../../shaders/tflite/conv2d_wide.wgsl"),
+    ),
+    (
         "depthwise",
         include_str!("../../shaders/tflite/depthwise.wgsl"),
     ),
@@ -276,9 +280,9 @@ fn pack_depthwise_weights(w: &[f32], g: &Geo) -> Vec<f32> {
     out
 }
 
-/// Packs a per-channel vector zero-padded to a multiple of 8 channels.
+/// Packs a per-channel vector zero-padded to a multiple of 16 channels (the widest block).
 fn pack_bias(b: Option<&[f32]>, out_c: usize) -> Vec<f32> {
-    let mut out = vec![0.0; out_c.div_ceil(8) * 8];
+    let mut out = vec![0.0; out_c.div_ceil(16) * 16];
     if let Some(b) = b {
         out[..out_c].copy_from_slice(b);
     }
@@ -573,7 +577,7 @@ impl Builder<'_> {
                 })?;
                 pack_bias(Some(v), out_c)
             }
-            None => vec![0.0; 8],
+            None => vec![0.0; 16],
         };
         let alpha = self.upload("prelu alpha", &alpha);
         let residual = match epi.residual {
@@ -606,16 +610,23 @@ impl Builder<'_> {
                 geo,
                 epi,
             } => {
-                let weights = self.upload("conv weights", &pack_conv_weights(c(*w)?, geo, 8));
+                // Wide layers use 16-channel blocks (fewer loads per multiply-add), narrow ones 8.
+                let (kernel, block) = if geo.out_c >= 32 {
+                    ("conv2d_wide", 16)
+                } else {
+                    ("conv2d", 8)
+                };
+                let packed = pack_conv_weights(c(*w)?, geo, block);
+                let weights = self.upload("conv weights", &packed);
                 let bias = b.map(c).transpose()?;
                 let bias = self.upload("conv bias", &pack_bias(bias, geo.out_c));
                 let groups_w = geo.out_w.div_ceil(8);
                 let mut p = Self::conv_params(geo, epi, groups_w)?;
-                // conv2d.wgsl works on blocks of 8 output channels (`oc8`).
-                p.oc4 = to_u32(geo.out_c.div_ceil(8), "channels")?;
-                let groups = groups_1d(geo.out_h * groups_w * geo.out_c.div_ceil(8))?;
+                // The kernels work on blocks of `block` output channels (`oc8` in WGSL).
+                p.oc4 = to_u32(geo.out_c.div_ceil(block), "channels")?;
+                let groups = groups_1d(geo.out_h * groups_w * geo.out_c.div_ceil(block))?;
                 let binds = self.conv_binds(*x, weights, bias, epi, geo.out_c, *y)?;
-                self.dispatch("conv2d", bytemuck::bytes_of(&p), binds, groups);
+                self.dispatch(kernel, bytemuck::bytes_of(&p), binds, groups);
             }
             Step::Depthwise {
                 x,

@@ -143,7 +143,7 @@ fn every_shader_parses_and_validates() {
     for (name, _) in KERNELS {
         sources.push((name.to_string(), kernel_source(name).expect("kernel")));
     }
-    assert!(sources.len() >= 11);
+    assert!(sources.len() >= 12);
     for (name, src) in sources {
         let module = naga::front::wgsl::parse_str(&src)
             .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&src)));
@@ -168,6 +168,10 @@ fn conv2d_matches_cpu() {
         (12, 13, 5, 6, 3, 1, 2, Padding::Same, Activation::Tanh),
         (9, 7, 10, 13, 1, 1, 1, Padding::Valid, Activation::None),
         (2, 2, 8, 3, 2, 1, 1, Padding::Valid, Activation::None),
+        // Wide layers (conv2d_wide.wgsl), with a partial last block of 16 channels.
+        (11, 13, 7, 40, 3, 2, 1, Padding::Same, Activation::Relu6),
+        (5, 17, 9, 33, 1, 1, 1, Padding::Valid, Activation::None),
+        (3, 3, 16, 64, 3, 1, 1, Padding::Valid, Activation::None),
     ];
     for (i, &(h, w, ic, oc, k, s, d, pad, act)) in cases.iter().enumerate() {
         let mut g = G::new();
