@@ -6,3 +6,4 @@ pub mod gpu;
 pub mod image_ops;
 pub mod models;
 pub mod vision;
+pub mod tflite;

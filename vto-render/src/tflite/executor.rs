@@ -1,0 +1,1080 @@
+//! The wgpu executor: constants uploaded once, activation buffers planned once, one command
+//! encoder and one readback per inference.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytemuck::{Pod, Zeroable};
+use wgpu::util::DeviceExt;
+
+use super::prepare::{fuse, lower, Epilogue, Geo, Plan, Step};
+use super::{Model, TfliteError};
+use crate::gpu::GpuContext;
+
+const ACTIVATION_WGSL: &str = include_str!("../../shaders/shared/activation.wgsl");
+
+/// The kernels: (name, source). Kernels that use fused activations get the shared helpers
+/// prepended by [`kernel_source`].
+pub(crate) const KERNELS: &[(&str, &str)] = &[
+    ("conv2d", include_str!("../../shaders/tflite/conv2d.wgsl")),
+    (
+        "conv2d_wide",
+        include_str!("../../shaders/tflite/conv2d_wide.wgsl"),
+    ),
+    (
+        "depthwise",
+        include_str!("../../shaders/tflite/depthwise.wgsl"),
+    ),
+    (
+        "transpose_conv",
+        include_str!("../../shaders/tflite/transpose_conv.wgsl"),
+    ),
+    ("binary", include_str!("../../shaders/tflite/binary.wgsl")),
+    ("unary", include_str!("../../shaders/tflite/unary.wgsl")),
+    ("pad", include_str!("../../shaders/tflite/pad.wgsl")),
+    ("pool", include_str!("../../shaders/tflite/pool.wgsl")),
+    (
+        "resize_bilinear",
+        include_str!("../../shaders/tflite/resize_bilinear.wgsl"),
+    ),
+    (
+        "depth_to_space",
+        include_str!("../../shaders/tflite/depth_to_space.wgsl"),
+    ),
+    ("concat", include_str!("../../shaders/tflite/concat.wgsl")),
+];
+
+/// The full WGSL source of a kernel (shared helpers + kernel).
+pub(crate) fn kernel_source(name: &str) -> Option<String> {
+    KERNELS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, src)| format!("{ACTIVATION_WGSL}\n{src}"))
+}
+
+/// Mirrors `ConvParams` in `conv2d.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct ConvParams {
+    in_h: u32,
+    in_w: u32,
+    in_c: u32,
+    out_h: u32,
+    out_w: u32,
+    out_c: u32,
+    k_h: u32,
+    k_w: u32,
+    stride_h: u32,
+    stride_w: u32,
+    dil_h: u32,
+    dil_w: u32,
+    pad_top: u32,
+    pad_left: u32,
+    act: u32,
+    /// Output-channel blocks: `oc8` (blocks of 8) in conv2d.wgsl, `oc4` in depthwise.wgsl.
+    oc4: u32,
+    /// `groups_w` in conv2d.wgsl, `mult` in depthwise.wgsl.
+    extra: u32,
+    act2: u32,
+    res_c: u32,
+    _pad: u32,
+}
+const _: () = assert!(std::mem::size_of::<ConvParams>() == 80);
+
+/// Mirrors `TransposeConvParams` in `transpose_conv.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct TransposeConvParams {
+    in_h: u32,
+    in_w: u32,
+    in_c: u32,
+    out_h: u32,
+    out_w: u32,
+    out_c: u32,
+    k_h: u32,
+    k_w: u32,
+    stride_h: u32,
+    stride_w: u32,
+    pad_top: u32,
+    pad_left: u32,
+    oc4: u32,
+    _pad: [u32; 3],
+}
+const _: () = assert!(std::mem::size_of::<TransposeConvParams>() == 64);
+
+/// Mirrors `BinaryParams` in `binary.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct BinaryParams {
+    out_shape: [u32; 4],
+    a_str: [u32; 4],
+    b_str: [u32; 4],
+    op: u32,
+    act: u32,
+    total: u32,
+    same: u32,
+}
+const _: () = assert!(std::mem::size_of::<BinaryParams>() == 64);
+
+/// Mirrors `UnaryParams` in `unary.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct UnaryParams {
+    op: u32,
+    total: u32,
+    _pad: [u32; 2],
+}
+const _: () = assert!(std::mem::size_of::<UnaryParams>() == 16);
+
+/// Mirrors `PadParams` in `pad.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct PadParams {
+    in_shape: [u32; 4],
+    out_shape: [u32; 4],
+    before: [u32; 4],
+    total: u32,
+    _pad: [u32; 3],
+}
+const _: () = assert!(std::mem::size_of::<PadParams>() == 64);
+
+/// Mirrors `PoolParams` in `pool.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct PoolParams {
+    in_h: u32,
+    in_w: u32,
+    c: u32,
+    out_h: u32,
+    out_w: u32,
+    k_h: u32,
+    k_w: u32,
+    stride_h: u32,
+    stride_w: u32,
+    pad_top: u32,
+    pad_left: u32,
+    is_max: u32,
+    act: u32,
+    total: u32,
+    _pad: [u32; 2],
+}
+const _: () = assert!(std::mem::size_of::<PoolParams>() == 64);
+
+/// Mirrors `ResizeParams` in `resize_bilinear.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct ResizeParams {
+    in_h: u32,
+    in_w: u32,
+    c: u32,
+    out_h: u32,
+    out_w: u32,
+    half_pixel: u32,
+    total: u32,
+    _pad0: u32,
+    scale_y: f32,
+    scale_x: f32,
+    _pad1: [f32; 2],
+}
+const _: () = assert!(std::mem::size_of::<ResizeParams>() == 48);
+
+/// Mirrors `DepthToSpaceParams` in `depth_to_space.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct DepthToSpaceParams {
+    in_w: u32,
+    in_c: u32,
+    out_w: u32,
+    out_c: u32,
+    block: u32,
+    total: u32,
+    _pad: [u32; 2],
+}
+const _: () = assert!(std::mem::size_of::<DepthToSpaceParams>() == 32);
+
+/// Mirrors `ConcatParams` in `concat.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct ConcatParams {
+    len: u32,
+    inner: u32,
+    out_axis: u32,
+    offset: u32,
+    act: u32,
+    total: u32,
+    _pad: [u32; 2],
+}
+const _: () = assert!(std::mem::size_of::<ConcatParams>() == 32);
+
+const WORKGROUP: u32 = 64;
+const MAX_GROUPS: u32 = 65535;
+
+/// A binding of a dispatch: a tensor (pool buffer or uploaded constant) or a packed buffer.
+enum Bind {
+    Tensor(usize),
+    Buffer(wgpu::Buffer),
+}
+
+/// One recorded kernel launch.
+struct Dispatch {
+    /// Kernel name and output size, for [`Executor::profile`].
+    label: String,
+    pipeline: usize,
+    bind_group: wgpu::BindGroup,
+    groups: (u32, u32, u32),
+}
+
+/// Runs a [`Model`] on the GPU. Weights live on the GPU; activation buffers are reused
+/// across runs and shared between tensors whose lifetimes do not overlap.
+pub struct Executor {
+    ctx: Arc<GpuContext>,
+    pipelines: Vec<wgpu::ComputePipeline>,
+    dispatches: Vec<Dispatch>,
+    /// Graph inputs: (buffer, element count).
+    inputs: Vec<(wgpu::Buffer, usize)>,
+    /// Graph outputs: (buffer, element count, byte offset in the staging buffer).
+    outputs: Vec<(wgpu::Buffer, usize, u64)>,
+    staging: wgpu::Buffer,
+    staging_size: u64,
+    activation_bytes: u64,
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor")
+            .field("dispatches", &self.dispatches.len())
+            .field("activation_bytes", &self.activation_bytes)
+            .finish()
+    }
+}
+
+fn f32_bytes(v: &[f32]) -> &[u8] {
+    bytemuck::cast_slice(v)
+}
+
+/// Packs conv weights `[out_c, k_h, k_w, in_c]` as `[k_h][k_w][in_c][ceil(out_c / group) * group]`
+/// (zero-padded): conv2d.wgsl reads 8 output channels at a time, transpose_conv.wgsl 4.
+fn pack_conv_weights(w: &[f32], g: &Geo, group: usize) -> Vec<f32> {
+    let ocp = g.out_c.div_ceil(group) * group;
+    let mut out = vec![0.0; g.k_h * g.k_w * g.in_c * ocp];
+    for oc in 0..g.out_c {
+        for ky in 0..g.k_h {
+            for kx in 0..g.k_w {
+                for ic in 0..g.in_c {
+                    let dst = ((ky * g.k_w + kx) * g.in_c + ic) * ocp + oc;
+                    out[dst] = w[((oc * g.k_h + ky) * g.k_w + kx) * g.in_c + ic];
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Packs depthwise weights `[1, k_h, k_w, out_c]` as `[k_h][k_w][oc4]` vec4.
+fn pack_depthwise_weights(w: &[f32], g: &Geo) -> Vec<f32> {
+    let oc4 = g.out_c.div_ceil(4);
+    let mut out = vec![0.0; g.k_h * g.k_w * oc4 * 4];
+    for k in 0..g.k_h * g.k_w {
+        out[k * oc4 * 4..k * oc4 * 4 + g.out_c].copy_from_slice(&w[k * g.out_c..(k + 1) * g.out_c]);
+    }
+    out
+}
+
+/// Packs a per-channel vector zero-padded to a multiple of 16 channels (the widest block).
+fn pack_bias(b: Option<&[f32]>, out_c: usize) -> Vec<f32> {
+    let mut out = vec![0.0; out_c.div_ceil(16) * 16];
+    if let Some(b) = b {
+        out[..out_c].copy_from_slice(b);
+    }
+    out
+}
+
+fn to_u32(v: usize, what: &str) -> Result<u32, TfliteError> {
+    u32::try_from(v).map_err(|_| TfliteError::Unsupported(format!("{what} {v} too large")))
+}
+
+/// Workgroup counts for a 1-D kernel over `total` items (`i = gid.x + gid.y * 65535 * 64`).
+fn groups_1d(total: usize) -> Result<(u32, u32, u32), TfliteError> {
+    let wg = to_u32(total.div_ceil(WORKGROUP as usize), "dispatch size")?;
+    if wg <= MAX_GROUPS {
+        Ok((wg.max(1), 1, 1))
+    } else {
+        let y = wg.div_ceil(MAX_GROUPS);
+        if y > MAX_GROUPS {
+            return Err(TfliteError::Unsupported(format!(
+                "{total} items in one dispatch"
+            )));
+        }
+        Ok((MAX_GROUPS, y, 1))
+    }
+}
+
+/// Buffer planning: which GPU buffer holds each non-constant tensor.
+struct Allocation {
+    /// Pool buffer index per tensor (reshape views share their source's).
+    slot: HashMap<usize, usize>,
+    /// Size in bytes of each pool buffer.
+    sizes: Vec<u64>,
+}
+
+fn plan_buffers(plan: &Plan) -> Allocation {
+    // Reshape outputs are views of their input.
+    let mut root: HashMap<usize, usize> = HashMap::new();
+    let find = |root: &HashMap<usize, usize>, mut t: usize| {
+        while let Some(&r) = root.get(&t) {
+            t = r;
+        }
+        t
+    };
+    for s in &plan.steps {
+        if let Step::Reshape { x, y } = s {
+            let r = find(&root, *x);
+            root.insert(*y, r);
+        }
+    }
+    // Last step reading each root; graph outputs and inputs live forever.
+    let mut last_use: HashMap<usize, usize> = HashMap::new();
+    for (i, s) in plan.steps.iter().enumerate() {
+        for r in s.reads() {
+            if !plan.consts.contains_key(&r) {
+                last_use.insert(find(&root, r), i);
+            }
+        }
+    }
+    let pinned: Vec<usize> = plan
+        .inputs
+        .iter()
+        .chain(&plan.outputs)
+        .map(|&t| find(&root, t))
+        .collect();
+    for &p in &pinned {
+        last_use.insert(p, usize::MAX);
+    }
+    let bytes = |t: usize| (plan.numel(t).max(1) * 4) as u64;
+    let mut sizes: Vec<u64> = Vec::new();
+    let mut free: Vec<usize> = Vec::new();
+    let mut slot: HashMap<usize, usize> = HashMap::new();
+    let take = |need: u64, sizes: &mut Vec<u64>, free: &mut Vec<usize>| -> usize {
+        // Best fit among free buffers; grow the largest free one if none fits.
+        let fit = free
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| sizes[b] >= need)
+            .min_by_key(|(_, &b)| sizes[b])
+            .map(|(k, _)| k);
+        if let Some(k) = fit {
+            return free.swap_remove(k);
+        }
+        if let Some((k, _)) = free.iter().enumerate().max_by_key(|(_, &b)| sizes[b]) {
+            let b = free.swap_remove(k);
+            sizes[b] = need;
+            return b;
+        }
+        sizes.push(need);
+        sizes.len() - 1
+    };
+    for &t in &plan.inputs {
+        let b = take(bytes(t), &mut sizes, &mut free);
+        slot.insert(t, b);
+    }
+    for (i, s) in plan.steps.iter().enumerate() {
+        let y = s.writes();
+        if let Step::Reshape { x, .. } = s {
+            let b = slot[&find(&root, *x)];
+            slot.insert(y, b);
+        } else {
+            let b = take(bytes(y), &mut sizes, &mut free);
+            slot.insert(y, b);
+            // A tensor nobody reads (and not an output) is free right after being written.
+            last_use.entry(y).or_insert(i);
+        }
+        // Release roots whose last reader is this step.
+        let mut released: Vec<usize> = s
+            .reads()
+            .into_iter()
+            .chain(std::iter::once(y))
+            .filter(|r| !plan.consts.contains_key(r))
+            .map(|r| find(&root, r))
+            .filter(|r| last_use.get(r) == Some(&i))
+            .collect();
+        released.sort_unstable();
+        released.dedup();
+        for r in released {
+            free.push(slot[&r]);
+        }
+    }
+    Allocation { slot, sizes }
+}
+
+struct Builder<'a> {
+    device: &'a wgpu::Device,
+    pipelines: Vec<wgpu::ComputePipeline>,
+    pipeline_index: HashMap<&'static str, usize>,
+    dispatches: Vec<Dispatch>,
+    pool: Vec<wgpu::Buffer>,
+    slot: HashMap<usize, usize>,
+    const_buffers: HashMap<usize, wgpu::Buffer>,
+    plan: &'a Plan,
+}
+
+impl Builder<'_> {
+    fn pipeline(&mut self, name: &'static str) -> usize {
+        if let Some(&i) = self.pipeline_index.get(name) {
+            return i;
+        }
+        // Every name passed here is one of KERNELS (checked by the tests).
+        let src = kernel_source(name).unwrap_or_default();
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(name),
+                source: wgpu::ShaderSource::Wgsl(src.into()),
+            });
+        let p = self
+            .device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(name),
+                layout: None,
+                module: &module,
+                entry_point: Some("main"),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+        self.pipelines.push(p);
+        self.pipeline_index.insert(name, self.pipelines.len() - 1);
+        self.pipelines.len() - 1
+    }
+
+    fn upload(&self, label: &str, data: &[f32]) -> wgpu::Buffer {
+        let bytes: &[u8] = if data.is_empty() {
+            &[0u8; 16]
+        } else {
+            f32_bytes(data)
+        };
+        self.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: bytes,
+                usage: wgpu::BufferUsages::STORAGE,
+            })
+    }
+
+    /// Uploads constant tensor `t` (once) if the dispatch binds it directly.
+    fn ensure_const(&mut self, t: usize) {
+        if let Some(c) = self.plan.consts.get(&t) {
+            if !self.const_buffers.contains_key(&t) {
+                let b = self.upload("tflite constant", c);
+                self.const_buffers.insert(t, b);
+            }
+        }
+    }
+
+    fn dispatch(
+        &mut self,
+        kernel: &'static str,
+        params: &[u8],
+        binds: Vec<Bind>,
+        groups: (u32, u32, u32),
+    ) {
+        let pipeline = self.pipeline(kernel);
+        let uniform = self
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(kernel),
+                contents: params,
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+        // Constants used by this dispatch must exist before borrowing bindings.
+        for b in &binds {
+            if let Bind::Tensor(t) = b {
+                self.ensure_const(*t);
+            }
+        }
+        let layout = self.pipelines[pipeline].get_bind_group_layout(0);
+        let size_of = |t: usize| wgpu::BufferSize::new((self.plan.numel(t).max(1) * 4) as u64);
+        let buf_of = |t: usize| -> &wgpu::Buffer {
+            match self.const_buffers.get(&t) {
+                Some(b) => b,
+                None => &self.pool[self.slot[&t]],
+            }
+        };
+        // Binding 0 is the uniform, then the binds in order (the output last).
+        let mut entries = vec![wgpu::BindGroupEntry {
+            binding: 0,
+            resource: uniform.as_entire_binding(),
+        }];
+        for (k, b) in binds.iter().enumerate() {
+            let (buffer, size) = match b {
+                Bind::Tensor(t) => (buf_of(*t), size_of(*t)),
+                Bind::Buffer(buf) => (buf, None),
+            };
+            entries.push(wgpu::BindGroupEntry {
+                binding: k as u32 + 1,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer,
+                    offset: 0,
+                    size,
+                }),
+            });
+        }
+        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(kernel),
+            layout: &layout,
+            entries: &entries,
+        });
+        let out_elems = match binds.last() {
+            Some(Bind::Tensor(t)) => self.plan.numel(*t),
+            _ => 0,
+        };
+        self.dispatches.push(Dispatch {
+            label: format!("{kernel} -> {out_elems} values"),
+            pipeline,
+            bind_group,
+            groups,
+        });
+    }
+
+    fn conv_params(g: &Geo, epi: &Epilogue, extra: usize) -> Result<ConvParams, TfliteError> {
+        let u = |v: usize| to_u32(v, "dimension");
+        Ok(ConvParams {
+            in_h: u(g.in_h)?,
+            in_w: u(g.in_w)?,
+            in_c: u(g.in_c)?,
+            out_h: u(g.out_h)?,
+            out_w: u(g.out_w)?,
+            out_c: u(g.out_c)?,
+            k_h: u(g.k_h)?,
+            k_w: u(g.k_w)?,
+            stride_h: u(g.stride_h)?,
+            stride_w: u(g.stride_w)?,
+            dil_h: u(g.dil_h)?,
+            dil_w: u(g.dil_w)?,
+            pad_top: u(g.pad_top)?,
+            pad_left: u(g.pad_left)?,
+            act: epi.act1.code(),
+            oc4: u(g.out_c.div_ceil(4))?,
+            extra: u(extra)?,
+            act2: epi.act2.code(),
+            res_c: u(epi.residual.map_or(0, |r| r.1))?,
+            _pad: 0,
+        })
+    }
+
+    /// Bindings of conv2d.wgsl / depthwise.wgsl: x, weights, bias, residual, alpha, y.
+    fn conv_binds(
+        &self,
+        x: usize,
+        weights: wgpu::Buffer,
+        bias: wgpu::Buffer,
+        epi: &Epilogue,
+        out_c: usize,
+        y: usize,
+    ) -> Result<Vec<Bind>, TfliteError> {
+        let alpha = match epi.alpha {
+            Some(a) => {
+                let v = self.plan.consts.get(&a).ok_or_else(|| {
+                    TfliteError::Unsupported("PRELU slopes computed at run time".into())
+                })?;
+                pack_bias(Some(v), out_c)
+            }
+            None => vec![0.0; 16],
+        };
+        let alpha = self.upload("prelu alpha", &alpha);
+        let residual = match epi.residual {
+            Some((r, _)) => Bind::Tensor(r),
+            None => Bind::Buffer(bias.clone()),
+        };
+        Ok(vec![
+            Bind::Tensor(x),
+            Bind::Buffer(weights),
+            Bind::Buffer(bias),
+            residual,
+            Bind::Buffer(alpha),
+            Bind::Tensor(y),
+        ])
+    }
+
+    fn step(&mut self, step: &Step) -> Result<(), TfliteError> {
+        let plan = self.plan;
+        let c = |t: usize| -> Result<&[f32], TfliteError> {
+            plan.consts.get(&t).map(Vec::as_slice).ok_or_else(|| {
+                TfliteError::Unsupported("convolution weights computed at run time".into())
+            })
+        };
+        match step {
+            Step::Conv {
+                x,
+                w,
+                b,
+                y,
+                geo,
+                epi,
+            } => {
+                // Wide layers use 16-channel blocks (fewer loads per multiply-add), narrow ones 8.
+                let (kernel, block) = if geo.out_c >= 32 {
+                    ("conv2d_wide", 16)
+                } else {
+                    ("conv2d", 8)
+                };
+                let packed = pack_conv_weights(c(*w)?, geo, block);
+                let weights = self.upload("conv weights", &packed);
+                let bias = b.map(c).transpose()?;
+                let bias = self.upload("conv bias", &pack_bias(bias, geo.out_c));
+                let groups_w = geo.out_w.div_ceil(8);
+                let mut p = Self::conv_params(geo, epi, groups_w)?;
+                // The kernels work on blocks of `block` output channels (`oc8` in WGSL).
+                p.oc4 = to_u32(geo.out_c.div_ceil(block), "channels")?;
+                let groups = groups_1d(geo.out_h * groups_w * geo.out_c.div_ceil(block))?;
+                let binds = self.conv_binds(*x, weights, bias, epi, geo.out_c, *y)?;
+                self.dispatch(kernel, bytemuck::bytes_of(&p), binds, groups);
+            }
+            Step::Depthwise {
+                x,
+                w,
+                b,
+                y,
+                geo,
+                mult,
+                epi,
+            } => {
+                let weights = self.upload("dw weights", &pack_depthwise_weights(c(*w)?, geo));
+                let bias = b.map(c).transpose()?;
+                let bias = self.upload("dw bias", &pack_bias(bias, geo.out_c));
+                let p = Self::conv_params(geo, epi, *mult)?;
+                // depthwise.wgsl: one invocation per 4 output pixels of a row.
+                let items = geo.out_h * geo.out_w.div_ceil(4) * geo.out_c.div_ceil(4);
+                let groups = groups_1d(items)?;
+                let binds = self.conv_binds(*x, weights, bias, epi, geo.out_c, *y)?;
+                self.dispatch("depthwise", bytemuck::bytes_of(&p), binds, groups);
+            }
+            Step::TransposeConv { x, w, b, y, geo } => {
+                let weights = self.upload("tconv weights", &pack_conv_weights(c(*w)?, geo, 4));
+                let bias = b.map(c).transpose()?;
+                let bias = self.upload("tconv bias", &pack_bias(bias, geo.out_c));
+                let u = |v: usize| to_u32(v, "dimension");
+                let p = TransposeConvParams {
+                    in_h: u(geo.in_h)?,
+                    in_w: u(geo.in_w)?,
+                    in_c: u(geo.in_c)?,
+                    out_h: u(geo.out_h)?,
+                    out_w: u(geo.out_w)?,
+                    out_c: u(geo.out_c)?,
+                    k_h: u(geo.k_h)?,
+                    k_w: u(geo.k_w)?,
+                    stride_h: u(geo.stride_h)?,
+                    stride_w: u(geo.stride_w)?,
+                    pad_top: u(geo.pad_top)?,
+                    pad_left: u(geo.pad_left)?,
+                    oc4: u(geo.out_c.div_ceil(4))?,
+                    _pad: [0; 3],
+                };
+                let groups = (
+                    u((geo.out_h * geo.out_w).div_ceil(WORKGROUP as usize))?,
+                    p.oc4,
+                    1,
+                );
+                if groups.0 > MAX_GROUPS {
+                    return Err(TfliteError::Unsupported("transpose conv too large".into()));
+                }
+                self.dispatch(
+                    "transpose_conv",
+                    bytemuck::bytes_of(&p),
+                    vec![
+                        Bind::Tensor(*x),
+                        Bind::Buffer(weights),
+                        Bind::Buffer(bias),
+                        Bind::Tensor(*y),
+                    ],
+                    groups,
+                );
+            }
+            Step::Binary {
+                op,
+                a,
+                b,
+                y,
+                a_shape,
+                b_shape,
+                out_shape,
+                act,
+            } => {
+                let strides = |s: &[usize; 4]| -> Result<[u32; 4], TfliteError> {
+                    let mut st = [0u32; 4];
+                    let mut acc = 1usize;
+                    for d in (0..4).rev() {
+                        st[d] = if s[d] == 1 { 0 } else { to_u32(acc, "stride")? };
+                        acc *= s[d];
+                    }
+                    Ok(st)
+                };
+                let total = plan.numel(*y);
+                let p = BinaryParams {
+                    out_shape: out_shape.map(|v| v as u32),
+                    a_str: strides(a_shape)?,
+                    b_str: strides(b_shape)?,
+                    op: op.code(),
+                    act: act.gpu_code(),
+                    total: to_u32(total, "size")?,
+                    same: u32::from(a_shape == out_shape && b_shape == out_shape),
+                };
+                self.dispatch(
+                    "binary",
+                    bytemuck::bytes_of(&p),
+                    vec![Bind::Tensor(*a), Bind::Tensor(*b), Bind::Tensor(*y)],
+                    groups_1d(total)?,
+                );
+            }
+            Step::Unary { op, x, y } => {
+                let total = plan.numel(*y);
+                let p = UnaryParams {
+                    op: op.code(),
+                    total: to_u32(total, "size")?,
+                    _pad: [0; 2],
+                };
+                self.dispatch(
+                    "unary",
+                    bytemuck::bytes_of(&p),
+                    vec![Bind::Tensor(*x), Bind::Tensor(*y)],
+                    groups_1d(total)?,
+                );
+            }
+            Step::Pad {
+                x,
+                y,
+                in_shape,
+                out_shape,
+                before,
+            } => {
+                let total = plan.numel(*y);
+                let p = PadParams {
+                    in_shape: in_shape.map(|v| v as u32),
+                    out_shape: out_shape.map(|v| v as u32),
+                    before: before.map(|v| v as u32),
+                    total: to_u32(total, "size")?,
+                    _pad: [0; 3],
+                };
+                self.dispatch(
+                    "pad",
+                    bytemuck::bytes_of(&p),
+                    vec![Bind::Tensor(*x), Bind::Tensor(*y)],
+                    groups_1d(total)?,
+                );
+            }
+            Step::Pool {
+                max,
+                x,
+                y,
+                geo,
+                act,
+            } => {
+                let total = plan.numel(*y);
+                let u = |v: usize| to_u32(v, "dimension");
+                let p = PoolParams {
+                    in_h: u(geo.in_h)?,
+                    in_w: u(geo.in_w)?,
+                    c: u(geo.in_c)?,
+                    out_h: u(geo.out_h)?,
+                    out_w: u(geo.out_w)?,
+                    k_h: u(geo.k_h)?,
+                    k_w: u(geo.k_w)?,
+                    stride_h: u(geo.stride_h)?,
+                    stride_w: u(geo.stride_w)?,
+                    pad_top: u(geo.pad_top)?,
+                    pad_left: u(geo.pad_left)?,
+                    is_max: u32::from(*max),
+                    act: act.gpu_code(),
+                    total: u(total)?,
+                    _pad: [0; 2],
+                };
+                self.dispatch(
+                    "pool",
+                    bytemuck::bytes_of(&p),
+                    vec![Bind::Tensor(*x), Bind::Tensor(*y)],
+                    groups_1d(total)?,
+                );
+            }
+            Step::Reshape { .. } => {}
+            Step::Concat {
+                parts,
+                y,
+                outer,
+                inner,
+                out_axis,
+                act,
+            } => {
+                let mut offset = 0;
+                for &(t, len) in parts {
+                    let total = outer * len * inner;
+                    let p = ConcatParams {
+                        len: to_u32(len, "size")?,
+                        inner: to_u32(*inner, "size")?,
+                        out_axis: to_u32(*out_axis, "size")?,
+                        offset: to_u32(offset, "size")?,
+                        act: act.gpu_code(),
+                        total: to_u32(total, "size")?,
+                        _pad: [0; 2],
+                    };
+                    self.dispatch(
+                        "concat",
+                        bytemuck::bytes_of(&p),
+                        vec![Bind::Tensor(t), Bind::Tensor(*y)],
+                        groups_1d(total)?,
+                    );
+                    offset += len;
+                }
+            }
+            Step::Resize {
+                x,
+                y,
+                geo,
+                align_corners,
+                half_pixel_centers,
+            } => {
+                let scale = |i: usize, o: usize| {
+                    if *align_corners && o > 1 {
+                        (i as f32 - 1.0) / (o as f32 - 1.0)
+                    } else {
+                        i as f32 / o as f32
+                    }
+                };
+                let total = plan.numel(*y);
+                let u = |v: usize| to_u32(v, "dimension");
+                let p = ResizeParams {
+                    in_h: u(geo.in_h)?,
+                    in_w: u(geo.in_w)?,
+                    c: u(geo.in_c)?,
+                    out_h: u(geo.out_h)?,
+                    out_w: u(geo.out_w)?,
+                    half_pixel: u32::from(*half_pixel_centers),
+                    total: u(total)?,
+                    _pad0: 0,
+                    scale_y: scale(geo.in_h, geo.out_h),
+                    scale_x: scale(geo.in_w, geo.out_w),
+                    _pad1: [0.0; 2],
+                };
+                self.dispatch(
+                    "resize_bilinear",
+                    bytemuck::bytes_of(&p),
+                    vec![Bind::Tensor(*x), Bind::Tensor(*y)],
+                    groups_1d(total)?,
+                );
+            }
+            Step::DepthToSpace { x, y, geo, block } => {
+                let total = plan.numel(*y);
+                let u = |v: usize| to_u32(v, "dimension");
+                let p = DepthToSpaceParams {
+                    in_w: u(geo.in_w)?,
+                    in_c: u(geo.in_c)?,
+                    out_w: u(geo.out_w)?,
+                    out_c: u(geo.out_c)?,
+                    block: u(*block)?,
+                    total: u(total)?,
+                    _pad: [0; 2],
+                };
+                self.dispatch(
+                    "depth_to_space",
+                    bytemuck::bytes_of(&p),
+                    vec![Bind::Tensor(*x), Bind::Tensor(*y)],
+                    groups_1d(total)?,
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Executor {
+    /// Prepares `model` on `ctx`: folds load-time operators, uploads weights, plans buffers,
+    /// builds pipelines and bind groups. An operator outside the supported set gives
+    /// [`TfliteError::UnsupportedOperator`].
+    pub fn new(ctx: Arc<GpuContext>, model: &Model) -> Result<Executor, TfliteError> {
+        let mut plan = lower(model.graph())?;
+        fuse(&mut plan);
+        let alloc = plan_buffers(&plan);
+        let device = &ctx.device;
+        let max_binding = u64::from(ctx.limits.max_storage_buffer_binding_size);
+        let pool: Vec<wgpu::Buffer> = alloc
+            .sizes
+            .iter()
+            .map(|&size| {
+                if size > max_binding {
+                    return Err(TfliteError::Unsupported(format!(
+                        "a {size}-byte tensor exceeds the device's storage binding limit"
+                    )));
+                }
+                Ok(device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("tflite activations"),
+                    size,
+                    usage: wgpu::BufferUsages::STORAGE
+                        | wgpu::BufferUsages::COPY_SRC
+                        | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                }))
+            })
+            .collect::<Result<_, _>>()?;
+        let activation_bytes = alloc.sizes.iter().sum();
+        let mut b = Builder {
+            device,
+            pipelines: Vec::new(),
+            pipeline_index: HashMap::new(),
+            dispatches: Vec::new(),
+            pool,
+            slot: alloc.slot,
+            const_buffers: HashMap::new(),
+            plan: &plan,
+        };
+        for step in &plan.steps {
+            b.step(step)?;
+        }
+        let inputs = plan
+            .inputs
+            .iter()
+            .map(|&t| (b.pool[b.slot[&t]].clone(), plan.numel(t)))
+            .collect();
+        let mut offset = 0u64;
+        let mut outputs = Vec::new();
+        for &t in &plan.outputs {
+            // An output that is a constant (no step writes it) is uploaded like any constant.
+            let buffer = match plan.consts.get(&t) {
+                Some(c) => {
+                    let buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some("tflite constant output"),
+                        contents: f32_bytes(c),
+                        usage: wgpu::BufferUsages::COPY_SRC,
+                    });
+                    buf
+                }
+                None => b.pool[b.slot[&t]].clone(),
+            };
+            outputs.push((buffer, plan.numel(t), offset));
+            offset += (plan.numel(t) * 4) as u64;
+        }
+        let staging_size = offset.max(4);
+        let staging = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("tflite readback"),
+            size: staging_size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        Ok(Executor {
+            pipelines: b.pipelines,
+            dispatches: b.dispatches,
+            inputs,
+            outputs,
+            staging,
+            staging_size,
+            activation_bytes,
+            ctx,
+        })
+    }
+
+    /// Bytes of GPU memory used by activation buffers (after sharing).
+    pub fn activation_bytes(&self) -> u64 {
+        self.activation_bytes
+    }
+
+    /// Number of kernel launches per inference.
+    pub fn dispatch_count(&self) -> usize {
+        self.dispatches.len()
+    }
+
+    /// The GPU buffers holding the graph inputs, in input order (for callers that prepare
+    /// inputs on the GPU and call [`Executor::run_resident`]).
+    pub fn input_buffers(&self) -> Vec<&wgpu::Buffer> {
+        self.inputs.iter().map(|(b, _)| b).collect()
+    }
+
+    fn record(&self, encoder: &mut wgpu::CommandEncoder) {
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("tflite"),
+                timestamp_writes: None,
+            });
+            for d in &self.dispatches {
+                pass.set_pipeline(&self.pipelines[d.pipeline]);
+                pass.set_bind_group(0, &d.bind_group, &[]);
+                pass.dispatch_workgroups(d.groups.0, d.groups.1, d.groups.2);
+            }
+        }
+        for (buf, n, off) in &self.outputs {
+            encoder.copy_buffer_to_buffer(buf, 0, &self.staging, *off, (*n * 4) as u64);
+        }
+    }
+
+    /// Runs one inference; `inputs` in model input order, each a flat NHWC array.
+    /// Returns the outputs in model output order.
+    pub fn run(&mut self, inputs: &[&[f32]]) -> Result<Vec<Vec<f32>>, TfliteError> {
+        if inputs.len() != self.inputs.len() {
+            return Err(TfliteError::BadInput(format!(
+                "{} inputs given, the model has {}",
+                inputs.len(),
+                self.inputs.len()
+            )));
+        }
+        for (k, ((buf, n), data)) in self.inputs.iter().zip(inputs).enumerate() {
+            if data.len() != *n {
+                return Err(TfliteError::BadInput(format!(
+                    "input {k} has {} values, expected {n}",
+                    data.len()
+                )));
+            }
+            self.ctx.queue.write_buffer(buf, 0, f32_bytes(data));
+        }
+        self.run_resident()
+    }
+
+    /// Times every dispatch on its own (one submission and wait each): a diagnostic for
+    /// finding slow kernels, much slower than [`Executor::run`]. Returns (label, seconds).
+    pub fn profile(&mut self) -> Vec<(String, f64)> {
+        let device = &self.ctx.device;
+        let mut out = Vec::new();
+        for d in &self.dispatches {
+            let mut encoder = device.create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                pass.set_pipeline(&self.pipelines[d.pipeline]);
+                pass.set_bind_group(0, &d.bind_group, &[]);
+                pass.dispatch_workgroups(d.groups.0, d.groups.1, d.groups.2);
+            }
+            let t0 = std::time::Instant::now();
+            self.ctx.queue.submit(Some(encoder.finish()));
+            let _ = device.poll(wgpu::PollType::wait_indefinitely());
+            out.push((d.label.clone(), t0.elapsed().as_secs_f64()));
+        }
+        out
+    }
+
+    /// Runs one inference on inputs already written to [`Executor::input_buffers`].
+    pub fn run_resident(&mut self) -> Result<Vec<Vec<f32>>, TfliteError> {
+        let device = &self.ctx.device;
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("tflite inference"),
+        });
+        self.record(&mut encoder);
+        self.ctx.queue.submit(Some(encoder.finish()));
+        let slice = self.staging.slice(..self.staging_size);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| TfliteError::Readback(e.to_string()))?;
+        rx.recv()
+            .map_err(|e| TfliteError::Readback(e.to_string()))?
+            .map_err(|e| TfliteError::Readback(e.to_string()))?;
+        let out = {
+            let view = slice.get_mapped_range();
+            let all: &[f32] = bytemuck::cast_slice(&view);
+            self.outputs
+                .iter()
+                .map(|(_, n, off)| {
+                    let s = (*off / 4) as usize;
+                    all[s..s + n].to_vec()
+                })
+                .collect()
+        };
+        self.staging.unmap();
+        Ok(out)
+    }
+}

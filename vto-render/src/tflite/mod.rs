@@ -1,0 +1,107 @@
+//! MediaPipe's TFLite models, read by our own flatbuffer reader and run as WGSL kernels.
+//!
+//! - [`Model::parse`] reads a `.tflite` file ([`schema`]): tensors, operators with their
+//!   options, constant buffers. Malformed input gives [`TfliteError::Malformed`].
+//! - [`Executor::new`] folds the load-time operators (DEQUANTIZE of float16 weights, DENSIFY
+//!   of sparse weights) on the CPU, uploads every constant once, plans the activation buffers
+//!   (tensors whose lifetimes do not overlap share a buffer; RESHAPE is a view) and builds one
+//!   compute pipeline per kernel and one bind group per dispatch.
+//! - [`Executor::run`] uploads the inputs, records every dispatch into one command encoder,
+//!   submits once and maps the outputs once.
+//!
+//! The layout is NHWC float32 throughout. [`cpu`] holds the reference implementation of every
+//! operator; it is the oracle of the tests, not a product path.
+
+pub mod cpu;
+mod executor;
+mod prepare;
+pub mod schema;
+#[cfg(test)]
+mod tests;
+
+pub use executor::Executor;
+pub use schema::{Activation, OpKind, Padding};
+
+use crate::gpu::GpuError;
+
+/// Errors of the TFLite reader and executor.
+#[derive(Debug, thiserror::Error)]
+pub enum TfliteError {
+    /// The file is not a well-formed TFLite flatbuffer.
+    #[error("malformed TFLite model: {0}")]
+    Malformed(String),
+    /// The model uses an operator this executor does not implement.
+    #[error("unsupported TFLite operator {name}")]
+    UnsupportedOperator {
+        /// The builtin name (e.g. `SOFTMAX`) or the custom op code.
+        name: String,
+    },
+    /// The model uses a feature (tensor type, option) this executor does not implement.
+    #[error("unsupported TFLite feature: {0}")]
+    Unsupported(String),
+    /// The inputs given to [`Executor::run`] do not match the model.
+    #[error("bad input: {0}")]
+    BadInput(String),
+    /// No GPU context.
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    /// Reading results back from the GPU failed.
+    #[error("GPU readback failed: {0}")]
+    Readback(String),
+}
+
+/// Name and shape of a graph input or output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorInfo {
+    /// The tensor name in the file.
+    pub name: String,
+    /// Its shape (NHWC for images).
+    pub shape: Vec<usize>,
+}
+
+/// A parsed `.tflite` model.
+#[derive(Debug, Clone)]
+pub struct Model {
+    graph: schema::Graph,
+}
+
+impl Model {
+    /// Parses a `.tflite` file.
+    pub fn parse(bytes: &[u8]) -> Result<Model, TfliteError> {
+        Ok(Model {
+            graph: schema::parse(bytes)?,
+        })
+    }
+
+    /// Builds a model from an already-made graph (tests construct small graphs this way).
+    pub fn from_graph(graph: schema::Graph) -> Model {
+        Model { graph }
+    }
+
+    /// The parsed graph.
+    pub fn graph(&self) -> &schema::Graph {
+        &self.graph
+    }
+
+    fn info(&self, idx: &[usize]) -> Vec<TensorInfo> {
+        idx.iter()
+            .map(|&i| {
+                let t = &self.graph.tensors[i];
+                TensorInfo {
+                    name: t.name.clone(),
+                    shape: t.shape.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// The graph inputs, in order.
+    pub fn inputs(&self) -> Vec<TensorInfo> {
+        self.info(&self.graph.inputs)
+    }
+
+    /// The graph outputs, in order.
+    pub fn outputs(&self) -> Vec<TensorInfo> {
+        self.info(&self.graph.outputs)
+    }
+}

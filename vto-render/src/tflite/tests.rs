@@ -1,0 +1,574 @@
+//! Kernel tests: every WGSL kernel against the CPU reference on small random graphs with odd
+//! sizes, SAME/VALID padding, strides 2 and dilation; plus shader validation and error paths.
+//!
+//! Tolerance: |gpu - cpu| <= 1e-4 * max(1, |cpu|) (float32; only the summation order differs).
+
+use super::cpu::run_reference;
+use super::executor::{kernel_source, KERNELS};
+use super::schema::*;
+use super::{Executor, Model, TfliteError};
+use crate::gpu::GpuContext;
+
+/// Builds small graphs in memory.
+struct G {
+    g: Graph,
+}
+
+impl G {
+    fn new() -> Self {
+        G {
+            g: Graph {
+                tensors: Vec::new(),
+                buffers: vec![Vec::new()],
+                operators: Vec::new(),
+                inputs: Vec::new(),
+                outputs: Vec::new(),
+            },
+        }
+    }
+    fn tensor(&mut self, shape: &[usize]) -> usize {
+        self.g.tensors.push(Tensor {
+            name: format!("t{}", self.g.tensors.len()),
+            shape: shape.to_vec(),
+            ty: TensorType::F32,
+            buffer: 0,
+            sparsity: None,
+        });
+        self.g.tensors.len() - 1
+    }
+    fn input(&mut self, shape: &[usize]) -> usize {
+        let t = self.tensor(shape);
+        self.g.inputs.push(t);
+        t
+    }
+    fn raw_const(&mut self, shape: &[usize], ty: TensorType, bytes: Vec<u8>) -> usize {
+        self.g.buffers.push(bytes);
+        let t = self.tensor(shape);
+        self.g.tensors[t].ty = ty;
+        self.g.tensors[t].buffer = self.g.buffers.len() - 1;
+        t
+    }
+    fn constant(&mut self, shape: &[usize], rng: &mut Rng) -> usize {
+        let n: usize = shape.iter().product();
+        let data: Vec<f32> = (0..n).map(|_| rng.next()).collect();
+        self.raw_const(shape, TensorType::F32, bytemuck::cast_slice(&data).to_vec())
+    }
+    fn const_i32(&mut self, shape: &[usize], data: &[i32]) -> usize {
+        self.raw_const(shape, TensorType::I32, bytemuck::cast_slice(data).to_vec())
+    }
+    fn op(&mut self, kind: OpKind, inputs: &[usize], out_shape: &[usize]) -> usize {
+        let y = self.tensor(out_shape);
+        self.g.operators.push(Operator {
+            kind,
+            inputs: inputs.iter().map(|&i| Some(i)).collect(),
+            outputs: vec![y],
+        });
+        y
+    }
+    fn output(&mut self, t: usize) {
+        self.g.outputs.push(t);
+    }
+    fn model(self) -> Model {
+        Model::from_graph(self.g)
+    }
+}
+
+/// xorshift32, values in [-1, 1).
+struct Rng(u32);
+
+impl Rng {
+    fn next(&mut self) -> f32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 17;
+        self.0 ^= self.0 << 5;
+        (self.0 >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+    }
+}
+
+fn ctx() -> std::sync::Arc<GpuContext> {
+    GpuContext::shared().expect("a wgpu adapter (lavapipe in CI)")
+}
+
+/// Runs `model` on random inputs on the GPU and the CPU reference and compares; returns the
+/// number of compared values.
+fn check(model: &Model, seed: u32) -> usize {
+    let mut rng = Rng(seed);
+    let inputs: Vec<Vec<f32>> = model
+        .inputs()
+        .iter()
+        .map(|i| {
+            (0..i.shape.iter().product::<usize>())
+                .map(|_| rng.next() * 3.0)
+                .collect()
+        })
+        .collect();
+    let refs: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
+    let want = run_reference(model, &refs).expect("cpu reference");
+    let mut exec = Executor::new(ctx(), model).expect("executor");
+    // Twice: buffers are reused across runs.
+    let _ = exec.run(&refs).expect("gpu run");
+    let got = exec.run(&refs).expect("gpu run");
+    let mut n = 0;
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g.len(), w.len(), "output {k} length");
+        for (i, (a, b)) in g.iter().zip(w).enumerate() {
+            let tol = 1e-4 * b.abs().max(1.0);
+            assert!((a - b).abs() <= tol, "output {k}[{i}]: gpu {a} vs cpu {b}");
+            n += 1;
+        }
+    }
+    n
+}
+
+fn conv_opts(padding: Padding, stride: usize, dilation: usize, act: Activation) -> ConvOptions {
+    ConvOptions {
+        padding,
+        stride_h: stride,
+        stride_w: stride,
+        dilation_h: dilation,
+        dilation_w: dilation,
+        depth_multiplier: 1,
+        activation: act,
+    }
+}
+
+fn out_size(padding: Padding, n: usize, k: usize, s: usize, d: usize) -> usize {
+    super::prepare::window_padding(padding, n, k, s, d).1
+}
+
+#[test]
+fn every_shader_parses_and_validates() {
+    let shared = include_str!("../../shaders/shared/activation.wgsl");
+    let mut sources = vec![("shared/activation".to_string(), shared.to_string())];
+    for (name, _) in KERNELS {
+        sources.push((name.to_string(), kernel_source(name).expect("kernel")));
+    }
+    assert!(sources.len() >= 12);
+    for (name, src) in sources {
+        let module = naga::front::wgsl::parse_str(&src)
+            .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&src)));
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::all(),
+        )
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    }
+}
+
+#[test]
+fn conv2d_matches_cpu() {
+    let mut rng = Rng(7);
+    let cases = [
+        // (h, w, in_c, out_c, k, stride, dilation, padding, activation)
+        (13, 11, 5, 7, 3, 1, 1, Padding::Same, Activation::None),
+        (13, 11, 3, 9, 3, 2, 1, Padding::Same, Activation::Relu),
+        (14, 9, 4, 8, 5, 2, 1, Padding::Same, Activation::Relu6),
+        (15, 10, 6, 5, 3, 2, 1, Padding::Valid, Activation::ReluN1To1),
+        (12, 13, 5, 6, 3, 1, 2, Padding::Same, Activation::Tanh),
+        (9, 7, 10, 13, 1, 1, 1, Padding::Valid, Activation::None),
+        (2, 2, 8, 3, 2, 1, 1, Padding::Valid, Activation::None),
+        // Wide layers (conv2d_wide.wgsl), with a partial last block of 16 channels.
+        (11, 13, 7, 40, 3, 2, 1, Padding::Same, Activation::Relu6),
+        (5, 17, 9, 33, 1, 1, 1, Padding::Valid, Activation::None),
+        (3, 3, 16, 64, 3, 1, 1, Padding::Valid, Activation::None),
+    ];
+    for (i, &(h, w, ic, oc, k, s, d, pad, act)) in cases.iter().enumerate() {
+        let mut g = G::new();
+        let x = g.input(&[1, h, w, ic]);
+        let wt = g.constant(&[oc, k, k, ic], &mut rng);
+        let b = g.constant(&[oc], &mut rng);
+        let (oh, ow) = (out_size(pad, h, k, s, d), out_size(pad, w, k, s, d));
+        let y = g.op(
+            OpKind::Conv2d(conv_opts(pad, s, d, act)),
+            &[x, wt, b],
+            &[1, oh, ow, oc],
+        );
+        g.output(y);
+        assert!(check(&g.model(), 100 + i as u32) > 0, "case {i}");
+    }
+}
+
+#[test]
+fn depthwise_matches_cpu() {
+    let mut rng = Rng(8);
+    let cases = [
+        // (h, w, c, mult, k, stride, dilation, padding)
+        (13, 11, 5, 1, 3, 1, 1, Padding::Same),
+        (13, 12, 6, 1, 3, 2, 1, Padding::Same),
+        (11, 9, 3, 2, 5, 2, 1, Padding::Valid),
+        (10, 10, 7, 1, 3, 1, 2, Padding::Same),
+        (16, 16, 8, 1, 5, 1, 1, Padding::Same),
+    ];
+    for (i, &(h, w, c, m, k, s, d, pad)) in cases.iter().enumerate() {
+        let mut g = G::new();
+        let x = g.input(&[1, h, w, c]);
+        let wt = g.constant(&[1, k, k, c * m], &mut rng);
+        let b = g.constant(&[c * m], &mut rng);
+        let (oh, ow) = (out_size(pad, h, k, s, d), out_size(pad, w, k, s, d));
+        let mut o = conv_opts(pad, s, d, Activation::Relu6);
+        o.depth_multiplier = m;
+        let y = g.op(OpKind::DepthwiseConv2d(o), &[x, wt, b], &[1, oh, ow, c * m]);
+        g.output(y);
+        assert!(check(&g.model(), 200 + i as u32) > 0, "case {i}");
+    }
+}
+
+#[test]
+fn transpose_conv_matches_cpu() {
+    let mut rng = Rng(9);
+    for (i, &(h, w, ic, oc, k, s, pad)) in [
+        (7, 5, 6, 1, 2, 2, Padding::Same),
+        (6, 7, 5, 6, 3, 2, Padding::Same),
+        (5, 5, 3, 2, 3, 1, Padding::Valid),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut g = G::new();
+        let x = g.input(&[1, h, w, ic]);
+        let wt = g.constant(&[oc, k, k, ic], &mut rng);
+        let b = g.constant(&[oc], &mut rng);
+        let (oh, ow) = match pad {
+            Padding::Same => (h * s, w * s),
+            Padding::Valid => ((h - 1) * s + k, (w - 1) * s + k),
+        };
+        let y = g.op(
+            OpKind::TransposeConvBias {
+                padding: pad,
+                stride_h: s,
+                stride_w: s,
+            },
+            &[x, wt, b],
+            &[1, oh, ow, oc],
+        );
+        g.output(y);
+        assert!(check(&g.model(), 300 + i as u32) > 0, "case {i}");
+    }
+}
+
+#[test]
+fn binary_ops_broadcast_like_cpu() {
+    let mut rng = Rng(10);
+    let mut g = G::new();
+    let a = g.input(&[1, 5, 7, 6]);
+    let b = g.input(&[1, 5, 7, 6]);
+    let s = g.op(OpKind::Add(Activation::Relu), &[a, b], &[1, 5, 7, 6]);
+    let se = g.input(&[1, 1, 1, 6]);
+    let m = g.op(OpKind::Mul(Activation::None), &[s, se], &[1, 5, 7, 6]);
+    let alpha = g.constant(&[1, 1, 6], &mut rng);
+    let p = g.op(OpKind::Prelu, &[a, alpha], &[1, 5, 7, 6]);
+    let row = g.constant(&[7, 1], &mut rng);
+    let r = g.op(OpKind::Add(Activation::Relu6), &[p, row], &[1, 5, 7, 6]);
+    g.output(m);
+    g.output(r);
+    assert_eq!(check(&g.model(), 400), 2 * 5 * 7 * 6);
+}
+
+#[test]
+fn unary_ops_match_cpu() {
+    let mut g = G::new();
+    let x = g.input(&[1, 3, 5, 7]);
+    for kind in [
+        OpKind::Relu,
+        OpKind::Relu6,
+        OpKind::Logistic,
+        OpKind::HardSwish,
+        OpKind::Tanh,
+    ] {
+        let y = g.op(kind, &[x], &[1, 3, 5, 7]);
+        g.output(y);
+    }
+    assert_eq!(check(&g.model(), 500), 5 * 105);
+}
+
+#[test]
+fn pad_pool_reshape_concat_match_cpu() {
+    let mut g = G::new();
+    let x = g.input(&[1, 9, 7, 5]);
+    let pc = g.const_i32(&[4, 2], &[0, 0, 0, 0, 0, 0, 0, 3]);
+    let ch = g.op(OpKind::Pad, &[x, pc], &[1, 9, 7, 8]);
+    let ps = g.const_i32(&[4, 2], &[0, 0, 1, 2, 0, 1, 0, 0]);
+    let sp = g.op(OpKind::Pad, &[ch, ps], &[1, 12, 8, 8]);
+    let pool = |padding, k, s, act| PoolOptions {
+        padding,
+        stride_h: s,
+        stride_w: s,
+        filter_h: k,
+        filter_w: k,
+        activation: act,
+    };
+    let mx = g.op(
+        OpKind::MaxPool2d(pool(Padding::Same, 3, 2, Activation::None)),
+        &[sp],
+        &[1, 6, 4, 8],
+    );
+    let av = g.op(
+        OpKind::AveragePool2d(pool(Padding::Same, 3, 2, Activation::Relu)),
+        &[sp],
+        &[1, 6, 4, 8],
+    );
+    let mv = g.op(
+        OpKind::MaxPool2d(pool(Padding::Valid, 2, 2, Activation::None)),
+        &[x],
+        &[1, 4, 3, 5],
+    );
+    let gap = g.op(
+        OpKind::AveragePool2d(PoolOptions {
+            padding: Padding::Valid,
+            stride_h: 1,
+            stride_w: 1,
+            filter_h: 9,
+            filter_w: 7,
+            activation: Activation::None,
+        }),
+        &[x],
+        &[1, 1, 1, 5],
+    );
+    let cat_c = g.op(
+        OpKind::Concatenation {
+            axis: -1,
+            activation: Activation::None,
+        },
+        &[mx, av],
+        &[1, 6, 4, 16],
+    );
+    let r1 = g.op(OpKind::Reshape, &[mx], &[1, 24, 8]);
+    let r2 = g.op(OpKind::Reshape, &[mv], &[1, 12, 5]);
+    let pad8 = g.const_i32(&[3, 2], &[0, 0, 0, 0, 0, 3]);
+    let r2p = g.op(OpKind::Pad, &[r2, pad8], &[1, 12, 8]);
+    let cat_a = g.op(
+        OpKind::Concatenation {
+            axis: 1,
+            activation: Activation::Relu,
+        },
+        &[r1, r2p],
+        &[1, 36, 8],
+    );
+    for t in [cat_c, cat_a, gap] {
+        g.output(t);
+    }
+    assert_eq!(check(&g.model(), 600), 6 * 4 * 16 + 36 * 8 + 5);
+}
+
+#[test]
+fn resize_and_depth_to_space_match_cpu() {
+    let mut g = G::new();
+    let x = g.input(&[1, 5, 6, 3]);
+    let size = g.const_i32(&[2], &[12, 9]);
+    let mut outs = Vec::new();
+    for (align_corners, half_pixel_centers) in [(false, false), (true, false), (false, true)] {
+        let y = g.op(
+            OpKind::ResizeBilinear {
+                align_corners,
+                half_pixel_centers,
+            },
+            &[x, size],
+            &[1, 12, 9, 3],
+        );
+        outs.push(y);
+    }
+    let d = g.input(&[1, 3, 4, 8]);
+    let y = g.op(OpKind::DepthToSpace { block_size: 2 }, &[d], &[1, 6, 8, 2]);
+    outs.push(y);
+    for o in outs {
+        g.output(o);
+    }
+    assert_eq!(check(&g.model(), 700), 3 * 12 * 9 * 3 + 6 * 8 * 2);
+}
+
+#[test]
+fn chains_reuse_buffers_correctly() {
+    // A residual chain: the skip input must survive while later tensors reuse buffers.
+    let mut rng = Rng(11);
+    let mut g = G::new();
+    let x = g.input(&[1, 8, 8, 4]);
+    let mut cur = x;
+    for _ in 0..4 {
+        let w = g.constant(&[4, 3, 3, 4], &mut rng);
+        let b = g.constant(&[4], &mut rng);
+        let c = g.op(
+            OpKind::Conv2d(conv_opts(Padding::Same, 1, 1, Activation::Relu)),
+            &[cur, w, b],
+            &[1, 8, 8, 4],
+        );
+        let dw = g.constant(&[1, 3, 3, 4], &mut rng);
+        let db = g.constant(&[4], &mut rng);
+        let d = g.op(
+            OpKind::DepthwiseConv2d(conv_opts(Padding::Same, 1, 1, Activation::None)),
+            &[c, dw, db],
+            &[1, 8, 8, 4],
+        );
+        cur = g.op(OpKind::Add(Activation::None), &[d, cur], &[1, 8, 8, 4]);
+    }
+    g.output(cur);
+    let model = g.model();
+    assert_eq!(check(&model, 800), 256);
+    let exec = Executor::new(ctx(), &model).expect("executor");
+    // 13 activation tensors of 1 KiB; liveness sharing needs at most 4 buffers.
+    assert!(
+        exec.activation_bytes() <= 4 * 1024,
+        "{}",
+        exec.activation_bytes()
+    );
+}
+
+#[test]
+fn float16_weights_are_dequantized_at_load() {
+    let mut g = G::new();
+    let x = g.input(&[1, 4, 4, 2]);
+    // 1x1 conv, weights 1.0, -2.0, 0.5, 0.25 as float16.
+    let halves: [u16; 4] = [0x3c00, 0xc000, 0x3800, 0x3400];
+    let w16 = g.raw_const(
+        &[2, 1, 1, 2],
+        TensorType::F16,
+        bytemuck::cast_slice(&halves).to_vec(),
+    );
+    let w = g.op(OpKind::Dequantize, &[w16], &[2, 1, 1, 2]);
+    let y = g.op(
+        OpKind::Conv2d(conv_opts(Padding::Valid, 1, 1, Activation::None)),
+        &[x, w],
+        &[1, 4, 4, 2],
+    );
+    g.output(y);
+    let model = g.model();
+    let input: Vec<f32> = (0..32).map(|i| i as f32).collect();
+    let out = Executor::new(ctx(), &model)
+        .expect("executor")
+        .run(&[&input])
+        .expect("run");
+    // Pixel 1: x = (2, 3) → (2 - 6, 1 + 0.75).
+    assert_eq!(&out[0][2..4], &[-4.0, 1.75]);
+    assert_eq!(check(&model, 900), 32);
+}
+
+#[test]
+fn unsupported_operator_is_named() {
+    let mut g = G::new();
+    let x = g.input(&[1, 4]);
+    let y = g.op(
+        OpKind::Unsupported {
+            name: "SOFTMAX".into(),
+        },
+        &[x],
+        &[1, 4],
+    );
+    g.output(y);
+    match Executor::new(ctx(), &g.model()) {
+        Err(TfliteError::UnsupportedOperator { name }) => assert_eq!(name, "SOFTMAX"),
+        other => panic!("expected UnsupportedOperator, got {other:?}"),
+    }
+}
+
+#[test]
+fn wrong_inputs_are_errors() {
+    let mut g = G::new();
+    let x = g.input(&[1, 2, 2, 1]);
+    let y = g.op(OpKind::Relu, &[x], &[1, 2, 2, 1]);
+    g.output(y);
+    let mut exec = Executor::new(ctx(), &g.model()).expect("executor");
+    assert!(matches!(exec.run(&[]), Err(TfliteError::BadInput(_))));
+    assert!(matches!(
+        exec.run(&[&[1.0, 2.0]]),
+        Err(TfliteError::BadInput(_))
+    ));
+    assert_eq!(
+        exec.run(&[&[1.0, -2.0, 3.0, -4.0]]).expect("run")[0],
+        vec![1.0, 0.0, 3.0, 0.0]
+    );
+}
+
+#[test]
+fn fused_epilogues_match_unfused_cpu() {
+    // Patterns the executor folds into convolutions (the CPU reference runs them unfused):
+    // spatial PAD → VALID conv, conv → PRELU, conv → HARD_SWISH, depthwise → LOGISTIC,
+    // depthwise → RELU → ADD(skip) → RELU, conv → ADD(channel-PAD(skip)) → PRELU.
+    let mut rng = Rng(12);
+    let mut g = G::new();
+    let x = g.input(&[1, 9, 10, 6]);
+    let pads = g.const_i32(&[4, 2], &[0, 0, 1, 1, 2, 1, 0, 0]);
+    let xp = g.op(OpKind::Pad, &[x, pads], &[1, 11, 13, 6]);
+    let w = g.constant(&[8, 3, 3, 6], &mut rng);
+    let b = g.constant(&[8], &mut rng);
+    let c = g.op(
+        OpKind::Conv2d(conv_opts(Padding::Valid, 1, 1, Activation::None)),
+        &[xp, w, b],
+        &[1, 9, 11, 8],
+    );
+    let alpha = g.constant(&[1, 1, 8], &mut rng);
+    let c = g.op(OpKind::Prelu, &[c, alpha], &[1, 9, 11, 8]);
+    let w1 = g.constant(&[8, 1, 1, 8], &mut rng);
+    let c1 = g.op(
+        OpKind::Conv2d(conv_opts(Padding::Valid, 1, 1, Activation::None)),
+        &[c, w1],
+        &[1, 9, 11, 8],
+    );
+    let hs = g.op(OpKind::HardSwish, &[c1], &[1, 9, 11, 8]);
+    let dw = g.constant(&[1, 3, 3, 8], &mut rng);
+    let d = g.op(
+        OpKind::DepthwiseConv2d(conv_opts(Padding::Same, 1, 1, Activation::None)),
+        &[hs, dw],
+        &[1, 9, 11, 8],
+    );
+    let d = g.op(OpKind::Relu, &[d], &[1, 9, 11, 8]);
+    let s = g.op(OpKind::Add(Activation::None), &[hs, d], &[1, 9, 11, 8]);
+    let s = g.op(OpKind::Relu, &[s], &[1, 9, 11, 8]);
+    let dw2 = g.constant(&[1, 3, 3, 8], &mut rng);
+    let lg = g.op(
+        OpKind::DepthwiseConv2d(conv_opts(Padding::Same, 2, 1, Activation::None)),
+        &[s, dw2],
+        &[1, 5, 6, 8],
+    );
+    let lg = g.op(OpKind::Logistic, &[lg], &[1, 5, 6, 8]);
+    // Residual with fewer channels, zero-extended by a PAD computed after the conv.
+    let w2 = g.constant(&[12, 1, 1, 8], &mut rng);
+    let c2 = g.op(
+        OpKind::Conv2d(conv_opts(Padding::Valid, 1, 1, Activation::None)),
+        &[lg, w2],
+        &[1, 5, 6, 12],
+    );
+    let cpad = g.const_i32(&[4, 2], &[0, 0, 0, 0, 0, 0, 0, 4]);
+    let skip = g.op(OpKind::Pad, &[lg, cpad], &[1, 5, 6, 12]);
+    let r = g.op(OpKind::Add(Activation::None), &[skip, c2], &[1, 5, 6, 12]);
+    let alpha2 = g.constant(&[12], &mut rng);
+    let r = g.op(OpKind::Prelu, &[r, alpha2], &[1, 5, 6, 12]);
+    g.output(r);
+    let model = g.model();
+    assert_eq!(check(&model, 1000), 5 * 6 * 12);
+    // Everything above folds into the five convolutions.
+    let exec = Executor::new(ctx(), &model).expect("executor");
+    assert_eq!(exec.dispatch_count(), 5);
+}
+
+#[test]
+fn absurd_graphs_are_errors() {
+    // A huge shape, an empty kernel, and an operator reading a tensor nobody writes.
+    let mut g = G::new();
+    let x = g.input(&[1, 1 << 20, 1 << 20, 3]);
+    let y = g.op(OpKind::Relu, &[x], &[1, 1 << 20, 1 << 20, 3]);
+    g.output(y);
+    assert!(matches!(
+        Executor::new(ctx(), &g.model()),
+        Err(TfliteError::Malformed(_))
+    ));
+    let mut g = G::new();
+    let mut rng = Rng(1);
+    let x = g.input(&[1, 4, 4, 2]);
+    let w = g.constant(&[2, 0, 0, 2], &mut rng);
+    let y = g.op(
+        OpKind::Conv2d(conv_opts(Padding::Same, 1, 1, Activation::None)),
+        &[x, w],
+        &[1, 4, 4, 2],
+    );
+    g.output(y);
+    assert!(Executor::new(ctx(), &g.model()).is_err());
+    let mut g = G::new();
+    let x = g.input(&[1, 4]);
+    let orphan = g.tensor(&[1, 4]);
+    let y = g.op(OpKind::Add(Activation::None), &[x, orphan], &[1, 4]);
+    g.output(y);
+    assert!(matches!(
+        Executor::new(ctx(), &g.model()),
+        Err(TfliteError::Malformed(_))
+    ));
+}
