@@ -1,9 +1,10 @@
 //! Vision benchmarks, warm (context, kernels and networks created once):
 //! - `image_ops/*`: the GPU image kernels on a 1024×1024 photo.
 //! - `post/*`: CPU post-processing (decoding + weighted NMS, head pose).
-//! - `pipeline_litert/*`: face, body and the whole inspect on a 1024×1024 photo with LiteRT
-//!   (through `scripts/vision_reference.py serve`, i.e. plus pipe transfer) running the models;
-//!   swap in the wgpu executor in [`networks`] once it is wired.
+//! - `pipeline_gpu/*`: face, body and the whole inspect on a 1024×1024 photo, models on vto's
+//!   wgpu TFLite executor (the product path).
+//! - `pipeline_litert/*`: the same with LiteRT running the models (through
+//!   `scripts/vision_reference.py serve`, i.e. plus pipe transfer), for the ratio.
 //! - `pipeline_replay/*`: the same with every model's outputs replayed from memory: our own
 //!   cost (GPU crops and mask warps, readbacks, decoding) without inference.
 //!
@@ -53,7 +54,7 @@ fn store() -> ModelStore {
     ModelStore::open(models_dir()).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The networks that run the models: LiteRT until the wgpu executor is wired here.
+/// LiteRT in a subprocess: the speed reference, measured in the same run.
 fn networks(store: &ModelStore) -> Networks {
     reference::litert_networks(store, &reference::default_script()).unwrap()
 }
@@ -186,6 +187,8 @@ fn benches(c: &mut Criterion) {
     let store = store();
     bench_image_ops(c, &ctx, &photo);
     bench_post(c, &ctx, &store, &photo);
+    let gpu = Networks::gpu(&ctx, &store).expect("the models load on the executor");
+    bench_pipelines(c, "pipeline_gpu", &ctx, gpu, &photo);
     bench_pipelines(c, "pipeline_litert", &ctx, networks(&store), &photo);
     bench_pipelines(c, "pipeline_replay", &ctx, replay_networks(&store), &photo);
 }

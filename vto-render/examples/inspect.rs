@@ -5,14 +5,13 @@
 //! ```
 //!
 //! Models from `VTO_MODELS_DIR` (default `./models`; fetch them with
-//! `scripts/fetch-models.sh`). Until the wgpu TFLite executor is wired in, the models run on
-//! LiteRT (`VTO_LITERT_PYTHON`, see `vto_render::vision::reference`).
+//! `scripts/fetch-models.sh`). The models run on vto's wgpu TFLite executor.
 
 use std::path::PathBuf;
 
 use vto_render::gpu::GpuContext;
 use vto_render::models::ModelStore;
-use vto_render::vision::{draw_overlay, reference, Vision};
+use vto_render::vision::{draw_overlay, Networks, Vision};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -32,7 +31,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| PathBuf::from("models"));
     let store = ModelStore::open(&dir)?;
     let ctx = GpuContext::shared()?;
-    let nets = reference::litert_networks(&store, &reference::default_script())?;
+    let nets = Networks::gpu(&ctx, &store)?;
     let mut vision = Vision::new(ctx, nets);
     let image = image::open(&photo)?.to_rgba8();
     let report = vision.inspect(&image)?;

@@ -5,5 +5,5 @@
 pub mod gpu;
 pub mod image_ops;
 pub mod models;
-pub mod vision;
 pub mod tflite;
+pub mod vision;

@@ -24,7 +24,7 @@ use vto_render::models::ModelStore;
 use vto_render::vision::anchors::{self, AnchorOptions};
 use vto_render::vision::detection::DecodeOptions;
 use vto_render::vision::face::{decode_detector_outputs, FaceDetector};
-use vto_render::vision::{reference, Networks, RotatedRect, Vision};
+use vto_render::vision::{Networks, RotatedRect, Vision};
 
 fn ctx() -> Arc<GpuContext> {
     GpuContext::shared().expect("a wgpu adapter (lavapipe in CI)")
@@ -404,7 +404,7 @@ fn models_dir() -> PathBuf {
 /// interpreter, `VTO_LITERT_PYTHON`) runs the models.
 fn networks() -> Networks {
     let store = ModelStore::open(models_dir()).unwrap_or_else(|e| panic!("{e}"));
-    reference::litert_networks(&store, &reference::default_script()).unwrap()
+    Networks::gpu(&ctx(), &store).unwrap()
 }
 
 fn test_photo(name: &str) -> RgbaImage {

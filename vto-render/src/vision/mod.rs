@@ -20,6 +20,7 @@
 pub mod anchors;
 pub mod detection;
 pub mod face;
+pub mod gpu_nets;
 pub mod head_pose;
 pub mod inspect;
 pub mod pose;
