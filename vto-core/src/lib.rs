@@ -53,6 +53,8 @@ pub mod fetch;
 pub mod http_engine;
 #[cfg(feature = "http")]
 pub mod http_fetch;
+#[cfg(feature = "http")]
+pub mod http_webhook;
 pub mod idempotency;
 pub mod ids;
 pub mod job;
