@@ -45,7 +45,8 @@ pub struct ServiceConfig {
     pub job_deadline: Option<Duration>,
     /// How many claims a job gets before a lost worker fails it (default 3).
     pub max_attempts: u32,
-    /// Holds with no job record older than this are released by reconciliation (default 5 min).
+    /// Reconciliation looks only at holds older than this (a backlog of young holds costs
+    /// nothing), settling them by their job's state and releasing those with no job (default 5 min).
     pub orphan_hold_grace: Duration,
 }
 
@@ -604,19 +605,22 @@ impl TryOnService {
             .await
             .map_err(|e| StoreError::Backend(e.to_string()))?;
         let mut n = 0;
+        let grace = self.config.orphan_hold_grace.as_millis() as u64;
         for hold in holds {
             debug_assert_eq!(hold.status, HoldStatus::Open);
+            // Open holds of jobs still in flight are normal; only a hold older than the grace
+            // period can be a crash's leftover. Holds come oldest first, so stop at the first
+            // young one: a queue backlog must not cost a job read per queued job every pass.
+            if now.since(hold.created_at) <= grace {
+                break;
+            }
             let job = self.b.jobs.get(hold.request_id).await?;
             let r = match job.map(|j| j.status) {
                 Some(JobStatus::Success) => self.b.ledger.capture(hold.request_id, now).await,
                 Some(JobStatus::Failed | JobStatus::Canceled) => {
                     self.b.ledger.release(hold.request_id, now).await
                 }
-                None if now.since(hold.created_at)
-                    > self.config.orphan_hold_grace.as_millis() as u64 =>
-                {
-                    self.b.ledger.release(hold.request_id, now).await
-                }
+                None => self.b.ledger.release(hold.request_id, now).await,
                 _ => continue,
             };
             match r {
