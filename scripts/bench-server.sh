@@ -23,7 +23,7 @@ trap cleanup EXIT
 
 "$BIN/examples/hello" 127.0.0.1:18099 & HELLO_PID=$!
 
-export VTO_DATA_DIR=$WORK/data VTO_LISTEN=127.0.0.1:18080 RUST_LOG=warn
+export VTO_DATA_DIR=$WORK/data VTO_LISTEN=127.0.0.1:18080 RUST_LOG=warn,warp::server=off
 # Generous limits and funds: we measure throughput, not the limiter.
 export VTO_RATE_CREATE_TRY_ON=1000000/1 VTO_RATE_GET_TRY_ON=1000000/1 VTO_JOB_DEADLINE_SECS=0
 # An asynchronous category is accepted only when it has an engine; the release server has none
@@ -34,7 +34,8 @@ KEY=$("$BIN/vto" admin key create "$ACCT" --name bench --json | python3 -c 'impo
 VTO_WORKERS=1 "$BIN/examples/bench_server" & SERVER_PID=$!
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:18080/readyz" >/dev/null && break; sleep 0.1; done
 
-BODY='{"category":"shirt","person_image":"https://shop.example/p.jpg","product_image":"https://shop.example/s.jpg"}'
+# data: inputs, so the (only) worker gets past fetching and parks in the never-finishing engine.
+BODY='{"category":"shirt","person_image":"data:image/png;base64,iVBORw0KGgo=","product_image":"data:image/png;base64,iVBORw0KGgo="}'
 ID=$(curl -sf -X POST -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
       -d "$BODY" http://127.0.0.1:18080/v1/virtual-try-on | python3 -c 'import json,sys; print(json.load(sys.stdin)["request_id"])')
 
@@ -50,4 +51,6 @@ run "hello-world warp: GET /hello" http://127.0.0.1:18099/hello
 run "vto-server: GET /healthz" http://127.0.0.1:18080/healthz
 run "vto-server: GET /v1/virtual-try-on/{id}" -H "Authorization: Bearer $KEY" "http://127.0.0.1:18080/v1/virtual-try-on/$ID"
 run "vto-server: POST /v1/virtual-try-on (async, durable)" -s "$WORK/post.lua" http://127.0.0.1:18080/v1/virtual-try-on
+echo "== server CPU seconds so far: $(ps -o time= -p "$SERVER_PID")"
+sleep 5; echo "== server CPU seconds after 5 s idle with the backlog: $(ps -o time= -p "$SERVER_PID")"
 echo "== jobs stored: $("$BIN/vto" admin jobs list --limit 1000000 --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')"

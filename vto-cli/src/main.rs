@@ -222,7 +222,11 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                     for (a, b) in &rows {
                         s.push_str(&format!(
                             "\n{:<28} {:<24} {:>12} {:>10} {}",
-                            a.id, a.name, b.balance, b.held, b.currency
+                            a.id.as_str(),
+                            a.name,
+                            b.balance.to_string(),
+                            b.held.to_string(),
+                            b.currency
                         ));
                     }
                     s
@@ -254,8 +258,8 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                     for k in &keys {
                         s.push_str(&format!(
                             "\n{:<24} {:<28} {:<12} {:<16} {}",
-                            k.id,
-                            k.account_id,
+                            k.id.as_str(),
+                            k.account_id.as_str(),
                             k.display_prefix,
                             k.name,
                             if k.revoked_at.is_some() {
@@ -306,7 +310,11 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                     for j in &jobs {
                         s.push_str(&format!(
                             "\n{:<38} {:<12} {:<12} {:<28} {}",
-                            j.id, j.category, j.status, j.account_id, j.created_at
+                            j.id.to_string(),
+                            j.category.as_str(),
+                            j.status.as_str(),
+                            j.account_id.as_str(),
+                            j.created_at
                         ));
                     }
                     s

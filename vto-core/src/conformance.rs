@@ -2,7 +2,7 @@
 //!
 //! A backend crate calls these from its tests with a factory for fresh, empty instances:
 //!
-//! ```ignore
+//! ```text
 //! #[tokio::test]
 //! async fn sqlite_job_store_conforms() {
 //!     vto_core::conformance::job_store(|| async { SqliteStore::open_temp().await }).await;

@@ -46,7 +46,8 @@ pub struct ServiceConfig {
     pub job_deadline: Option<Duration>,
     /// How many claims a job gets before a lost worker fails it (default 3).
     pub max_attempts: u32,
-    /// Holds with no job record older than this are released by reconciliation (default 5 min).
+    /// Reconciliation looks only at holds older than this (a backlog of young holds costs
+    /// nothing), settling them by their job's state and releasing those with no job (default 5 min).
     pub orphan_hold_grace: Duration,
 }
 
@@ -683,26 +684,28 @@ impl TryOnService {
             .await
             .map_err(|e| StoreError::Backend(e.to_string()))?;
         let mut n = 0;
+        let grace = self.config.orphan_hold_grace.as_millis() as u64;
         for hold in holds {
             debug_assert_eq!(hold.status, HoldStatus::Open);
+            // Open holds of jobs still in flight are normal; only a hold older than the grace
+            // period can be a crash's leftover. Holds come oldest first, so stop at the first
+            // young one: a queue backlog must not cost a job read per queued job every pass.
+            if now.since(hold.created_at) <= grace {
+                break;
+            }
             match self.b.jobs.get(hold.request_id).await? {
-                // A crash between a job's end and its settlement: finish it again.
+                // A crash between a job's end and its settlement: finish it again (webhook
+                // hand-over, then capture or release).
                 Some(job) if job.status.is_terminal() => {
                     self.finish(&job).await?;
                     n += 1;
                 }
                 Some(_) => {}
-                None if now.since(hold.created_at)
-                    > self.config.orphan_hold_grace.as_millis() as u64 =>
-                {
-                    match self.b.ledger.release(hold.request_id, now).await {
-                        Ok(_) => n += 1,
-                        Err(e) => {
-                            warn!(request_id = %hold.request_id, error = %e, "reconcile failed")
-                        }
-                    }
-                }
-                None => {}
+                // A hold whose job was never written.
+                None => match self.b.ledger.release(hold.request_id, now).await {
+                    Ok(_) => n += 1,
+                    Err(e) => warn!(request_id = %hold.request_id, error = %e, "reconcile failed"),
+                },
             }
         }
         Ok(n)

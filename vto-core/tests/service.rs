@@ -512,6 +512,8 @@ async fn reconciliation_captures_a_success_whose_capture_was_lost() {
         .await
         .unwrap();
     assert_eq!(h.balance().await.held, dec("0.15"));
+    assert_eq!(h.svc.maintain().await.unwrap().reconciled, 0, "within the grace period");
+    h.clock.advance(Duration::from_secs(301));
     assert_eq!(h.svc.maintain().await.unwrap().reconciled, 1);
     let b = h.balance().await;
     assert_eq!((b.balance, b.held), (dec("0.85"), dec("0")));
@@ -719,6 +721,7 @@ async fn a_crash_after_the_transition_still_sends_the_webhook_and_settles() {
         .await
         .unwrap();
     assert!(h.mem.webhooks.sent().is_empty());
+    h.clock.advance(Duration::from_secs(301));
     assert_eq!(h.svc.maintain().await.unwrap().reconciled, 1);
     let sent = h.mem.webhooks.sent();
     assert_eq!(sent.len(), 1);

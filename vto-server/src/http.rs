@@ -8,6 +8,7 @@
 //! Every reply carries `X-Request-Id` (the client's, if it sent a sane one, else a new id),
 //! and every request runs in a tracing span with that id.
 
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -216,7 +217,27 @@ fn too_large(limit: u64) -> ApiError {
     )
 }
 
-async fn read_body<S, B>(headers: &HeaderMap, body: S, limit: u64) -> Result<BytesMut, ApiError>
+/// Reads and discards the rest of a body, up to `cap` bytes, so a client still sending gets
+/// the early reply (401, 429, 413, …) rather than a reset connection.
+async fn drain<S, B>(mut body: Pin<&mut S>, cap: u64)
+where
+    S: Stream<Item = Result<B, warp::Error>>,
+    B: Buf,
+{
+    let mut seen = 0u64;
+    while seen <= cap {
+        match body.next().await {
+            Some(Ok(chunk)) => seen += chunk.remaining() as u64,
+            _ => break,
+        }
+    }
+}
+
+async fn read_body<S, B>(
+    headers: &HeaderMap,
+    mut body: Pin<&mut S>,
+    limit: u64,
+) -> Result<BytesMut, ApiError>
 where
     S: Stream<Item = Result<B, warp::Error>>,
     B: Buf,
@@ -229,7 +250,6 @@ where
         return Err(too_large(limit));
     }
     let mut buf = BytesMut::with_capacity(declared.unwrap_or(1024).min(limit) as usize);
-    let mut body = std::pin::pin!(body);
     while let Some(chunk) = body.next().await {
         let mut chunk = chunk.map_err(|e| {
             ApiError::new(
@@ -255,9 +275,14 @@ where
     S: Stream<Item = Result<B, warp::Error>>,
     B: Buf,
 {
+    let mut body = std::pin::pin!(body);
+    let drain_cap = ctx.body_limit.saturating_mul(2);
     let (caller, decision) = match authorize(&ctx, &headers, Endpoint::CreateTryOn).await {
         Ok(x) => x,
-        Err(r) => return r,
+        Err(r) => {
+            drain(body.as_mut(), drain_cap).await;
+            return r;
+        }
     };
     let result = async {
         if !is_json(&headers) {
@@ -266,7 +291,7 @@ where
                 "send the body as JSON with `Content-Type: application/json`",
             ));
         }
-        let bytes = read_body(&headers, body, ctx.body_limit).await?;
+        let bytes = read_body(&headers, body.as_mut(), ctx.body_limit).await?;
         let req: CreateRequest = serde_json::from_slice(&bytes).map_err(|e| {
             ApiError::new(
                 ErrorCode::InvalidRequest,
@@ -295,6 +320,8 @@ where
         })
     }
     .await;
+    // A no-op after a full read; after an early error it lets the client finish sending.
+    drain(body.as_mut(), drain_cap).await;
     finish(result, decision)
 }
 

@@ -1,0 +1,104 @@
+//! The `vto` binary against a temporary data dir: accounts, funds, keys, jobs, errors.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn vto(dir: &std::path::Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_vto"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("VTO_CONFIG")
+        .output()
+        .expect("run vto");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(dir: &std::path::Path, args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.push("--json");
+    let (ok, out, err) = vto(dir, &a);
+    assert!(ok, "vto {args:?} failed: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
+#[test]
+fn admin_commands_manage_accounts_keys_and_jobs_scriptably() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let created = json(
+        d,
+        &[
+            "admin",
+            "account",
+            "create",
+            "--name",
+            "Shop",
+            "--balance",
+            "2.50",
+        ],
+    );
+    let acct = created["account"]["id"].as_str().unwrap().to_string();
+    assert!(acct.starts_with("acct_"));
+    assert_eq!(created["balance"]["balance"], "2.50");
+
+    let credited = json(
+        d,
+        &[
+            "admin", "account", "credit", &acct, "1.25", "--memo", "inv 1",
+        ],
+    );
+    assert_eq!(credited["balance"], "3.75");
+    let list = json(d, &["admin", "account", "list"]);
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    assert_eq!(list[0]["balance"]["available"], "3.75");
+
+    let key = json(d, &["admin", "key", "create", &acct, "--name", "prod"]);
+    let secret = key["secret"].as_str().unwrap().to_string();
+    assert!(secret.starts_with("vto_sk_") && secret.len() == 39);
+    let key_id = key["key"]["id"].as_str().unwrap().to_string();
+    // the secret is shown once: listings never contain it
+    let (ok, text, _) = vto(d, &["admin", "key", "list"]);
+    assert!(ok && text.contains(&key_id) && !text.contains(&secret));
+    let keys = json(d, &["admin", "key", "list", "--account", &acct]);
+    assert!(!keys.to_string().contains(&secret));
+    assert!(keys[0]["revoked_at"].is_null());
+    json(d, &["admin", "key", "revoke", &key_id]);
+    let keys = json(d, &["admin", "key", "list"]);
+    assert!(keys[0]["revoked_at"].is_i64());
+
+    assert_eq!(json(d, &["admin", "jobs", "list"]), Value::Array(vec![]));
+    let (ok, _, err) = vto(
+        d,
+        &[
+            "admin",
+            "jobs",
+            "show",
+            "00000000-0000-0000-0000-000000000001",
+        ],
+    );
+    assert!(!ok && err.contains("no job"));
+
+    // errors exit non-zero with a message that says what is wrong
+    let (ok, _, err) = vto(d, &["admin", "account", "credit", &acct, "lots"]);
+    assert!(!ok && err.contains("not a decimal"), "{err}");
+    let (ok, _, err) = vto(d, &["admin", "key", "create", "acct_missing"]);
+    assert!(!ok && err.contains("no account"), "{err}");
+    let (ok, _, err) = vto(d, &["admin", "key", "revoke", "key_missing"]);
+    assert!(!ok && err.contains("no key"), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_vto"))
+        .args(["admin", "account", "list"])
+        .env("VTO_DATA_DIR", d)
+        .env("VTO_WORKERS", "0")
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("workers: must be between 1 and 1024"));
+}
