@@ -512,7 +512,11 @@ async fn reconciliation_captures_a_success_whose_capture_was_lost() {
         .await
         .unwrap();
     assert_eq!(h.balance().await.held, dec("0.15"));
-    assert_eq!(h.svc.maintain().await.unwrap().reconciled, 0, "within the grace period");
+    assert_eq!(
+        h.svc.maintain().await.unwrap().reconciled,
+        0,
+        "within the grace period"
+    );
     h.clock.advance(Duration::from_secs(301));
     assert_eq!(h.svc.maintain().await.unwrap().reconciled, 1);
     let b = h.balance().await;

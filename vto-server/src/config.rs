@@ -82,10 +82,14 @@ pub struct RequestLimitsConfig {
     pub max_data_bytes: usize,
 }
 
-/// Input fetching bounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Input fetching bounds and the outbound address guard.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FetchConfig {
+    /// CIDRs exempt from the SSRF guard for inputs and webhooks (default none; e.g.
+    /// `["127.0.0.1/32"]` for local development). Env: `VTO_OUTBOUND_ALLOW`, comma-separated.
+    #[serde(default)]
+    pub allow: Vec<String>,
     /// Largest input in bytes.
     pub max_bytes: usize,
     /// Connect timeout (ms).
@@ -94,6 +98,29 @@ pub struct FetchConfig {
     pub total_timeout_ms: u64,
     /// Redirects followed.
     pub max_redirects: u8,
+}
+
+/// `[webhooks]`: delivery of completion webhooks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookConfig {
+    /// Per-request timeout in milliseconds (default 10000).
+    pub timeout_ms: u64,
+    /// Waits before each retry, in seconds (default 5, 300, 1800, 7200, 18000, 36000, 36000:
+    /// about 28 hours, 8 tries in all).
+    pub retry_schedule_secs: Vec<u64>,
+    /// How often the dispatcher looks for due deliveries, in milliseconds (default 500).
+    pub poll_interval_ms: u64,
+}
+
+impl Default for WebhookConfig {
+    fn default() -> Self {
+        Self {
+            timeout_ms: 10_000,
+            retry_schedule_secs: vec![5, 300, 1800, 7200, 18_000, 36_000, 36_000],
+            poll_interval_ms: 500,
+        }
+    }
 }
 
 /// The kind of an external engine.
@@ -187,6 +214,9 @@ pub struct Config {
     /// External engines per category.
     #[serde(default)]
     pub engines: BTreeMap<String, EngineConfig>,
+    /// Webhook delivery.
+    #[serde(default)]
+    pub webhooks: WebhookConfig,
 }
 
 impl Default for Config {
@@ -201,6 +231,7 @@ impl Default for Config {
 enum Kind {
     Str,
     Int,
+    List,
 }
 
 const ENV_KEYS: &[(&str, &[&str], Kind)] = &[
@@ -231,6 +262,12 @@ const ENV_KEYS: &[(&str, &[&str], Kind)] = &[
         Kind::Int,
     ),
     ("VTO_FETCH_MAX_BYTES", &["fetch", "max_bytes"], Kind::Int),
+    ("VTO_OUTBOUND_ALLOW", &["fetch", "allow"], Kind::List),
+    (
+        "VTO_WEBHOOK_TIMEOUT_MS",
+        &["webhooks", "timeout_ms"],
+        Kind::Int,
+    ),
 ];
 
 fn set_path(table: &mut toml::Table, path: &[&str], value: toml::Value) {
@@ -329,6 +366,12 @@ impl Config {
         }
         if self.fetch.max_bytes == 0 {
             return Err(invalid("fetch.max_bytes", "must be positive"));
+        }
+        if let Err(e) = vto_core::http_fetch::AddressPolicy::new(&self.fetch.allow) {
+            return Err(invalid("fetch.allow", e.to_string()));
+        }
+        if self.webhooks.timeout_ms == 0 {
+            return Err(invalid("webhooks.timeout_ms", "must be positive"));
         }
         self.service_config()?;
         for (cat, e) in &self.engines {
@@ -487,6 +530,14 @@ fn apply_env(table: &mut toml::Table, name: &str, value: &str) -> Result<(), Con
     if let Some((_, path, kind)) = ENV_KEYS.iter().find(|(n, _, _)| *n == name) {
         let v = match kind {
             Kind::Str => toml::Value::String(value.to_string()),
+            Kind::List => toml::Value::Array(
+                value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|v| !v.is_empty())
+                    .map(|v| toml::Value::String(v.to_string()))
+                    .collect(),
+            ),
             Kind::Int => toml::Value::Integer(
                 value
                     .trim()

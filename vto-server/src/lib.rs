@@ -38,55 +38,90 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use async_trait::async_trait;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use vto_core::webhook::WebhookError;
+use vto_core::http_engine::{HttpEngine, HttpEngineConfig};
+use vto_core::http_fetch::{AddressPolicy, HttpFetcher};
+use vto_core::http_webhook::HttpWebhookTransport;
+use vto_core::outbox::{DispatchConfig, Dispatcher, OutboxSender};
 use vto_core::{
-    Backends, Engines, Fetcher, FsResultStore, MemoryFetcher, MemoryRateLimiter, RandomIds,
-    SystemClock, TryOnService, WebhookEvent, WebhookSender,
+    Backends, Category, Engines, Fetcher, FsResultStore, MemoryRateLimiter, RandomIds, SystemClock,
+    TryOnService, WebhookSender,
 };
 
 pub use config::{Config, ConfigError};
 pub use db::SqliteStore;
 pub use results::SignedResults;
 
-/// The input fetcher. Today: [`MemoryFetcher`], which serves `data:` URLs only (an http(s)
-/// input fails the job with `input_fetch_failed`). The SSRF-guarded HTTP fetcher replaces it
-/// here.
-pub fn make_fetcher(_config: &Config) -> Arc<dyn Fetcher> {
-    Arc::new(MemoryFetcher::default())
+/// The input fetcher: http(s) behind the SSRF guard (refusing loopback, private, link-local
+/// and other internal addresses unless `[fetch] allow` lists them), plus `data:` URLs.
+pub fn make_fetcher(config: &Config) -> anyhow::Result<Arc<dyn Fetcher>> {
+    let fetcher = HttpFetcher::new(vto_core::http_fetch::FetchConfig {
+        allow: config.fetch.allow.clone(),
+        ..Default::default()
+    })
+    .context("building the input fetcher (fetch.allow)")?;
+    Ok(Arc::new(fetcher))
 }
 
-/// The engines per category. Today this registers nothing: no built-in engine exists yet and
-/// the `[engines.<category>]` sections (validated by [`Config::validate`]) are wired to
-/// vto-core's `HttpEngine` when it lands. A category without an engine answers
-/// `501 engine_unavailable`.
-pub fn build_engines(_config: &Config) -> Engines {
-    Engines::new()
-}
-
-/// Webhook delivery. Today: a sender that logs each completion it would deliver (at `warn`,
-/// naming the request) and delivers nothing; the HTTP sender replaces it here.
-pub fn make_webhook_sender(_config: &Config) -> Arc<dyn WebhookSender> {
-    Arc::new(LogWebhookSender)
-}
-
-/// Logs webhook events instead of delivering them (see [`make_webhook_sender`]).
-#[derive(Debug, Default)]
-pub struct LogWebhookSender;
-
-#[async_trait]
-impl WebhookSender for LogWebhookSender {
-    async fn send(&self, event: WebhookEvent) -> Result<(), WebhookError> {
-        tracing::warn!(
-            request_id = %event.payload.request_id,
-            url = %event.url,
-            "webhook delivery is not wired in this build; the completion was not sent"
-        );
-        Ok(())
+/// The engines per category: each `[engines.<category>]` section becomes vto-core's
+/// [`HttpEngine`] (an external render service; operator-configured, so private addresses are
+/// allowed). A category without an engine answers `501 engine_unavailable`.
+pub fn build_engines(config: &Config) -> anyhow::Result<Engines> {
+    let mut engines = Engines::new();
+    for (cat, e) in &config.engines {
+        let category: Category = cat
+            .parse()
+            .map_err(|_| anyhow::anyhow!("engines.{cat}: unknown category"))?;
+        let cfg = HttpEngineConfig {
+            url: e.url.clone(),
+            timeout_ms: e.timeout_ms,
+            connect_timeout_ms: e.connect_timeout_ms,
+            headers: e
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            max_concurrency: e.max_concurrency,
+            max_retries: e.max_retries,
+            max_response_bytes: usize::try_from(e.max_response_bytes).unwrap_or(usize::MAX),
+        };
+        let engine = HttpEngine::new(&format!("http:{cat}"), cfg)
+            .with_context(|| format!("engines.{cat}"))?;
+        engines.register(category, Arc::new(engine));
     }
+    Ok(engines)
+}
+
+/// Webhook delivery goes through the persisted outbox in the SQLite file; the [`Dispatcher`]
+/// started by [`start`] delivers it.
+pub fn make_webhook_sender(store: &SqliteStore) -> Arc<dyn WebhookSender> {
+    Arc::new(OutboxSender::new(Arc::new(store.clone())))
+}
+
+/// The webhook dispatcher over the data dir's outbox and secrets.
+pub fn make_dispatcher(config: &Config, store: &SqliteStore) -> anyhow::Result<Dispatcher> {
+    let policy = AddressPolicy::new(&config.fetch.allow).context("fetch.allow")?;
+    let transport = HttpWebhookTransport::new(policy).context("building the webhook client")?;
+    let ids: Arc<dyn vto_core::IdGen> = Arc::new(RandomIds);
+    Ok(Dispatcher::new(
+        Arc::new(store.clone()),
+        Arc::new(db::SqliteWebhookSecrets::new(store.clone(), ids.clone())),
+        Arc::new(transport),
+        Arc::new(SystemClock),
+        ids,
+        DispatchConfig {
+            schedule: config
+                .webhooks
+                .retry_schedule_secs
+                .iter()
+                .map(|s| Duration::from_secs(*s))
+                .collect(),
+            timeout: Duration::from_millis(config.webhooks.timeout_ms),
+            ..Default::default()
+        },
+    ))
 }
 
 /// A started server: its address, service and store, and how to stop it.
@@ -172,8 +207,8 @@ pub async fn start(config: Config, engines: Engines) -> anyhow::Result<RunningSe
         idempotency: store_arc,
         limiter: Arc::new(MemoryRateLimiter::default()),
         results: results.clone(),
-        fetcher: make_fetcher(&config),
-        webhooks: make_webhook_sender(&config),
+        fetcher: make_fetcher(&config)?,
+        webhooks: make_webhook_sender(&store),
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds),
     };
@@ -200,7 +235,17 @@ pub async fn start(config: Config, engines: Engines) -> anyhow::Result<RunningSe
             config.workers,
             Duration::from_millis(config.poll_interval_ms),
         );
-        tokio::spawn(async move { svc.run_workers(n, poll, rx).await })
+        let dispatcher = make_dispatcher(&config, &store)?;
+        let dispatch_poll = Duration::from_millis(config.webhooks.poll_interval_ms);
+        let drx = stop_rx.clone();
+        tokio::spawn(async move {
+            // Workers and the webhook dispatcher stop together; the outbox keeps whatever is
+            // still pending for the next start.
+            tokio::join!(
+                svc.run_workers(n, poll, rx),
+                dispatcher.run(dispatch_poll, drx)
+            );
+        })
     };
     let server = {
         let mut rx = stop_rx;
@@ -247,7 +292,7 @@ pub fn init_tracing() {
 
 /// Runs the server until Ctrl-C / SIGTERM: what `vto-server` and `vto serve` do.
 pub async fn serve(config: Config) -> anyhow::Result<()> {
-    let engines = build_engines(&config);
+    let engines = build_engines(&config)?;
     serve_with(config, engines).await
 }
 
@@ -299,8 +344,8 @@ pub fn open_admin(config: &Config) -> anyhow::Result<(TryOnService, SqliteStore)
         idempotency: store_arc,
         limiter: Arc::new(MemoryRateLimiter::default()),
         results: Arc::new(vto_core::MemoryResultStore::default()),
-        fetcher: make_fetcher(config),
-        webhooks: make_webhook_sender(config),
+        fetcher: make_fetcher(config)?,
+        webhooks: make_webhook_sender(&store),
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds),
     };

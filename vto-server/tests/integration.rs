@@ -48,12 +48,18 @@ async fn sqlite_api_key_store_conforms() {
 async fn migrations_are_numbered_recorded_and_run_once() {
     let dir = tempfile::tempdir().unwrap();
     let s = SqliteStore::open(dir.path().join("vto.db"), Default::default()).unwrap();
-    assert_eq!(s.migrations().await.unwrap(), vec![1]);
+    let all: Vec<i64> = vto_server::db::MIGRATIONS.iter().map(|m| m.0).collect();
+    assert_eq!(
+        all,
+        (1..=all.len() as i64).collect::<Vec<_>>(),
+        "numbered 1, 2, …"
+    );
+    assert_eq!(s.migrations().await.unwrap(), all);
     drop(s);
     let s = SqliteStore::open(dir.path().join("vto.db"), Default::default()).unwrap();
     assert_eq!(
         s.migrations().await.unwrap(),
-        vec![1],
+        all,
         "a reopen applies nothing twice"
     );
 }
