@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
-# Sets up (scripts/setup.sh, plus the public-domain test photos) and runs every test.
+# Sets up (scripts/setup.sh, the public-domain test photos, and a Python with the independent
+# `standardwebhooks` package that verifies our webhook signatures) and runs every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VTO_MODELS_DIR="${VTO_MODELS_DIR:-$PWD/models}"
 scripts/setup.sh
 scripts/fetch-models.sh --test-photos "$VTO_MODELS_DIR"
+
+venv="$PWD/target/test-python"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import standardwebhooks" 2>/dev/null; then
+  python3 -m venv "$venv" 2>/dev/null || {
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get install -y -qq python3-venv
+    python3 -m venv "$venv"
+  }
+  "$venv/bin/pip" install -q standardwebhooks==1.1.0
+fi
+export VTO_TEST_PYTHON="$venv/bin/python"
+
 cargo test --workspace --all-features

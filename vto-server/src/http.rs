@@ -298,8 +298,22 @@ where
                 format!("the body is not a valid JSON object: {e}"),
             )
         })?;
-        let created = ctx.service.create(&caller, &req).await?;
-        Ok(match created {
+        let idempotency_key = match headers.get("idempotency-key") {
+            None => None,
+            Some(v) => Some(v.to_str().map_err(|_| {
+                let mut e = ApiError::new(
+                    ErrorCode::InvalidRequest,
+                    "Idempotency-Key must be printable ASCII",
+                );
+                e.param = Some("Idempotency-Key".into());
+                e
+            })?),
+        };
+        let (created, replayed) = ctx
+            .service
+            .create_idempotent(&caller, idempotency_key, &req)
+            .await?;
+        let mut resp = match created {
             Created::Finished(r) => {
                 let status = if r.status == JobStatus::Success {
                     StatusCode::OK
@@ -317,7 +331,11 @@ where
                 );
                 resp
             }
-        })
+        };
+        if replayed {
+            set_header(&mut resp, "idempotent-replayed", "true".to_string());
+        }
+        Ok(resp)
     }
     .await;
     // A no-op after a full read; after an early error it lets the client finish sending.
