@@ -1,8 +1,11 @@
-//! `vto`: run the server (`vto serve`) and administer a data dir (`vto admin …`).
+//! `vto`: run the server (`vto serve`), administer a data dir (`vto admin …`), fetch the
+//! models (`vto models fetch`) and look at what the vision stack sees (`vto inspect`).
 //!
 //! Every admin command works on the same SQLite file as the server, also while it runs, and
 //! prints either a short human summary or, with `--json`, one JSON document for scripts.
 //! An API key's secret is printed once, by `vto admin key create`, and never again.
+
+mod vision;
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -44,6 +47,26 @@ enum Command {
     },
     /// Print the embedded default configuration (every field documented).
     DefaultConfig,
+    /// The MediaPipe models the vision stack runs.
+    Models {
+        #[command(subcommand)]
+        cmd: ModelsCmd,
+    },
+    /// Run the vision stack on a photo: faces, landmarks, head pose, body keypoints, masks.
+    Inspect {
+        /// The photo (PNG, JPEG or WebP).
+        photo: PathBuf,
+        /// Also write an overlay image (landmarks, boxes, skeleton, mask) here.
+        #[arg(long)]
+        overlay: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ModelsCmd {
+    /// Download mediapipe==0.10.14 with pip, extract the six models into the models dir
+    /// (`VTO_MODELS_DIR`, else `<data dir>/models`) and check their SHA-256. Idempotent.
+    Fetch,
 }
 
 #[derive(Debug, Subcommand)]
@@ -362,5 +385,14 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Admin { what } => rt.block_on(admin(&config, cli.json, what)),
         Command::DefaultConfig => Ok(()),
+        Command::Models {
+            cmd: ModelsCmd::Fetch,
+        } => vision::fetch(&vision::dir_for(&config.data_dir), cli.json),
+        Command::Inspect { photo, overlay } => vision::inspect(
+            &vision::dir_for(&config.data_dir),
+            &photo,
+            overlay.as_deref(),
+            cli.json,
+        ),
     }
 }

@@ -5,5 +5,9 @@
 pub mod gpu;
 pub mod image_ops;
 pub mod models;
+pub mod engine;
+pub mod product;
+pub mod raster;
 pub mod tflite;
+pub mod tryon;
 pub mod vision;

@@ -1,0 +1,191 @@
+// Shading and resolve, one thread per output pixel of the ROI: each of the S×S samples is the
+// photo (darkened by the contact shadow), or the shaded opaque product, then seen through the
+// lens when a lens covers it; the samples are averaged (supersampled anti-aliasing). A pixel
+// that no product sample and no shadow touches is copied from the photo bit for bit.
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> verts: array<Vert>;
+@group(0) @binding(2) var<storage, read> tris: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> materials: array<Material>;
+@group(0) @binding(4) var<storage, read> texels: array<u32>;
+@group(0) @binding(5) var<storage, read> ids: array<u32>;
+@group(0) @binding(6) var<storage, read> cover: array<vec2<f32>>;
+@group(0) @binding(7) var<storage, read> photo: array<u32>;
+@group(0) @binding(8) var<storage, read_write> out: array<u32>;
+
+const PI: f32 = 3.14159265;
+
+struct Surface {
+    view: vec3<f32>,
+    normal: vec3<f32>,
+    uv: vec2<f32>,
+    aux: f32,
+}
+
+// Perspective-correct attributes of triangle `t` at supersampled position `p`.
+fn surface(t: u32, p: vec2<f32>) -> Surface {
+    let tri = tris[t];
+    let a = verts[tri.x];
+    let b = verts[tri.y];
+    let c = verts[tri.z];
+    let area = edge(a.pos.xy, b.pos.xy, c.pos.xy);
+    var w0 = edge(b.pos.xy, c.pos.xy, p) / area;
+    var w1 = edge(c.pos.xy, a.pos.xy, p) / area;
+    var w2 = 1.0 - w0 - w1;
+    w0 = w0 * a.pos.w;
+    w1 = w1 * b.pos.w;
+    w2 = w2 * c.pos.w;
+    let s = 1.0 / (w0 + w1 + w2);
+    var res: Surface;
+    res.view = (w0 * a.view.xyz + w1 * b.view.xyz + w2 * c.view.xyz) * s;
+    res.aux = (w0 * a.view.w + w1 * b.view.w + w2 * c.view.w) * s;
+    res.normal = normalize(w0 * a.normal.xyz + w1 * b.normal.xyz + w2 * c.normal.xyz);
+    res.uv = (w0 * a.uv.xy + w1 * b.uv.xy + w2 * c.uv.xy) * s;
+    return res;
+}
+
+// A soft environment: the ambient colour below the horizon, brighter towards the sky and the
+// key light above it (camera y points down).
+fn environment(r: vec3<f32>) -> vec3<f32> {
+    let up = clamp(-r.y * 0.5 + 0.5, 0.0, 1.0);
+    let key = pow(max(dot(r, params.key_dir.xyz), 0.0), 8.0);
+    return mix(params.ambient.rgb * 0.8, params.ambient.rgb * 2.0 + params.key_color.rgb * 0.3, up)
+        + params.key_color.rgb * key;
+}
+
+fn blinn(n: vec3<f32>, v: vec3<f32>, roughness: f32) -> f32 {
+    let l = params.key_dir.xyz;
+    let h = normalize(l + v);
+    let r = max(roughness, 0.03);
+    let shin = clamp(2.0 / (r * r * r * r) - 2.0, 1.0, 4096.0);
+    return (shin + 8.0) / (8.0 * PI) * pow(max(dot(n, h), 0.0), shin) * max(dot(n, l), 0.0);
+}
+
+fn shade_opaque(t: u32, p: vec2<f32>) -> vec3<f32> {
+    let s = surface(t, p);
+    let m = materials[tris[t].w];
+    let base = m.base.rgb * sample_texture(m, s.uv).rgb;
+    let metallic = m.pbr.x;
+    let rough = m.pbr.y;
+    let v = normalize(-s.view);
+    var n = s.normal;
+    if (dot(n, v) < 0.0) {
+        n = -n;
+    }
+    let l = params.key_dir.xyz;
+    let ndl = max(dot(n, l), 0.0);
+    let diffuse = base * (params.ambient.rgb + params.key_color.rgb * ndl) * (1.0 - metallic);
+    let f0 = mix(vec3<f32>(0.04), base, metallic);
+    let ndv = max(dot(n, v), 0.0);
+    let fres = f0 + (vec3<f32>(1.0) - f0) * pow(1.0 - ndv, 5.0);
+    let spec = fres * params.key_color.rgb * blinn(n, v, rough);
+    // Rough surfaces blur the environment rather than darken it: fade towards its mean.
+    let env_sharp = environment(reflect(-v, n));
+    let env_mean = params.ambient.rgb * 1.4 + params.key_color.rgb * 0.15;
+    let env = fres * mix(env_sharp, env_mean, rough);
+    return diffuse + spec + env;
+}
+
+struct LensLight {
+    transmit: vec3<f32>,
+    add: vec3<f32>,
+}
+
+fn shade_lens(t: u32, p: vec2<f32>) -> LensLight {
+    let s = surface(t, p);
+    let m = materials[tris[t].w];
+    let v = normalize(-s.view);
+    var n = s.normal;
+    if (dot(n, v) < 0.0) {
+        n = -n;
+    }
+    let ndv = max(dot(n, v), 0.0);
+    let f = 0.04 + 0.96 * pow(1.0 - ndv, 5.0);
+    let reflection = f * environment(reflect(-v, n)) + 0.04 * params.key_color.rgb * blinn(n, v, 0.08);
+    var tint = vec3<f32>(1.0);
+    var density = 0.0;
+    let lens_mode = params.mode.y;
+    if (lens_mode == 1u) {
+        tint = m.base.rgb * sample_texture(m, s.uv).rgb;
+        density = m.base.a;
+    } else if (lens_mode == 2u) {
+        // Default sunglasses: neutral grey, darker at the top.
+        tint = vec3<f32>(0.20, 0.20, 0.21);
+        density = mix(0.9, 0.6, clamp(s.aux, 0.0, 1.0));
+    }
+    var res: LensLight;
+    res.transmit = (1.0 - f) * mix(vec3<f32>(1.0), tint, density);
+    res.add = reflection + density * tint * params.ambient.rgb * 0.1;
+    return res;
+}
+
+@compute @workgroup_size(8, 8, 1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let w = params.roi.z;
+    let h = params.roi.w;
+    if (gid.x >= w || gid.y >= h) {
+        return;
+    }
+    let idx = gid.y * w + gid.x;
+    let raw = photo[idx];
+    let px = unpack4x8unorm(raw);
+    let photo_lin = srgb_to_linear(px.rgb);
+
+    // Contact shadow: the frame's coverage, shifted away from the key light and blurred,
+    // falling on the head only.
+    var shadow = 0.0;
+    let head = cover[idx].y;
+    let radius = i32(params.shadow.z);
+    if (head > 0.0 && params.shadow.w > 0.0) {
+        var acc = 0.0;
+        var wsum = 0.0;
+        let cx = i32(gid.x) - i32(round(params.shadow.x));
+        let cy = i32(gid.y) - i32(round(params.shadow.y));
+        let sigma = max(params.shadow.z * 0.5, 0.5);
+        for (var dy = -radius; dy <= radius; dy = dy + 1) {
+            for (var dx = -radius; dx <= radius; dx = dx + 1) {
+                let wgt = exp(-f32(dx * dx + dy * dy) / (2.0 * sigma * sigma));
+                wsum = wsum + wgt;
+                let x = cx + dx;
+                let y = cy + dy;
+                if (x >= 0 && y >= 0 && x < i32(w) && y < i32(h)) {
+                    acc = acc + wgt * cover[u32(y) * w + u32(x)].x;
+                }
+            }
+        }
+        shadow = params.shadow.w * head * acc / wsum;
+    }
+
+    let S = params.ss.x;
+    let W = params.ss.y;
+    let plane = W * params.ss.z;
+    var touched = shadow > 0.0;
+    var sum = vec3<f32>(0.0);
+    for (var j = 0u; j < S; j = j + 1u) {
+        for (var i = 0u; i < S; i = i + 1u) {
+            let sx = gid.x * S + i;
+            let sy = gid.y * S + j;
+            let k = sy * W + sx;
+            let p = vec2<f32>(f32(sx) + 0.5, f32(sy) + 0.5);
+            var col = photo_lin * (1.0 - shadow);
+            let o = ids[k];
+            if (o != NONE) {
+                col = shade_opaque(o, p);
+                touched = true;
+            }
+            let l = ids[plane + k];
+            if (l != NONE) {
+                let lens = shade_lens(l, p);
+                col = col * lens.transmit + lens.add;
+                touched = true;
+            }
+            sum = sum + col;
+        }
+    }
+    if (!touched) {
+        out[idx] = raw;
+        return;
+    }
+    let rgb = linear_to_srgb(sum / f32(S * S));
+    out[idx] = pack4x8unorm(vec4<f32>(rgb, px.a));
+}

@@ -1,0 +1,710 @@
+//! A compute-shader triangle rasterizer (WGSL) for 3D products over a photo.
+//!
+//! The host ([`crate::tryon`]) projects every vertex itself (a few thousand per product) into
+//! a [`Scene`]: supersampled pixel positions inside a region of interest (the product's
+//! footprint plus the shadow margin), camera-space positions and normals, materials and
+//! textures. The GPU then runs, in one submission:
+//!
+//! 1. `raster.wgsl` mode 0 — the head occluder into its own depth plane (depth only);
+//! 2. modes 1, 2 — opaque product depth with 32-bit `atomicMin` on the bits of the positive
+//!    f32 view depth, fragments behind the occluder rejected and counted; then the triangle id
+//!    of the winning depth (lowest id on ties: deterministic);
+//! 3. modes 3, 4 — the same for the transparent (BLEND) lens layer, in front of the opaque
+//!    depth: the nearest lens layer per sample;
+//! 4. `coverage.wgsl` — per output pixel, frame and head coverage of its samples;
+//! 5. `resolve.wgsl` — per sample: photo (under a blurred, offset contact shadow of the frame),
+//!    shaded product (ambient + key light, metallic/rough Blinn–Phong, an environment
+//!    reflection), then the lens (transmission with tint and Fresnel, faint reflection);
+//!    samples averaged (S×S supersampling). Untouched pixels are copied bit for bit.
+//!
+//! Only the ROI is read back; pixels outside it are never written. [`cpu_ids`] is the CPU
+//! reference of steps 1–3, the oracle of the tests.
+
+use std::sync::Arc;
+
+use bytemuck::{Pod, Zeroable};
+use image::RgbaImage;
+use wgpu::util::DeviceExt;
+
+use crate::gpu::GpuContext;
+
+/// Mirrors WGSL `Vert` (shaders/raster/common.wgsl).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct RasterVertex {
+    /// Supersampled pixel x, y inside the ROI, view depth z (cm, > 0), 1 / z.
+    pub pos: [f32; 4],
+    /// Camera-space position (cm; x right, y down, z forward), lens gradient coordinate.
+    pub view: [f32; 4],
+    /// Camera-space unit normal (w unused).
+    pub normal: [f32; 4],
+    /// Texture coordinates (zw unused).
+    pub uv: [f32; 4],
+}
+const _: () = assert!(std::mem::size_of::<RasterVertex>() == 64);
+
+/// Mirrors WGSL `Material` (shaders/raster/common.wgsl).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct RasterMaterial {
+    /// Linear RGBA base colour.
+    pub base: [f32; 4],
+    /// Metallic, roughness, alpha cutoff, unused.
+    pub pbr: [f32; 4],
+    /// Texel offset, width, height, has texture.
+    pub tex: [u32; 4],
+    /// Alpha mode (0 opaque, 1 mask, 2 blend), double sided, unused, unused.
+    pub flags: [u32; 4],
+}
+const _: () = assert!(std::mem::size_of::<RasterMaterial>() == 64);
+
+/// Mirrors WGSL `Params` (shaders/raster/common.wgsl).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct RasterParams {
+    /// ROI x0, y0, width, height (output pixels).
+    pub roi: [u32; 4],
+    /// S, W, H, triangle count.
+    pub ss: [u32; 4],
+    /// Raster mode, lens mode, unused, unused.
+    pub mode: [u32; 4],
+    /// Ambient rgb, near plane (cm).
+    pub ambient: [f32; 4],
+    /// Direction towards the key light (camera space).
+    pub key_dir: [f32; 4],
+    /// Key light rgb.
+    pub key_color: [f32; 4],
+    /// Shadow offset x, y (pixels), radius (pixels), strength.
+    pub shadow: [f32; 4],
+}
+const _: () = assert!(std::mem::size_of::<RasterParams>() == 112);
+
+/// Vertices and triangles (`[i0, i1, i2, material]`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Mesh {
+    /// Projected vertices.
+    pub vertices: Vec<RasterVertex>,
+    /// Triangles: three vertex indices and a material index.
+    pub triangles: Vec<[u32; 4]>,
+}
+
+/// How lenses are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LensMode {
+    /// Clear glass with a faint reflection (glasses).
+    Clear = 0,
+    /// Tinted by the lens material's colour and alpha (sunglasses with tinted lenses).
+    Material = 1,
+    /// The default grey gradient, darker at the top (sunglasses with clear lens materials).
+    DefaultGradient = 2,
+}
+
+/// Light estimated from the photo (linear RGB, camera space).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lighting {
+    /// Ambient colour.
+    pub ambient: [f32; 3],
+    /// Unit direction towards the key light (x right, y down, z forward).
+    pub key_dir: [f32; 3],
+    /// Key light colour.
+    pub key_color: [f32; 3],
+}
+
+/// The contact shadow of the frame on the skin.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shadow {
+    /// Offset (pixels) of the shadow from the frame, away from the light.
+    pub offset: [f32; 2],
+    /// Blur radius in pixels.
+    pub radius: f32,
+    /// Darkening at full coverage (0 disables the shadow).
+    pub strength: f32,
+}
+
+impl Shadow {
+    /// How far (pixels) the shadow can reach beyond the frame's footprint.
+    pub fn reach(&self) -> u32 {
+        if self.strength <= 0.0 {
+            return 0;
+        }
+        (self.offset[0].abs().max(self.offset[1].abs()) + self.radius).ceil() as u32 + 1
+    }
+}
+
+/// Everything the GPU needs for one try-on.
+#[derive(Debug, Clone)]
+pub struct Scene {
+    /// ROI in output pixels: x0, y0, width, height.
+    pub roi: [u32; 4],
+    /// Supersampling factor per axis (2 = 4 samples per pixel).
+    pub ss: u32,
+    /// The product.
+    pub product: Mesh,
+    /// The head occluder (depth only; material indices ignored).
+    pub occluder: Mesh,
+    /// Materials of the product.
+    pub materials: Vec<RasterMaterial>,
+    /// All textures, packed RGBA8 (sRGB) words; materials point into it.
+    pub texels: Vec<u32>,
+    /// Light.
+    pub lighting: Lighting,
+    /// Lens drawing mode.
+    pub lens_mode: LensMode,
+    /// Contact shadow.
+    pub shadow: Shadow,
+    /// Near plane (cm).
+    pub near: f32,
+}
+
+impl Scene {
+    fn params(&self, mode: u32, tri_count: u32) -> RasterParams {
+        let l = &self.lighting;
+        RasterParams {
+            roi: self.roi,
+            ss: [
+                self.ss,
+                self.roi[2] * self.ss,
+                self.roi[3] * self.ss,
+                tri_count,
+            ],
+            mode: [mode, self.lens_mode as u32, 0, 0],
+            ambient: [l.ambient[0], l.ambient[1], l.ambient[2], self.near],
+            key_dir: [l.key_dir[0], l.key_dir[1], l.key_dir[2], 0.0],
+            key_color: [l.key_color[0], l.key_color[1], l.key_color[2], 0.0],
+            shadow: [
+                self.shadow.offset[0],
+                self.shadow.offset[1],
+                self.shadow.radius,
+                self.shadow.strength,
+            ],
+        }
+    }
+}
+
+/// Counts from one render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RasterStats {
+    /// Product samples rejected because they lie behind the head occluder.
+    pub occluded_fragments: u32,
+    /// Product samples that passed the occluder test.
+    pub drawn_fragments: u32,
+}
+
+/// Errors of the rasterizer.
+#[derive(Debug, thiserror::Error)]
+pub enum RasterError {
+    /// The scene does not fit the photo or the device.
+    #[error("bad scene: {0}")]
+    BadScene(String),
+    /// Reading results back failed.
+    #[error("GPU readback failed: {0}")]
+    Readback(String),
+}
+
+/// The WGSL sources of the three kernels (each with the shared prelude), for naga tests.
+pub fn shader_sources() -> [(&'static str, String); 3] {
+    const COMMON: &str = include_str!("../../shaders/raster/common.wgsl");
+    const TEXTURE: &str = include_str!("../../shaders/raster/texture.wgsl");
+    [
+        (
+            "raster.wgsl",
+            format!(
+                "{COMMON}\n{TEXTURE}\n{}",
+                include_str!("../../shaders/raster/raster.wgsl")
+            ),
+        ),
+        (
+            "coverage.wgsl",
+            format!(
+                "{COMMON}\n{}",
+                include_str!("../../shaders/raster/coverage.wgsl")
+            ),
+        ),
+        (
+            "resolve.wgsl",
+            format!(
+                "{COMMON}\n{TEXTURE}\n{}",
+                include_str!("../../shaders/raster/resolve.wgsl")
+            ),
+        ),
+    ]
+}
+
+/// The compiled kernels on one device.
+#[derive(Debug)]
+pub struct Rasterizer {
+    ctx: Arc<GpuContext>,
+    raster: wgpu::ComputePipeline,
+    coverage: wgpu::ComputePipeline,
+    resolve: wgpu::ComputePipeline,
+}
+
+fn storage(device: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+    // Zero-length storage bindings are invalid: pad to one word.
+    let padded;
+    let contents = if bytes.is_empty() {
+        padded = [0u8; 16];
+        &padded[..]
+    } else {
+        bytes
+    };
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+    })
+}
+
+fn bind(
+    device: &wgpu::Device,
+    pipeline: &wgpu::ComputePipeline,
+    buffers: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource: b.as_entire_binding(),
+        })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &entries,
+    })
+}
+
+/// Workgroups for `n` triangles at 64 per group, folded into 2D past the per-dimension limit.
+fn tri_groups(n: u32) -> (u32, u32) {
+    let groups = n.div_ceil(64).max(1);
+    if groups <= 65_535 {
+        (groups, 1)
+    } else {
+        (65_535, groups.div_ceil(65_535))
+    }
+}
+
+impl Rasterizer {
+    /// Compiles the kernels on `ctx`.
+    pub fn new(ctx: Arc<GpuContext>) -> Self {
+        let [r, c, s] = shader_sources();
+        let make = |(name, src): (&str, String)| {
+            let module = ctx
+                .device
+                .create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(name),
+                    source: wgpu::ShaderSource::Wgsl(src.into()),
+                });
+            ctx.device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(name),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some("main"),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+        };
+        Rasterizer {
+            raster: make(r),
+            coverage: make(c),
+            resolve: make(s),
+            ctx,
+        }
+    }
+
+    /// Renders `scene` over `photo` and returns the composited image (same size as `photo`).
+    pub fn render(
+        &self,
+        photo: &RgbaImage,
+        scene: &Scene,
+    ) -> Result<(RgbaImage, RasterStats), RasterError> {
+        let [x0, y0, w, h] = scene.roi;
+        if w == 0 || h == 0 {
+            return Ok((photo.clone(), RasterStats::default()));
+        }
+        if x0 + w > photo.width() || y0 + h > photo.height() || !(1..=4).contains(&scene.ss) {
+            return Err(RasterError::BadScene(format!(
+                "ROI {:?} / supersampling {} outside a {}×{} photo",
+                scene.roi,
+                scene.ss,
+                photo.width(),
+                photo.height()
+            )));
+        }
+        let n_mat = scene.materials.len() as u32;
+        let n_vert = scene.product.vertices.len() as u32;
+        let n_occ = scene.occluder.vertices.len() as u32;
+        if scene
+            .product
+            .triangles
+            .iter()
+            .any(|t| t[..3].iter().any(|&i| i >= n_vert) || t[3] >= n_mat)
+            || scene
+                .occluder
+                .triangles
+                .iter()
+                .any(|t| t[..3].iter().any(|&i| i >= n_occ))
+        {
+            return Err(RasterError::BadScene("triangle index out of range".into()));
+        }
+        let d = &self.ctx.device;
+        let ss = scene.ss;
+        let plane = u64::from(w * ss) * u64::from(h * ss);
+        let max = self.ctx.limits.max_storage_buffer_binding_size as u64;
+        if plane * 3 * 4 > max {
+            return Err(RasterError::BadScene(format!(
+                "ROI {w}×{h} at {ss}× supersampling needs more than the device's {max}-byte buffers"
+            )));
+        }
+
+        let roi_pixels: Vec<u32> = (y0..y0 + h)
+            .flat_map(|y| (x0..x0 + w).map(move |x| u32::from_le_bytes(photo.get_pixel(x, y).0)))
+            .collect();
+        let ones = vec![0xffu8; (plane * 4) as usize];
+        let zbuf = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("raster zbuf"),
+            size: plane * 3 * 4,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let ids = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("raster ids"),
+            size: plane * 2 * 4,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        for k in 0..3 {
+            self.ctx.queue.write_buffer(&zbuf, k * plane * 4, &ones);
+        }
+        for k in 0..2 {
+            self.ctx.queue.write_buffer(&ids, k * plane * 4, &ones);
+        }
+        let counters = storage(d, "raster counters", &[0u8; 16]);
+        let verts = storage(d, "verts", bytemuck::cast_slice(&scene.product.vertices));
+        let tris = storage(d, "tris", bytemuck::cast_slice(&scene.product.triangles));
+        let occ_verts = storage(
+            d,
+            "occ verts",
+            bytemuck::cast_slice(&scene.occluder.vertices),
+        );
+        let occ_tris = storage(
+            d,
+            "occ tris",
+            bytemuck::cast_slice(&scene.occluder.triangles),
+        );
+        let mats = storage(d, "materials", bytemuck::cast_slice(&scene.materials));
+        let texels = storage(d, "texels", bytemuck::cast_slice(&scene.texels));
+        let cover = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("cover"),
+            size: u64::from(w * h) * 8,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        let photo_buf = storage(d, "photo roi", bytemuck::cast_slice(&roi_pixels));
+        let out = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("out roi"),
+            size: u64::from(w * h) * 4,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let uniform = |p: RasterParams| {
+            d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("raster params"),
+                contents: bytemuck::bytes_of(&p),
+                usage: wgpu::BufferUsages::UNIFORM,
+            })
+        };
+
+        let n_tri = scene.product.triangles.len() as u32;
+        let n_occ_tri = scene.occluder.triangles.len() as u32;
+        let mut enc = d.create_command_encoder(&Default::default());
+        let mut keep = Vec::new();
+        for mode in 0..5u32 {
+            let (v, t, n) = if mode == 0 {
+                (&occ_verts, &occ_tris, n_occ_tri)
+            } else {
+                (&verts, &tris, n_tri)
+            };
+            if n == 0 {
+                continue;
+            }
+            let u = uniform(scene.params(mode, n));
+            let bg = bind(
+                d,
+                &self.raster,
+                &[&u, v, t, &mats, &texels, &zbuf, &ids, &counters],
+            );
+            {
+                let mut pass = enc.begin_compute_pass(&Default::default());
+                pass.set_pipeline(&self.raster);
+                pass.set_bind_group(0, &bg, &[]);
+                let (gx, gy) = tri_groups(n);
+                pass.dispatch_workgroups(gx, gy, 1);
+            }
+            keep.push(u);
+        }
+        let u = uniform(scene.params(0, n_tri));
+        let bg = bind(d, &self.coverage, &[&u, &zbuf, &ids, &cover]);
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&self.coverage);
+            pass.set_bind_group(0, &bg, &[]);
+            pass.dispatch_workgroups(w.div_ceil(8), h.div_ceil(8), 1);
+        }
+        let bg = bind(
+            d,
+            &self.resolve,
+            &[
+                &u, &verts, &tris, &mats, &texels, &ids, &cover, &photo_buf, &out,
+            ],
+        );
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&self.resolve);
+            pass.set_bind_group(0, &bg, &[]);
+            pass.dispatch_workgroups(w.div_ceil(8), h.div_ceil(8), 1);
+        }
+        let out_size = u64::from(w * h) * 4;
+        let staging = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("raster readback"),
+            size: out_size + 16,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        enc.copy_buffer_to_buffer(&out, 0, &staging, 0, out_size);
+        enc.copy_buffer_to_buffer(&counters, 0, &staging, out_size, 16);
+        self.ctx.queue.submit([enc.finish()]);
+        let bytes = read_back(&self.ctx, &staging)?;
+        drop(keep);
+
+        let mut image = photo.clone();
+        for (j, row) in bytes[..out_size as usize]
+            .chunks_exact(w as usize * 4)
+            .enumerate()
+        {
+            for (i, px) in row.chunks_exact(4).enumerate() {
+                image.put_pixel(
+                    x0 + i as u32,
+                    y0 + j as u32,
+                    image::Rgba([px[0], px[1], px[2], px[3]]),
+                );
+            }
+        }
+        let c = &bytes[out_size as usize..];
+        let word =
+            |k: usize| u32::from_le_bytes([c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]]);
+        Ok((
+            image,
+            RasterStats {
+                occluded_fragments: word(0),
+                drawn_fragments: word(1),
+            },
+        ))
+    }
+
+    /// Runs only the depth and id passes and returns the two id planes (opaque, lens) and the
+    /// counters: the GPU side of the [`cpu_ids`] comparison.
+    pub fn ids(&self, scene: &Scene) -> Result<(Vec<u32>, RasterStats), RasterError> {
+        let [_, _, w, h] = scene.roi;
+        let d = &self.ctx.device;
+        let plane = u64::from(w * scene.ss) * u64::from(h * scene.ss);
+        let ones = vec![0xffu8; (plane * 4) as usize];
+        let mk = |label, n: u64| {
+            let b = d.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: plane * n * 4,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_DST
+                    | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            for k in 0..n {
+                self.ctx.queue.write_buffer(&b, k * plane * 4, &ones);
+            }
+            b
+        };
+        let zbuf = mk("zbuf", 3);
+        let ids = mk("ids", 2);
+        let counters = storage(d, "counters", &[0u8; 16]);
+        let verts = storage(d, "verts", bytemuck::cast_slice(&scene.product.vertices));
+        let tris = storage(d, "tris", bytemuck::cast_slice(&scene.product.triangles));
+        let occ_verts = storage(
+            d,
+            "occ verts",
+            bytemuck::cast_slice(&scene.occluder.vertices),
+        );
+        let occ_tris = storage(
+            d,
+            "occ tris",
+            bytemuck::cast_slice(&scene.occluder.triangles),
+        );
+        let mats = storage(d, "materials", bytemuck::cast_slice(&scene.materials));
+        let texels = storage(d, "texels", bytemuck::cast_slice(&scene.texels));
+        let mut enc = d.create_command_encoder(&Default::default());
+        let mut keep = Vec::new();
+        for mode in 0..5u32 {
+            let (v, t, n) = if mode == 0 {
+                (&occ_verts, &occ_tris, scene.occluder.triangles.len() as u32)
+            } else {
+                (&verts, &tris, scene.product.triangles.len() as u32)
+            };
+            if n == 0 {
+                continue;
+            }
+            let u = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("params"),
+                contents: bytemuck::bytes_of(&scene.params(mode, n)),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+            let bg = bind(
+                d,
+                &self.raster,
+                &[&u, v, t, &mats, &texels, &zbuf, &ids, &counters],
+            );
+            {
+                let mut pass = enc.begin_compute_pass(&Default::default());
+                pass.set_pipeline(&self.raster);
+                pass.set_bind_group(0, &bg, &[]);
+                let (gx, gy) = tri_groups(n);
+                pass.dispatch_workgroups(gx, gy, 1);
+            }
+            keep.push(u);
+        }
+        let size = plane * 2 * 4;
+        let staging = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("ids readback"),
+            size: size + 16,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        enc.copy_buffer_to_buffer(&ids, 0, &staging, 0, size);
+        enc.copy_buffer_to_buffer(&counters, 0, &staging, size, 16);
+        self.ctx.queue.submit([enc.finish()]);
+        let bytes = read_back(&self.ctx, &staging)?;
+        let words: Vec<u32> = bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let n = (plane * 2) as usize;
+        Ok((
+            words[..n].to_vec(),
+            RasterStats {
+                occluded_fragments: words[n],
+                drawn_fragments: words[n + 1],
+            },
+        ))
+    }
+}
+
+fn read_back(ctx: &GpuContext, staging: &wgpu::Buffer) -> Result<Vec<u8>, RasterError> {
+    let slice = staging.slice(..);
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| RasterError::Readback(e.to_string()))?;
+    rx.recv()
+        .map_err(|e| RasterError::Readback(e.to_string()))?
+        .map_err(|e| RasterError::Readback(e.to_string()))?;
+    let bytes = slice.get_mapped_range().to_vec();
+    staging.unmap();
+    Ok(bytes)
+}
+
+fn edge(a: [f32; 2], b: [f32; 2], p: [f32; 2]) -> f32 {
+    (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])
+}
+
+/// CPU reference of the depth and id passes (textures for MASK materials are not sampled:
+/// the reference treats MASK as opaque, so compare on scenes without MASK materials).
+/// Returns the opaque and lens id planes, concatenated, and the counters.
+pub fn cpu_ids(scene: &Scene) -> (Vec<u32>, RasterStats) {
+    let [_, _, w, h] = scene.roi;
+    let (ww, hh) = ((w * scene.ss) as usize, (h * scene.ss) as usize);
+    let plane = ww * hh;
+    let mut z = vec![u32::MAX; plane * 3];
+    let mut ids = vec![u32::MAX; plane * 2];
+    let mut stats = RasterStats::default();
+    for mode in 0..5u32 {
+        let mesh = if mode == 0 {
+            &scene.occluder
+        } else {
+            &scene.product
+        };
+        for (t, tri) in mesh.triangles.iter().enumerate() {
+            if mode != 0 {
+                let blend = scene.materials[tri[3] as usize].flags[0] == 2;
+                if (mode <= 2) == blend {
+                    continue;
+                }
+            }
+            let [a, b, c] = [0, 1, 2].map(|k| mesh.vertices[tri[k] as usize].pos);
+            if a[2].min(b[2]).min(c[2]) < scene.near {
+                continue;
+            }
+            let (pa, pb, pc) = ([a[0], a[1]], [b[0], b[1]], [c[0], c[1]]);
+            let area = edge(pa, pb, pc);
+            if area.abs() < 1e-6 {
+                continue;
+            }
+            let lo = [pa[0].min(pb[0]).min(pc[0]), pa[1].min(pb[1]).min(pc[1])];
+            let hi = [pa[0].max(pb[0]).max(pc[0]), pa[1].max(pb[1]).max(pc[1])];
+            if hi[0] < 0.0 || hi[1] < 0.0 || lo[0] > ww as f32 || lo[1] > hh as f32 {
+                continue;
+            }
+            let x0 = (lo[0] - 0.5).ceil().max(0.0) as usize;
+            let y0 = (lo[1] - 0.5).ceil().max(0.0) as usize;
+            let x1 = ((hi[0] - 0.5).floor().clamp(-1.0, ww as f32 - 1.0) + 1.0) as usize;
+            let y1 = ((hi[1] - 0.5).floor().clamp(-1.0, hh as f32 - 1.0) + 1.0) as usize;
+            let inv_area = 1.0 / area;
+            for y in y0..y1 {
+                for x in x0..x1 {
+                    let p = [x as f32 + 0.5, y as f32 + 0.5];
+                    let w0 = edge(pb, pc, p) * inv_area;
+                    let w1 = edge(pc, pa, p) * inv_area;
+                    let w2 = edge(pa, pb, p) * inv_area;
+                    if w0 < 0.0 || w1 < 0.0 || w2 < 0.0 {
+                        continue;
+                    }
+                    let inv_z = w0 * a[3] + w1 * b[3] + w2 * c[3];
+                    if inv_z <= 0.0 {
+                        continue;
+                    }
+                    let zb = (1.0 / inv_z).to_bits();
+                    let i = y * ww + x;
+                    let t = t as u32;
+                    match mode {
+                        0 => z[i] = z[i].min(zb),
+                        1 | 3 => {
+                            if zb >= z[i] {
+                                stats.occluded_fragments += 1;
+                                continue;
+                            }
+                            if mode == 3 && zb >= z[plane + i] {
+                                continue;
+                            }
+                            stats.drawn_fragments += 1;
+                            let k = if mode == 1 { plane + i } else { 2 * plane + i };
+                            z[k] = z[k].min(zb);
+                        }
+                        2 => {
+                            if zb == z[plane + i] {
+                                ids[i] = ids[i].min(t);
+                            }
+                        }
+                        _ => {
+                            if zb == z[2 * plane + i] {
+                                ids[plane + i] = ids[plane + i].min(t);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (ids, stats)
+}
