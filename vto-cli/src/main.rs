@@ -52,6 +52,8 @@ enum Command {
         #[command(subcommand)]
         cmd: ModelsCmd,
     },
+    /// One try-on on this machine, with no server: writes the result image.
+    TryOn(TryOnArgs),
     /// Run the vision stack on a photo: faces, landmarks, head pose, body keypoints, masks.
     Inspect {
         /// The photo (PNG, JPEG or WebP).
@@ -60,6 +62,22 @@ enum Command {
         #[arg(long)]
         overlay: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, clap::Args)]
+struct TryOnArgs {
+    /// The category (built in: glasses, sunglasses).
+    #[arg(long)]
+    category: String,
+    /// The person photo: a path, an http(s) URL or a data: URL.
+    #[arg(long)]
+    person: String,
+    /// The product: a 3D model (.glb, .gltf, .obj) as a path or URL.
+    #[arg(long)]
+    product: String,
+    /// Where to write the PNG.
+    #[arg(short, long)]
+    output: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]
@@ -388,6 +406,14 @@ fn main() -> anyhow::Result<()> {
         Command::Models {
             cmd: ModelsCmd::Fetch,
         } => vision::fetch(&vision::dir_for(&config.data_dir), cli.json),
+        Command::TryOn(a) => vision::try_on(
+            &a.category,
+            &a.person,
+            &a.product,
+            &a.output,
+            &vision::dir_for(&config.data_dir),
+            cli.json,
+        ),
         Command::Inspect { photo, overlay } => vision::inspect(
             &vision::dir_for(&config.data_dir),
             &photo,

@@ -41,50 +41,11 @@ use image::RgbaImage;
 use vto_core::{Category, Engine, EngineError, ErrorCode, RenderInput, Rendered};
 
 use crate::gpu::{GpuContext, GpuError};
-use crate::models::{ModelError, ModelId, ModelStore};
+use crate::models::{ModelError, ModelStore};
 use crate::product::{self, ProductError};
 use crate::raster::{RasterError, Rasterizer};
-use crate::tflite::{Executor, Model, TfliteError};
 use crate::tryon::{self, Eyewear, Options, TryOnError};
-use crate::vision::{Infer, Networks, Vision, VisionError};
-
-/// [`Infer`] over the wgpu TFLite [`Executor`] (the adapter between the two helpers' APIs).
-#[derive(Debug)]
-pub struct ExecutorInfer {
-    model: ModelId,
-    executor: Executor,
-}
-
-impl ExecutorInfer {
-    /// Wraps an executor built for `model`.
-    pub fn new(model: ModelId, executor: Executor) -> Self {
-        ExecutorInfer { model, executor }
-    }
-}
-
-impl Infer for ExecutorInfer {
-    fn run(&mut self, inputs: &[&[f32]]) -> Result<Vec<Vec<f32>>, VisionError> {
-        self.executor
-            .run(inputs)
-            .map_err(|e: TfliteError| VisionError::Infer {
-                model: self.model,
-                message: e.to_string(),
-            })
-    }
-}
-
-/// Builds the six networks on the wgpu executor from verified model bytes.
-pub fn wgpu_networks(ctx: &Arc<GpuContext>, store: &ModelStore) -> Result<Networks, VisionError> {
-    Networks::from_fn(|id| {
-        let fail = |e: TfliteError| VisionError::Infer {
-            model: id,
-            message: e.to_string(),
-        };
-        let model = Model::parse(store.bytes(id)).map_err(fail)?;
-        let exec = Executor::new(ctx.clone(), &model).map_err(fail)?;
-        Ok(Box::new(ExecutorInfer::new(id, exec)) as Box<dyn Infer + Send>)
-    })
-}
+use crate::vision::{Networks, Vision, VisionError};
 
 /// Why a try-on failed.
 #[derive(Debug, thiserror::Error)]
@@ -173,7 +134,7 @@ impl Renderer {
     pub fn new(models_dir: &Path) -> Result<Renderer, RenderError> {
         let ctx = GpuContext::shared()?;
         let store = ModelStore::open(models_dir)?;
-        let nets = wgpu_networks(&ctx, &store)?;
+        let nets = Networks::gpu(&ctx, &store)?;
         Ok(Self::with_networks(ctx, nets))
     }
 

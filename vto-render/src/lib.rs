@@ -2,10 +2,10 @@
 //!
 //! This crate is being built; see the workspace README.
 
+pub mod engine;
 pub mod gpu;
 pub mod image_ops;
 pub mod models;
-pub mod engine;
 pub mod product;
 pub mod raster;
 pub mod tflite;

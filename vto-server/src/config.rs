@@ -173,6 +173,10 @@ pub struct EngineConfig {
     /// Largest accepted response body in bytes (default 32 MiB).
     #[serde(default = "d_resp")]
     pub max_response_bytes: u64,
+    /// Use this service even where vto has a built-in engine (glasses, sunglasses). Default
+    /// false: built-in engines take precedence.
+    #[serde(default)]
+    pub override_builtin: bool,
 }
 
 /// The server's configuration. See `default.toml` for every field's meaning and default.

@@ -65,11 +65,30 @@ pub fn make_fetcher(config: &Config) -> anyhow::Result<Arc<dyn Fetcher>> {
     Ok(Arc::new(fetcher))
 }
 
-/// The engines per category: each `[engines.<category>]` section becomes vto-core's
+/// The engines per category.
+///
+/// Built-in first: `glasses` and `sunglasses` run vto-render's eyewear engine when the models
+/// are in the models dir (`VTO_MODELS_DIR`, else `<data_dir>/models`; `vto models fetch`
+/// puts them there). Then each `[engines.<category>]` section becomes vto-core's
 /// [`HttpEngine`] (an external render service; operator-configured, so private addresses are
-/// allowed). A category without an engine answers `501 engine_unavailable`.
+/// allowed) for categories without a built-in engine, or for any category with
+/// `override_builtin = true`. A category without an engine answers `501 engine_unavailable`.
 pub fn build_engines(config: &Config) -> anyhow::Result<Engines> {
     let mut engines = Engines::new();
+    let models = vto_render::models::models_dir(&config.data_dir);
+    match vto_render::engine::Renderer::shared(&models) {
+        Ok(renderer) => {
+            let eyewear = Arc::new(vto_render::engine::EyewearEngine::new(renderer));
+            engines
+                .register(Category::Glasses, eyewear.clone())
+                .register(Category::Sunglasses, eyewear);
+        }
+        Err(e) => tracing::warn!(
+            error = %e,
+            models = %models.display(),
+            "built-in glasses/sunglasses engine unavailable (fetch the models with `vto models fetch`)"
+        ),
+    }
     for (cat, e) in &config.engines {
         let category: Category = cat
             .parse()
@@ -87,9 +106,15 @@ pub fn build_engines(config: &Config) -> anyhow::Result<Engines> {
             max_retries: e.max_retries,
             max_response_bytes: usize::try_from(e.max_response_bytes).unwrap_or(usize::MAX),
         };
-        let engine = HttpEngine::new(&format!("http:{cat}"), cfg)
-            .with_context(|| format!("engines.{cat}"))?;
-        engines.register(category, Arc::new(engine));
+        let engine = Arc::new(
+            HttpEngine::new(&format!("http:{cat}"), cfg)
+                .with_context(|| format!("engines.{cat}"))?,
+        );
+        if e.override_builtin {
+            engines.register(category, engine);
+        } else {
+            engines.register_if_absent(category, engine);
+        }
     }
     Ok(engines)
 }
