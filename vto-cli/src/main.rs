@@ -104,6 +104,37 @@ enum Admin {
         #[command(subcommand)]
         cmd: JobsCmd,
     },
+    /// Webhook signing secrets and deliveries.
+    Webhooks {
+        #[command(subcommand)]
+        cmd: WebhooksCmd,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum WebhooksCmd {
+    /// Show an account's signing secret (`whsec_…`), created on first use.
+    Secret {
+        /// The account id (`acct_…`).
+        account: String,
+        /// Replace it with a new one (receivers must switch to the new secret).
+        #[arg(long)]
+        rotate: bool,
+    },
+    /// List deliveries, newest first.
+    List {
+        /// Only this account's deliveries.
+        #[arg(long)]
+        account: Option<String>,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Show one delivery with every attempt.
+    Show {
+        /// The webhook id (`msg_…`).
+        id: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -322,6 +353,60 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                 print(json_mode, &v, || format!("revoked {id}"));
             }
         },
+        Admin::Webhooks { cmd } => {
+            use vto_core::outbox::{Outbox, WebhookSecrets};
+            match cmd {
+                WebhooksCmd::Secret { account, rotate } => {
+                    let secrets = vto_server::db::SqliteWebhookSecrets::new(
+                        store.clone(),
+                        std::sync::Arc::new(vto_core::RandomIds),
+                    );
+                    let id = AccountId(account);
+                    if store.account(&id).await?.is_none() {
+                        bail!("no account {id}");
+                    }
+                    let s = if rotate {
+                        secrets.rotate(&id).await?
+                    } else {
+                        secrets.secret(&id).await?
+                    };
+                    let v = json!({ "account_id": id, "secret": s.expose(), "rotated": rotate });
+                    print(json_mode, &v, || s.expose());
+                }
+                WebhooksCmd::List { account, limit } => {
+                    let acct = account.map(AccountId);
+                    let rows = Outbox::list(&store, acct.as_ref(), limit).await?;
+                    let v = serde_json::to_value(&rows)?;
+                    print(json_mode, &v, || {
+                        let mut out = format!(
+                            "{:<38} {:<10} {:>8} {:>6}  URL",
+                            "WEBHOOK ID", "STATUS", "ATTEMPTS", "LAST"
+                        );
+                        for d in &rows {
+                            out.push_str(&format!(
+                                "\n{:<38} {:<10} {:>8} {:>6}  {}",
+                                d.id,
+                                d.status.as_str(),
+                                d.attempts,
+                                d.last_status.map(|s| s.to_string()).unwrap_or("-".into()),
+                                d.url
+                            ));
+                        }
+                        out
+                    });
+                }
+                WebhooksCmd::Show { id } => {
+                    let Some(d) = Outbox::get(&store, &id).await? else {
+                        bail!("no webhook delivery {id}");
+                    };
+                    let attempts = store.attempts(&id).await?;
+                    let v = json!({ "delivery": d, "attempts": attempts });
+                    print(json_mode, &v, || {
+                        serde_json::to_string_pretty(&v).unwrap_or_default()
+                    });
+                }
+            }
+        }
         Admin::Jobs { cmd } => match cmd {
             JobsCmd::List {
                 account,
