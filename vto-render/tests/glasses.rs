@@ -631,6 +631,16 @@ fn malformed_products_are_typed_errors_never_panics() {
             "product_malformed",
         ),
         (
+            "OBJ face index out of range",
+            b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 99\n".to_vec(),
+            "product_malformed",
+        ),
+        (
+            "OBJ negative index before the first vertex",
+            b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf -1 -2 -7\n".to_vec(),
+            "product_malformed",
+        ),
+        (
             "empty OBJ",
             b"# nothing\no empty\n".to_vec(),
             "product_empty",
