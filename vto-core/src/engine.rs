@@ -70,6 +70,18 @@ pub trait Engine: Send + Sync {
     fn name(&self) -> &str;
     /// Renders one try-on.
     async fn render(&self, input: RenderInput<'_>) -> Result<Rendered, EngineError>;
+
+    /// Capability: whether the engine can serve now (an external service answers its health
+    /// check). `None` for engines with nothing to probe. Reported by the server's `/readyz`.
+    async fn readiness(&self) -> Option<Result<(), String>> {
+        None
+    }
+
+    /// Capability: Prometheus sample lines about this engine (no `# TYPE` lines), for the
+    /// server's `/metrics`. `None` for engines that keep no counters.
+    fn prometheus(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The engine for each category. A category without one is refused at submit with

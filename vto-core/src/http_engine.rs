@@ -856,6 +856,14 @@ impl Engine for HttpEngine {
         &self.name
     }
 
+    async fn readiness(&self) -> Option<Result<(), String>> {
+        Some(HttpEngine::probe(self).await)
+    }
+
+    fn prometheus(&self) -> Option<String> {
+        Some(self.metrics().to_prometheus())
+    }
+
     async fn render(&self, input: RenderInput<'_>) -> Result<Rendered, EngineError> {
         let started = Instant::now();
         self.counters.calls.fetch_add(1, Ordering::Relaxed);

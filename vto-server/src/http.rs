@@ -417,7 +417,31 @@ async fn readyz(ctx: Ctx) -> Response {
     }
     match ctx.store.migrations().await {
         Ok(v) if !v.is_empty() => {
-            json_reply(StatusCode::OK, &serde_json::json!({"status": "ready"}))
+            // Each engine with something to probe (external render services) is reported; an
+            // unreachable one makes the server "degraded", still 200: the other categories
+            // keep working, so a load balancer should not take the whole server out.
+            let engines = ctx.service.engines();
+            let mut report = serde_json::Map::new();
+            let mut degraded = false;
+            for c in engines.categories() {
+                if let Some(e) = engines.get(c) {
+                    if let Some(r) = e.readiness().await {
+                        degraded |= r.is_err();
+                        report.insert(
+                            c.as_str().into(),
+                            match r {
+                                Ok(()) => serde_json::json!({"engine": e.name(), "reachable": true}),
+                                Err(m) => serde_json::json!({"engine": e.name(), "reachable": false, "error": m}),
+                            },
+                        );
+                    }
+                }
+            }
+            json_reply(
+                StatusCode::OK,
+                &serde_json::json!({"status": if degraded { "degraded" } else { "ready" },
+                                    "engines": report}),
+            )
         }
         Ok(_) | Err(_) => json_reply(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -434,7 +458,22 @@ async fn metrics(ctx: Ctx) -> Response {
             return error_reply(&ApiError::internal());
         }
     };
-    let mut resp = Response::new(ctx.metrics.render_text(&jobs).into());
+    let mut text = ctx.metrics.render_text(&jobs);
+    let engines = ctx.service.engines();
+    let mut seen = std::collections::HashSet::new();
+    let mut engine_lines = String::new();
+    for c in engines.categories() {
+        if let Some(e) = engines.get(c) {
+            if let (true, Some(lines)) = (seen.insert(e.name().to_string()), e.prometheus()) {
+                engine_lines.push_str(&lines);
+            }
+        }
+    }
+    if !engine_lines.is_empty() {
+        text.push_str("# HELP vto_engine_calls_total External render engine calls, per engine.\n");
+        text.push_str(&engine_lines);
+    }
+    let mut resp = Response::new(text.into());
     set_header(
         &mut resp,
         "content-type",

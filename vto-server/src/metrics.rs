@@ -165,6 +165,14 @@ impl Engine for Metered {
             .render(input.category, r.is_ok(), started.elapsed());
         r
     }
+
+    async fn readiness(&self) -> Option<Result<(), String>> {
+        self.inner.readiness().await
+    }
+
+    fn prometheus(&self) -> Option<String> {
+        self.inner.prometheus()
+    }
 }
 
 /// Wraps every engine so its renders are timed.
