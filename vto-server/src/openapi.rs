@@ -135,6 +135,10 @@ pub fn document(config: &ServiceConfig) -> Value {
         },
         "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Result" } } }
     }));
+    create_responses.insert("409".into(), error_response(
+        "The same `Idempotency-Key` was used with a different body, or its first request is still running",
+        &[ErrorCode::IdempotencyConflict],
+    ));
     create_responses.insert("422".into(), json!({
         "description": "Synchronous category whose render failed: the result object with `status: failed`, `result` and `cost` null and `error.code` `processing_failed` (or `input_fetch_failed`, `unsupported_media`, `input_too_large`). Not billed.",
         "headers": limited_headers(),
@@ -193,6 +197,11 @@ pub fn document(config: &ServiceConfig) -> Value {
             "/v1/virtual-try-on": { "post": {
                 "operationId": "createTryOn",
                 "summary": "Create a try-on",
+                "parameters": [{
+                    "name": "Idempotency-Key", "in": "header", "required": false,
+                    "description": "Stripe's semantics: the same key and body replay the first response (header `Idempotent-Replayed: true`) with no second job or charge; the same key with another body is 409 `idempotency_conflict`. 1–255 printable ASCII characters, per account, kept 24 h.",
+                    "schema": { "type": "string", "minLength": 1, "maxLength": 255 }
+                }],
                 "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/CreateRequest" } } } },
                 "responses": create_responses
             }},
@@ -253,6 +262,39 @@ pub fn document(config: &ServiceConfig) -> Value {
                 "RateLimit": { "description": "draft-ietf-httpapi-ratelimit-headers: `\"default\";r=<remaining>;t=<seconds until full>`", "schema": { "type": "string" } }
             },
             "schemas": {
+                "RenderProtocolMeta": {
+                    "description": "External render service protocol v1 (docs/render-protocol.md): the `meta` part of vto's `POST <url>/render` multipart request; the `person` and `product` parts carry the bytes.",
+                    "type": "object",
+                    "required": ["protocol", "request_id", "category", "mode", "person", "product", "timeout_ms"],
+                    "properties": {
+                        "protocol": { "type": "integer", "enum": [1] },
+                        "request_id": { "type": "string" },
+                        "category": { "type": "string" },
+                        "mode": { "type": "string", "enum": ["synchronous", "asynchronous"] },
+                        "person": { "$ref": "#/components/schemas/RenderProtocolPart" },
+                        "product": { "$ref": "#/components/schemas/RenderProtocolPart" },
+                        "timeout_ms": { "type": "integer", "minimum": 1 }
+                    }
+                },
+                "RenderProtocolPart": {
+                    "type": "object", "required": ["content_type", "bytes"],
+                    "properties": {
+                        "content_type": { "type": "string", "enum": ["image/png", "image/jpeg", "image/webp", "model/gltf-binary", "model/gltf+json", "model/obj"] },
+                        "bytes": { "type": "integer", "minimum": 0 },
+                        "width": { "type": "integer", "minimum": 1 },
+                        "height": { "type": "integer", "minimum": 1 }
+                    }
+                },
+                "RenderProtocolError": {
+                    "description": "What a render service answers on failure (any 4xx/5xx); the job fails with `processing_failed` and this message. On success it answers 200 with a PNG, JPEG or WebP body.",
+                    "type": "object", "required": ["error"],
+                    "properties": { "error": { "type": "object", "required": ["message"],
+                        "properties": { "code": { "type": "string" }, "message": { "type": "string" } } } }
+                },
+                "WebhookPayload": {
+                    "description": "The body of a completion webhook: the result object, POSTed with headers `webhook-id` (stable across retries), `webhook-timestamp` and `webhook-signature: v1,<base64 HMAC-SHA256 of \"id.timestamp.body\">` (Standard Webhooks; the account's `whsec_` secret).",
+                    "$ref": "#/components/schemas/Result"
+                },
                 "CreateRequest": {
                     "type": "object", "required": ["category", "person_image"],
                     "properties": {
