@@ -24,7 +24,7 @@
 //! A depth-only ellipsoid head built from the landmarks: as wide as the face at the ears
 //! (234–454, +4 %), as tall as 1.24 × forehead–chin (10–152), its front 8 mm behind the nose
 //! bridge, turned with the head. The frame's temples pass into it behind the hinges and are
-//! rejected there (counted in [`RasterStats`](crate::raster::RasterStats)).
+//! rejected there (counted in [`RasterStats`]).
 //!
 //! # Light
 //! Ambient and key light come from the face itself: linear luminance at the landmarks is fitted
