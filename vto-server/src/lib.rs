@@ -13,11 +13,13 @@
 //! - **Every reply is built in one place.** Errors become `{"error": {"code", "message",
 //!   "param"?}}` through [`http::error_reply`]; unknown routes and wrong methods are answered
 //!   by a final catch-all route (404 / 405 with `Allow`), so warp never invents a reply.
-//! - **No fake engines.** [`build_engines`] registers what the config and the build provide;
-//!   today that is nothing, so every category answers `501 engine_unavailable` until an engine
-//!   is wired. Tests register a labelled test engine.
-//! - **Seams for the lead**: [`make_fetcher`] (input fetching), [`build_engines`] (engines)
-//!   and [`make_webhook_sender`] (webhook delivery) are the one place each is chosen.
+//! - **No fake engines.** [`build_engines`] registers what the config and the build provide:
+//!   the built-in eyewear engine (glasses, sunglasses) when the models are present, and an
+//!   external `HttpEngine` per `[engines.<category>]`. Any other category answers
+//!   `501 engine_unavailable`. Tests register labelled test engines.
+//! - **One place per pluggable part**: [`make_fetcher`] (SSRF-guarded input fetching),
+//!   [`build_engines`] (engines), [`make_webhook_sender`] and [`make_dispatcher`] (the SQLite
+//!   outbox and the Standard Webhooks dispatcher).
 //!
 //! ## Main types
 //! - [`Config`] (defaults → TOML → `VTO_*`), [`start`] → [`RunningServer`]
