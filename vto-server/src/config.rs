@@ -131,6 +131,9 @@ pub enum EngineKind {
     Http,
 }
 
+fn d_reconcile() -> u64 {
+    300
+}
 fn d_timeout() -> u64 {
     60_000
 }
@@ -203,6 +206,10 @@ pub struct Config {
     pub job_deadline_secs: u64,
     /// Claims per job.
     pub max_attempts: u32,
+    /// Age (s) after which maintenance repairs an open hold: settles it and re-sends the
+    /// webhook hand-over of a job that finished while the process died (default 300).
+    #[serde(default = "d_reconcile")]
+    pub reconcile_after_secs: u64,
     /// SQLite durability.
     pub synchronous: Synchronous,
     /// Currency code.
@@ -253,6 +260,11 @@ const ENV_KEYS: &[(&str, &[&str], Kind)] = &[
     ("VTO_LEASE_SECS", &["lease_secs"], Kind::Int),
     ("VTO_JOB_DEADLINE_SECS", &["job_deadline_secs"], Kind::Int),
     ("VTO_MAX_ATTEMPTS", &["max_attempts"], Kind::Int),
+    (
+        "VTO_RECONCILE_AFTER_SECS",
+        &["reconcile_after_secs"],
+        Kind::Int,
+    ),
     ("VTO_SYNCHRONOUS", &["synchronous"], Kind::Str),
     ("VTO_CURRENCY", &["currency"], Kind::Str),
     (
@@ -525,6 +537,7 @@ impl Config {
             job_deadline: (self.job_deadline_secs > 0)
                 .then(|| Duration::from_secs(self.job_deadline_secs)),
             max_attempts: self.max_attempts,
+            orphan_hold_grace: Duration::from_secs(self.reconcile_after_secs),
             ..ServiceConfig::default()
         })
     }
