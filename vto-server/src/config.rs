@@ -538,7 +538,6 @@ impl Config {
                 .then(|| Duration::from_secs(self.job_deadline_secs)),
             max_attempts: self.max_attempts,
             orphan_hold_grace: Duration::from_secs(self.reconcile_after_secs),
-            ..ServiceConfig::default()
         })
     }
 }
