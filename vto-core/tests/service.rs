@@ -91,6 +91,17 @@ impl Harness {
     async fn balance(&self) -> Balance {
         self.svc.balance(&self.caller).await.unwrap()
     }
+
+    /// A worker claims the oldest queued job with a lease of `lease_secs` and then dies.
+    async fn claim_and_die(&self, lease_secs: u64) -> Job {
+        self.mem
+            .backends
+            .queue
+            .claim(self.clock.now(), Duration::from_secs(lease_secs))
+            .await
+            .unwrap()
+            .expect("a queued job")
+    }
 }
 
 fn dec(s: &str) -> Decimal {
@@ -349,14 +360,7 @@ async fn a_lost_worker_lease_requeues_and_the_job_finishes_once() {
         .unwrap();
     let id = r.result().request_id;
     // A worker claims it and dies.
-    let claimed = h
-        .mem
-        .backends
-        .queue
-        .claim(h.clock.now(), Duration::from_secs(120))
-        .await
-        .unwrap()
-        .unwrap();
+    let claimed = h.claim_and_die(120).await;
     assert_eq!(claimed.attempt, 1);
     h.clock.advance(Duration::from_secs(60));
     assert_eq!(
@@ -403,13 +407,7 @@ async fn a_job_that_keeps_losing_its_worker_fails_unbilled() {
         .await
         .unwrap();
     for _ in 0..2 {
-        h.mem
-            .backends
-            .queue
-            .claim(h.clock.now(), Duration::from_secs(120))
-            .await
-            .unwrap()
-            .unwrap();
+        h.claim_and_die(120).await;
         h.clock.advance(Duration::from_secs(121));
         h.svc.maintain().await.unwrap();
     }
@@ -489,14 +487,7 @@ async fn reconciliation_captures_a_success_whose_capture_was_lost() {
         .unwrap();
     let id = r.result().request_id;
     // Simulate a crash between the job's completion and the capture.
-    let claimed = h
-        .mem
-        .backends
-        .queue
-        .claim(h.clock.now(), Duration::from_secs(60))
-        .await
-        .unwrap()
-        .unwrap();
+    let claimed = h.claim_and_die(60).await;
     h.mem
         .backends
         .jobs
