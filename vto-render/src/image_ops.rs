@@ -188,15 +188,23 @@ pub const SHADERS: &[(&str, &str)] = &[
     ),
 ];
 
-/// An RGBA8 image in a GPU storage buffer.
+/// An RGBA8 image in a GPU storage buffer (and, when its [`ImageOps`] keeps host copies, the
+/// same pixels in memory, for work done on the CPU).
 #[derive(Debug)]
 pub struct GpuImage {
     buffer: wgpu::Buffer,
     width: u32,
     height: u32,
+    host: Option<Arc<RgbaImage>>,
 }
 
 impl GpuImage {
+    /// The pixels in memory, when the image was uploaded by an [`ImageOps`] that keeps host
+    /// copies ([`ImageOps::keep_host_copies`]).
+    pub fn host(&self) -> Option<&RgbaImage> {
+        self.host.as_deref()
+    }
+
     /// Width in pixels.
     pub fn width(&self) -> u32 {
         self.width
@@ -215,6 +223,7 @@ pub struct ImageOps {
     crop: wgpu::ComputePipeline,
     composite: wgpu::ComputePipeline,
     warp: wgpu::ComputePipeline,
+    keep_host: bool,
 }
 
 fn pipeline(device: &wgpu::Device, name: &str, source: &str) -> wgpu::ComputePipeline {
@@ -255,7 +264,14 @@ impl ImageOps {
             crop,
             composite,
             warp,
+            keep_host: false,
         }
+    }
+
+    /// Makes [`ImageOps::upload`] keep a copy of the pixels in memory beside the GPU buffer
+    /// ([`GpuImage::host`]), for callers that also work on the image on the CPU.
+    pub fn keep_host_copies(&mut self, keep: bool) {
+        self.keep_host = keep;
     }
 
     /// The GPU context the kernels run on.
@@ -291,6 +307,7 @@ impl ImageOps {
             buffer,
             width: image.width(),
             height: image.height(),
+            host: self.keep_host.then(|| Arc::new(image.clone())),
         })
     }
 
@@ -395,6 +412,7 @@ impl ImageOps {
             buffer: dst,
             width,
             height,
+            host: None,
         })
     }
 
@@ -470,6 +488,7 @@ impl ImageOps {
             buffer: out,
             width: dst.width,
             height: dst.height,
+            host: None,
         })
     }
 

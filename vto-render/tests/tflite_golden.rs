@@ -1,8 +1,9 @@
-//! Golden tests: our wgpu executor against LiteRT on MediaPipe's six models.
+//! Golden tests: our executors (wgpu and native CPU) against LiteRT on MediaPipe's six models.
 //!
 //! `scripts/make_goldens.py` ran LiteRT (XNNPACK) on a deterministic synthetic input and
 //! stored summaries in `tests/data/golden/<model>.json`. This test regenerates the same input,
-//! runs [`Executor`] and compares every stored value.
+//! runs [`Executor`] and [`CpuExecutor`] and compares every stored value,
+//! with the same tolerances for both.
 //!
 //! Models are read from `VTO_MODELS_DIR`, or `<workspace>/models` when it is unset. A missing
 //! model fails the test (run `scripts/fetch-models.sh` first); it is never skipped.
@@ -10,7 +11,7 @@
 use std::path::PathBuf;
 
 use vto_render::gpu::GpuContext;
-use vto_render::tflite::{Executor, Model};
+use vto_render::tflite::{CpuExecutor, Executor, Model};
 
 /// Per-output tolerance: |ours - litert| <= abs + rel * |litert|; with `sigmoid`, the same
 /// bound must also hold after a logistic (for logits that a graph turns into probabilities).
@@ -211,6 +212,26 @@ fn truncated_models_are_errors_not_panics() {
 #[test]
 fn six_models_match_litert() {
     let ctx = GpuContext::shared().expect("a wgpu adapter (lavapipe in CI)");
+    check_six_models("wgpu", |model, input| {
+        let mut exec = Executor::new(ctx.clone(), model).expect("executor");
+        exec.run(&[input]).expect("run")
+    });
+}
+
+#[test]
+fn six_models_match_litert_on_the_native_cpu_executor() {
+    check_six_models("native", |model, input| {
+        let mut exec = CpuExecutor::new(model).expect("executor");
+        // Twice: the second run reuses every buffer of the first.
+        let first = exec.run(&[input]).expect("run");
+        let second = exec.run(&[input]).expect("run");
+        assert_eq!(first, second, "a second run on the same input differs");
+        second
+    });
+}
+
+/// Runs every model through `run` on the golden input and compares with LiteRT.
+fn check_six_models(executor: &str, mut run: impl FnMut(&Model, &[f32]) -> Vec<Vec<f32>>) {
     let mut report = Vec::new();
     let mut failures = Vec::new();
     for model in MODELS {
@@ -218,8 +239,7 @@ fn six_models_match_litert() {
         let g = golden(model);
         let parsed = Model::parse(&bytes).expect("parse");
         let input = make_input(&g["generator"]);
-        let mut exec = Executor::new(ctx.clone(), &parsed).expect("executor");
-        let outs = exec.run(&[&input]).expect("run");
+        let outs = run(&parsed, &input);
         let gold = g["outputs"].as_array().expect("outputs");
         let tols = tolerances(model);
         assert_eq!(outs.len(), gold.len(), "{model}: output count");
@@ -275,14 +295,14 @@ fn six_models_match_litert() {
                 failures.push(format!("{model} output {k}: sum {sum} vs LiteRT {gsum}"));
             }
             report.push(format!(
-                "{model}[{k}] max|diff| {worst:.3e}, worst margin {worst_excess:.3e}"
+                "{executor}: {model}[{k}] max|diff| {worst:.3e}, worst margin {worst_excess:.3e}"
             ));
         }
     }
     eprintln!("{}", report.join("\n"));
     assert!(
         failures.is_empty(),
-        "{} mismatches, first ones:\n{}",
+        "{executor}: {} mismatches, first ones:\n{}",
         failures.len(),
         failures[..failures.len().min(10)].join("\n")
     );

@@ -310,14 +310,14 @@ fn groups_1d(total: usize) -> Result<(u32, u32, u32), TfliteError> {
 }
 
 /// Buffer planning: which GPU buffer holds each non-constant tensor.
-struct Allocation {
+pub(crate) struct Allocation {
     /// Pool buffer index per tensor (reshape views share their source's).
-    slot: HashMap<usize, usize>,
+    pub slot: HashMap<usize, usize>,
     /// Size in bytes of each pool buffer.
-    sizes: Vec<u64>,
+    pub sizes: Vec<u64>,
 }
 
-fn plan_buffers(plan: &Plan) -> Allocation {
+pub(crate) fn plan_buffers(plan: &Plan) -> Allocation {
     // Reshape outputs are views of their input.
     let mut root: HashMap<usize, usize> = HashMap::new();
     let find = |root: &HashMap<usize, usize>, mut t: usize| {

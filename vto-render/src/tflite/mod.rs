@@ -1,4 +1,5 @@
-//! MediaPipe's TFLite models, read by our own flatbuffer reader and run as WGSL kernels.
+//! MediaPipe's TFLite models, read by our own flatbuffer reader and run as WGSL kernels, or
+//! as native CPU kernels where the wgpu device is itself a CPU.
 //!
 //! - [`Model::parse`] reads a `.tflite` file ([`schema`]): tensors, operators with their
 //!   options, constant buffers. Malformed input gives [`TfliteError::Malformed`].
@@ -8,18 +9,23 @@
 //!   compute pipeline per kernel and one bind group per dispatch.
 //! - [`Executor::run`] uploads the inputs, records every dispatch into one command encoder,
 //!   submits once and maps the outputs once.
+//! - [`CpuExecutor`] runs the same lowered, fused plan with native kernels (GEMM-based
+//!   convolutions, vectorised depthwise and elementwise loops, rows over a thread pool): the
+//!   product path on lavapipe/SwiftShader/WARP, where it is tens of times faster than WGSL.
 //!
 //! The layout is NHWC float32 throughout. [`cpu`] holds the reference implementation of every
 //! operator; it is the oracle of the tests, not a product path.
 
 pub mod cpu;
 mod executor;
+mod native;
 mod prepare;
 pub mod schema;
 #[cfg(test)]
 mod tests;
 
 pub use executor::Executor;
+pub use native::CpuExecutor;
 pub use schema::{Activation, OpKind, Padding};
 
 use crate::gpu::GpuError;

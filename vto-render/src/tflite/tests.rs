@@ -6,6 +6,7 @@
 use super::cpu::run_reference;
 use super::executor::{kernel_source, KERNELS};
 use super::schema::*;
+use super::CpuExecutor;
 use super::{Executor, Model, TfliteError};
 use crate::gpu::GpuContext;
 
@@ -108,13 +109,23 @@ fn check(model: &Model, seed: u32) -> usize {
     // Twice: buffers are reused across runs.
     let _ = exec.run(&refs).expect("gpu run");
     let got = exec.run(&refs).expect("gpu run");
+    let mut native = CpuExecutor::new(model).expect("native executor");
+    let _ = native.run(&refs).expect("native run");
+    let fast = native.run(&refs).expect("native run");
     let mut n = 0;
-    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert_eq!(g.len(), w.len(), "output {k} length");
-        for (i, (a, b)) in g.iter().zip(w).enumerate() {
-            let tol = 1e-4 * b.abs().max(1.0);
-            assert!((a - b).abs() <= tol, "output {k}[{i}]: gpu {a} vs cpu {b}");
-            n += 1;
+    for (name, got) in [("gpu", &got), ("native", &fast)] {
+        n = 0;
+        assert_eq!(got.len(), want.len(), "{name}: output count");
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g.len(), w.len(), "{name}: output {k} length");
+            for (i, (a, b)) in g.iter().zip(w).enumerate() {
+                let tol = 1e-4 * b.abs().max(1.0);
+                assert!(
+                    (a - b).abs() <= tol,
+                    "output {k}[{i}]: {name} {a} vs reference {b}"
+                );
+                n += 1;
+            }
         }
     }
     n
@@ -476,6 +487,64 @@ fn wrong_inputs_are_errors() {
         exec.run(&[&[1.0, -2.0, 3.0, -4.0]]).expect("run")[0],
         vec![1.0, 0.0, 3.0, 0.0]
     );
+}
+
+#[test]
+fn native_executor_rejects_wrong_inputs() {
+    let mut g = G::new();
+    let x = g.input(&[1, 2, 2, 1]);
+    let y = g.op(OpKind::Relu, &[x], &[1, 2, 2, 1]);
+    g.output(y);
+    let mut exec = CpuExecutor::new(&g.model()).expect("executor");
+    assert!(matches!(exec.run(&[]), Err(TfliteError::BadInput(_))));
+    assert!(matches!(
+        exec.run(&[&[1.0, 2.0]]),
+        Err(TfliteError::BadInput(_))
+    ));
+    assert_eq!(
+        exec.run(&[&[1.0, -2.0, 3.0, -4.0]]).expect("run")[0],
+        vec![1.0, 0.0, 3.0, 0.0]
+    );
+}
+
+#[test]
+fn layers_large_enough_to_split_over_threads_match_cpu() {
+    // Big enough that the native executor splits rows over its thread pool (im2col conv,
+    // pointwise conv with a residual, depthwise with PRELU, strided depthwise).
+    let mut rng = Rng(13);
+    let mut g = G::new();
+    let x = g.input(&[1, 37, 35, 16]);
+    let w = g.constant(&[32, 3, 3, 16], &mut rng);
+    let b = g.constant(&[32], &mut rng);
+    let c = g.op(
+        OpKind::Conv2d(conv_opts(Padding::Same, 1, 1, Activation::Relu6)),
+        &[x, w, b],
+        &[1, 37, 35, 32],
+    );
+    let w1 = g.constant(&[32, 1, 1, 32], &mut rng);
+    let c1 = g.op(
+        OpKind::Conv2d(conv_opts(Padding::Valid, 1, 1, Activation::None)),
+        &[c, w1],
+        &[1, 37, 35, 32],
+    );
+    let s = g.op(OpKind::Add(Activation::Relu), &[c1, c], &[1, 37, 35, 32]);
+    let dw = g.constant(&[1, 5, 5, 32], &mut rng);
+    let d = g.op(
+        OpKind::DepthwiseConv2d(conv_opts(Padding::Same, 1, 1, Activation::None)),
+        &[s, dw],
+        &[1, 37, 35, 32],
+    );
+    let alpha = g.constant(&[1, 1, 32], &mut rng);
+    let d = g.op(OpKind::Prelu, &[d, alpha], &[1, 37, 35, 32]);
+    let dw2 = g.constant(&[1, 3, 3, 32], &mut rng);
+    let d2 = g.op(
+        OpKind::DepthwiseConv2d(conv_opts(Padding::Same, 2, 1, Activation::None)),
+        &[d, dw2],
+        &[1, 19, 18, 32],
+    );
+    g.output(d2);
+    let model = g.model();
+    assert_eq!(check(&model, 1300), 19 * 18 * 32);
 }
 
 #[test]

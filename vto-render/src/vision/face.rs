@@ -135,7 +135,7 @@ impl Vision {
         spec: &DetectorSpec,
     ) -> Result<Vec<Detection>, VisionError> {
         let roi = RotatedRect::letterbox(image.width(), image.height(), 1.0);
-        let tensor = self.ops.crop_to_tensor(
+        let tensor = self.crop_to_tensor(
             image,
             &roi.tensor_to_image(spec.size, spec.size),
             &TensorSpec {
@@ -181,7 +181,7 @@ impl Vision {
         if roi.width.is_nan() || roi.width <= 1.0 {
             return Ok(None);
         }
-        let tensor = self.ops.crop_to_tensor(
+        let tensor = self.crop_to_tensor(
             image,
             &roi.tensor_to_image(MESH, MESH),
             &TensorSpec {

@@ -15,13 +15,15 @@
 //!   [`draw_overlay`] draws it.
 //!
 //! Image work (letterboxing, rotated crops into tensors, warping masks back) runs on the GPU
-//! through [`crate::image_ops`].
+//! through [`crate::image_ops`], or on the CPU when the networks do ([`cpu_nets`]).
 
 pub mod anchors;
+pub mod cpu_nets;
 pub mod detection;
 pub mod face;
 pub mod gpu_nets;
 pub mod head_pose;
+mod host;
 pub mod inspect;
 pub mod pose;
 pub mod reference;
@@ -30,6 +32,7 @@ pub mod segmentation;
 
 use std::sync::Arc;
 
+pub use cpu_nets::{UnknownVisionBackend, VisionBackend};
 pub use detection::Detection;
 pub use face::Face;
 pub use head_pose::HeadPose;
@@ -38,7 +41,7 @@ pub use pose::{Body, PoseKeypoint};
 pub use roi::RotatedRect;
 
 use crate::gpu::{GpuContext, GpuError};
-use crate::image_ops::{ImageOps, ImageOpsError};
+use crate::image_ops::{Affine2, GpuImage, ImageOps, ImageOpsError, TensorSpec};
 use crate::models::{ModelError, ModelId};
 
 /// Errors of the vision pipelines.
@@ -83,6 +86,8 @@ pub struct Networks {
     pose_detection: Box<dyn Infer + Send>,
     pose_landmark: Box<dyn Infer + Send>,
     selfie: Box<dyn Infer + Send>,
+    /// The networks run on the CPU: prepare their inputs there too.
+    host_inputs: bool,
 }
 
 impl std::fmt::Debug for Networks {
@@ -104,7 +109,14 @@ impl Networks {
             pose_detection: make(ModelId::PoseDetection)?,
             pose_landmark: make(ModelId::PoseLandmarkFull)?,
             selfie: make(ModelId::SelfieSegmentation)?,
+            host_inputs: false,
         })
+    }
+
+    /// Whether these networks run on the CPU ([`Networks::cpu`]), so that [`Vision`]
+    /// crops their inputs and warps their masks on the CPU rather than on the GPU.
+    pub fn runs_on_cpu(&self) -> bool {
+        self.host_inputs
     }
 
     fn get(&mut self, id: ModelId) -> &mut (dyn Infer + Send) {
@@ -133,16 +145,49 @@ pub struct Vision {
 
 impl Vision {
     /// Builds the pipelines on `ctx` with `nets`.
+    ///
+    /// When `nets` run on the CPU ([`Networks::runs_on_cpu`]), images uploaded through
+    /// [`Vision::image_ops`] keep a host copy and the crops into model inputs and the mask
+    /// warps run on the CPU: no GPU round trip per network.
     pub fn new(ctx: Arc<GpuContext>, nets: Networks) -> Self {
-        Self {
-            ops: ImageOps::new(ctx),
-            nets,
-        }
+        let mut ops = ImageOps::new(ctx);
+        ops.keep_host_copies(nets.runs_on_cpu());
+        Self { ops, nets }
     }
 
     /// The image kernels.
     pub fn image_ops(&self) -> &ImageOps {
         &self.ops
+    }
+
+    /// Crops a model input: on the CPU when the networks run there and the image has a
+    /// host copy, else with the GPU kernel.
+    pub(crate) fn crop_to_tensor(
+        &self,
+        image: &GpuImage,
+        to_source: &Affine2,
+        spec: &TensorSpec,
+    ) -> Result<Vec<f32>, VisionError> {
+        match image.host() {
+            Some(host) if self.nets.host_inputs => Ok(host::crop_to_tensor(host, to_source, spec)?),
+            _ => Ok(self.ops.crop_to_tensor(image, to_source, spec)?),
+        }
+    }
+
+    /// Warps a mask onto the image grid (see [`ImageOps::warp_mask`]): on the CPU when the
+    /// networks run there, else with the GPU kernel.
+    pub(crate) fn warp_mask(
+        &self,
+        mask: &[f32],
+        mask_size: (u32, u32),
+        to_mask: &Affine2,
+        size: (u32, u32),
+    ) -> Result<Vec<f32>, VisionError> {
+        if self.nets.host_inputs {
+            Ok(host::warp_mask(mask, mask_size, to_mask, size)?)
+        } else {
+            Ok(self.ops.warp_mask(mask, mask_size, to_mask, size)?)
+        }
     }
 }
 

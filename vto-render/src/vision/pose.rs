@@ -189,7 +189,7 @@ impl Vision {
             return Ok(None);
         };
         let to_image = roi.tensor_to_image(SIZE, SIZE);
-        let tensor = self.ops.crop_to_tensor(
+        let tensor = self.crop_to_tensor(
             image,
             &to_image,
             &TensorSpec {
@@ -246,7 +246,7 @@ impl Vision {
         let to_mask = to_image
             .inverse()
             .ok_or_else(|| VisionError::BadOutput("degenerate ROI".into()))?;
-        let data = self.ops.warp_mask(
+        let data = self.warp_mask(
             probs,
             (SIZE, SIZE),
             &to_mask,

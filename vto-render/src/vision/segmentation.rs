@@ -14,7 +14,7 @@ impl Vision {
     pub fn selfie_mask(&mut self, image: &GpuImage) -> Result<Mask, VisionError> {
         let to_image =
             RotatedRect::whole(image.width(), image.height()).tensor_to_image(SIZE, SIZE);
-        let tensor = self.ops.crop_to_tensor(
+        let tensor = self.crop_to_tensor(
             image,
             &to_image,
             &TensorSpec {

@@ -1,0 +1,122 @@
+//! Our side of `scripts/bench-vision.sh`: warm per-inference times of the six models and of
+//! the face and full-body vision pipelines, printed as plain lines for the script to set
+//! beside LiteRT's (measured right after, on the same machine).
+//!
+//! `cargo bench -p vto-render --bench anchor [-- --gpu] [--runs N]`: the native CPU executor
+//! always; with `--gpu`, the wgpu executor too. Lines:
+//! - `model <name> <executor> <median ms> <min ms>`
+//! - `pipeline <face|body|selfie|upload> <executor> <median ms> <min ms>` on astronaut.png
+//!   resized to 1024×1024 (face = short- and full-range detectors + face mesh; body = pose
+//!   detection + pose landmarks + the person mask at image resolution).
+
+// A plain `main` (harness = false); nothing here is public API.
+#![allow(missing_docs)]
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use vto_render::gpu::GpuContext;
+use vto_render::image_ops;
+use vto_render::models::{ModelId, ModelStore};
+use vto_render::tflite::{CpuExecutor, Executor, Model};
+use vto_render::vision::{Networks, Vision};
+
+fn models_dir() -> PathBuf {
+    match std::env::var_os("VTO_MODELS_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models"),
+    }
+}
+
+/// (median, min) in milliseconds of `runs` calls after `warm` unmeasured ones.
+fn time(warm: usize, runs: usize, mut f: impl FnMut()) -> (f64, f64) {
+    for _ in 0..warm {
+        f();
+    }
+    let mut t: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t0 = Instant::now();
+            f();
+            t0.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    (t[t.len() / 2], t[0])
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let gpu = args.iter().any(|a| a == "--gpu");
+    let runs = args
+        .iter()
+        .position(|a| a == "--runs")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50usize);
+    let ctx = GpuContext::shared().expect("a wgpu adapter");
+    println!("adapter {}", ctx.describe());
+    println!("threads {}", rayon::current_num_threads());
+    for id in ModelId::ALL {
+        let file = id.file_name();
+        let name = file.trim_end_matches(".tflite");
+        let path = models_dir().join(file);
+        let bytes = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}; run scripts/fetch-models.sh", path.display()));
+        let model = Model::parse(&bytes).expect("parse");
+        let n: usize = model.inputs()[0].shape.iter().product();
+        // The input bench_litert.py uses.
+        let input: Vec<f32> = (0..n).map(|i| ((i % 255) as f32) / 127.5 - 1.0).collect();
+        let mut exec = CpuExecutor::new(&model).expect("native executor");
+        let (med, min) = time(5, runs, || {
+            exec.run(&[&input]).expect("run");
+        });
+        println!("model {name} native {med:.3} {min:.3}");
+        if gpu {
+            let mut exec = Executor::new(ctx.clone(), &model).expect("wgpu executor");
+            let (med, min) = time(3, runs.min(10), || {
+                exec.run(&[&input]).expect("run");
+            });
+            println!("model {name} wgpu {med:.3} {min:.3}");
+        }
+    }
+    let photo = models_dir().join("test-photos/astronaut.png");
+    let img = image::open(&photo)
+        .unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}; run scripts/fetch-models.sh --test-photos",
+                photo.display()
+            )
+        })
+        .to_rgba8();
+    let img = image_ops::cpu_resize(&img, 1024, 1024);
+    let store = ModelStore::open(models_dir()).unwrap_or_else(|e| panic!("{e}"));
+    let mut backends = vec![("native", Networks::cpu(&store).expect("networks"))];
+    if gpu {
+        backends.push(("wgpu", Networks::gpu(&ctx, &store).expect("networks")));
+    }
+    for (label, nets) in backends {
+        let mut vision = Vision::new(ctx.clone(), nets);
+        let (med, min) = time(2, runs.min(20), || {
+            vision.image_ops().upload(&img).expect("upload");
+        });
+        println!("pipeline upload {label} {med:.3} {min:.3}");
+        let image = vision.image_ops().upload(&img).expect("upload");
+        let pipeline_runs = if label == "wgpu" { 5 } else { runs.min(30) };
+        let mut faces = 0;
+        let (med, min) = time(2, pipeline_runs, || {
+            faces = vision.faces(&image).expect("faces").len();
+        });
+        println!("pipeline face {label} {med:.3} {min:.3}");
+        assert!(faces >= 1, "{label}: no face found in astronaut.png");
+        let mut body = false;
+        let (med, min) = time(2, pipeline_runs, || {
+            body = vision.body(&image).expect("body").is_some();
+        });
+        println!("pipeline body {label} {med:.3} {min:.3}");
+        assert!(body, "{label}: no body found in astronaut.png");
+        let (med, min) = time(2, pipeline_runs, || {
+            vision.selfie_mask(&image).expect("selfie");
+        });
+        println!("pipeline selfie {label} {med:.3} {min:.3}");
+    }
+}

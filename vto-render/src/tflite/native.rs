@@ -1,0 +1,969 @@
+//! The native CPU executor: the lowered graph run by kernels written for a CPU, for machines
+//! whose wgpu adapter is itself a CPU (lavapipe, SwiftShader, WARP), where WGSL through a
+//! Vulkan emulation runs MobileNet-style networks 50–100× slower than native code.
+//!
+//! Design (chosen by measurement over `tract-core`; see the crate docs):
+//! - The same [`lower`] + [`fuse`] plan the wgpu executor consumes: NHWC float32, PAD folded
+//!   into convolutions, activations / PRELU / residual ADDs fused into their epilogue.
+//! - Convolutions are GEMMs on `matrixmultiply` (through `ndarray`'s safe
+//!   `general_mat_mul`; it picks AVX2/FMA kernels at run time): a 1×1 stride-1 convolution
+//!   multiplies the activation matrix `[H·W, C_in]` by the weights in place; other
+//!   convolutions first gather patches (im2col) into a scratch matrix. Transposed
+//!   convolutions are a GEMM followed by a scatter-add (col2im).
+//! - Depthwise convolutions, pooling, resizes and elementwise operators are plain loops
+//!   over the contiguous channel axis, written so the compiler vectorises them.
+//! - Rows are split over `rayon`'s pool (each chunk runs its GEMM and then its epilogue,
+//!   while the rows are still in cache); small layers run on the calling thread.
+//! - Activation buffers are planned once as the wgpu executor plans them (tensors whose
+//!   lifetimes do not overlap share a buffer) and reused across runs, with the im2col
+//!   scratch: a warm [`CpuExecutor::run`] allocates only the returned output vectors.
+
+use ndarray::linalg::general_mat_mul;
+use ndarray::{ArrayView2, ArrayViewMut2};
+use rayon::prelude::*;
+
+use super::executor::plan_buffers;
+use super::prepare::{fuse, lower, Act, BinOp, Geo, Plan, Step, UnOp};
+use super::schema::Activation;
+use super::{Model, TfliteError};
+
+/// Where a kernel reads a tensor: a pool buffer (slot, element count) or a constant.
+#[derive(Debug, Clone, Copy)]
+enum Src {
+    Buf(usize, usize),
+    Const(usize),
+}
+
+/// A convolution epilogue with its constants resolved: `act2(act1(acc + bias) + residual)`.
+#[derive(Debug)]
+struct Epi {
+    bias: Option<Vec<f32>>,
+    act1: Act,
+    residual: Option<(Src, usize)>,
+    act2: Act,
+    /// PRELU slopes per output channel (empty when unused).
+    alpha: Vec<f32>,
+}
+
+/// One prepared kernel; `y` is the output slot, `n` its element count.
+#[derive(Debug)]
+enum Kernel {
+    /// Weights `[out_c][k_h·k_w·in_c]` (TFLite's own layout).
+    Conv {
+        x: Src,
+        w: Vec<f32>,
+        geo: Geo,
+        epi: Epi,
+        pointwise: bool,
+    },
+    /// Weights `[k_h·k_w][out_c]`.
+    Depthwise {
+        x: Src,
+        w: Vec<f32>,
+        geo: Geo,
+        mult: usize,
+        epi: Epi,
+    },
+    /// Weights `[(k_y, k_x, out_c)][in_c]`.
+    TransposeConv {
+        x: Src,
+        w: Vec<f32>,
+        bias: Option<Vec<f32>>,
+        geo: Geo,
+    },
+    Binary {
+        op: BinOp,
+        a: Src,
+        b: Src,
+        a_shape: [usize; 4],
+        b_shape: [usize; 4],
+        out_shape: [usize; 4],
+        act: Act,
+    },
+    Unary {
+        op: UnOp,
+        x: Src,
+    },
+    Pad {
+        x: Src,
+        in_shape: [usize; 4],
+        out_shape: [usize; 4],
+        before: [usize; 4],
+    },
+    Pool {
+        max: bool,
+        x: Src,
+        geo: Geo,
+        act: Act,
+    },
+    Concat {
+        parts: Vec<(Src, usize)>,
+        outer: usize,
+        inner: usize,
+        out_axis: usize,
+        act: Act,
+    },
+    Resize {
+        x: Src,
+        geo: Geo,
+        align_corners: bool,
+        half_pixel_centers: bool,
+    },
+    DepthToSpace {
+        x: Src,
+        geo: Geo,
+        block: usize,
+    },
+}
+
+/// A graph output: a pool buffer or a constant.
+#[derive(Debug)]
+enum Output {
+    Buf(usize, usize),
+    Const(Vec<f32>),
+}
+
+/// Runs a [`Model`] with native CPU kernels. Weights are decoded and packed once; activation
+/// buffers and scratch are allocated once and reused by every run.
+pub struct CpuExecutor {
+    kernels: Vec<(Kernel, usize, usize)>,
+    consts: Vec<Vec<f32>>,
+    bufs: Vec<Vec<f32>>,
+    scratch: Vec<f32>,
+    inputs: Vec<(usize, usize)>,
+    outputs: Vec<Output>,
+}
+
+impl std::fmt::Debug for CpuExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CpuExecutor")
+            .field("kernels", &self.kernels.len())
+            .field("activation_bytes", &self.activation_bytes())
+            .finish()
+    }
+}
+
+/// Multiply-adds below which a layer runs on the calling thread (a rayon hand-off costs a
+/// few microseconds).
+const PARALLEL_WORK: usize = 1 << 17;
+
+fn act_of(a: Activation) -> Act {
+    Act::from_fused(a)
+}
+
+impl CpuExecutor {
+    /// Prepares `model`: lowers and fuses the graph, packs the weights, plans the buffers.
+    /// An operator outside the supported set gives [`TfliteError::UnsupportedOperator`].
+    pub fn new(model: &Model) -> Result<CpuExecutor, TfliteError> {
+        let mut plan = lower(model.graph())?;
+        fuse(&mut plan);
+        let alloc = plan_buffers(&plan);
+        let bufs: Vec<Vec<f32>> = alloc
+            .sizes
+            .iter()
+            .map(|&b| vec![0.0; (b / 4) as usize])
+            .collect();
+        let mut consts: Vec<Vec<f32>> = Vec::new();
+        let mut const_index = std::collections::HashMap::new();
+        let mut src = |t: usize| -> Src {
+            if let Some(c) = plan.consts.get(&t) {
+                let i = *const_index.entry(t).or_insert_with(|| {
+                    consts.push(c.clone());
+                    consts.len() - 1
+                });
+                Src::Const(i)
+            } else {
+                Src::Buf(alloc.slot[&t], plan.numel(t))
+            }
+        };
+        let constant = |t: usize, what: &str| -> Result<&Vec<f32>, TfliteError> {
+            plan.consts
+                .get(&t)
+                .ok_or_else(|| TfliteError::Unsupported(format!("{what} computed at run time")))
+        };
+        let mut kernels = Vec::new();
+        let mut scratch = 0usize;
+        for step in &plan.steps {
+            let y = step.writes();
+            let kernel = match step {
+                Step::Reshape { .. } => continue,
+                Step::Conv {
+                    x, w, b, geo, epi, ..
+                } => {
+                    let pointwise = geo.k_h == 1
+                        && geo.k_w == 1
+                        && geo.stride_h == 1
+                        && geo.stride_w == 1
+                        && geo.pad_top == 0
+                        && geo.pad_left == 0
+                        && geo.in_h == geo.out_h
+                        && geo.in_w == geo.out_w;
+                    if !pointwise {
+                        scratch = scratch.max(geo.out_h * geo.out_w * geo.k_h * geo.k_w * geo.in_c);
+                    }
+                    Kernel::Conv {
+                        x: src(*x),
+                        w: constant(*w, "convolution weights")?.clone(),
+                        geo: *geo,
+                        epi: Epi {
+                            bias: b
+                                .map(|b| constant(b, "convolution bias").cloned())
+                                .transpose()?,
+                            act1: epi.act1,
+                            residual: epi.residual.map(|(r, rc)| (src(r), rc)),
+                            act2: epi.act2,
+                            alpha: epi
+                                .alpha
+                                .map(|a| constant(a, "PRELU slopes").cloned())
+                                .transpose()?
+                                .unwrap_or_default(),
+                        },
+                        pointwise,
+                    }
+                }
+                Step::Depthwise {
+                    x,
+                    w,
+                    b,
+                    geo,
+                    mult,
+                    epi,
+                    ..
+                } => Kernel::Depthwise {
+                    x: src(*x),
+                    w: constant(*w, "depthwise weights")?.clone(),
+                    geo: *geo,
+                    mult: *mult,
+                    epi: Epi {
+                        bias: b
+                            .map(|b| constant(b, "depthwise bias").cloned())
+                            .transpose()?,
+                        act1: epi.act1,
+                        residual: epi.residual.map(|(r, rc)| (src(r), rc)),
+                        act2: epi.act2,
+                        alpha: epi
+                            .alpha
+                            .map(|a| constant(a, "PRELU slopes").cloned())
+                            .transpose()?
+                            .unwrap_or_default(),
+                    },
+                },
+                Step::TransposeConv { x, w, b, geo, .. } => {
+                    let wt = constant(*w, "transpose convolution weights")?;
+                    let n = geo.k_h * geo.k_w * geo.out_c;
+                    let mut packed = vec![0.0; n * geo.in_c];
+                    for oc in 0..geo.out_c {
+                        for k in 0..geo.k_h * geo.k_w {
+                            let src = &wt[(oc * geo.k_h * geo.k_w + k) * geo.in_c..][..geo.in_c];
+                            packed[(k * geo.out_c + oc) * geo.in_c..][..geo.in_c]
+                                .copy_from_slice(src);
+                        }
+                    }
+                    scratch = scratch.max(geo.in_h * geo.in_w * n);
+                    Kernel::TransposeConv {
+                        x: src(*x),
+                        w: packed,
+                        bias: b
+                            .map(|b| constant(b, "transpose convolution bias").cloned())
+                            .transpose()?,
+                        geo: *geo,
+                    }
+                }
+                Step::Binary {
+                    op,
+                    a,
+                    b,
+                    a_shape,
+                    b_shape,
+                    out_shape,
+                    act,
+                    ..
+                } => Kernel::Binary {
+                    op: *op,
+                    a: src(*a),
+                    b: src(*b),
+                    a_shape: *a_shape,
+                    b_shape: *b_shape,
+                    out_shape: *out_shape,
+                    act: act_of(*act),
+                },
+                Step::Unary { op, x, .. } => Kernel::Unary {
+                    op: *op,
+                    x: src(*x),
+                },
+                Step::Pad {
+                    x,
+                    in_shape,
+                    out_shape,
+                    before,
+                    ..
+                } => Kernel::Pad {
+                    x: src(*x),
+                    in_shape: *in_shape,
+                    out_shape: *out_shape,
+                    before: *before,
+                },
+                Step::Pool {
+                    max, x, geo, act, ..
+                } => Kernel::Pool {
+                    max: *max,
+                    x: src(*x),
+                    geo: *geo,
+                    act: act_of(*act),
+                },
+                Step::Concat {
+                    parts,
+                    outer,
+                    inner,
+                    out_axis,
+                    act,
+                    ..
+                } => Kernel::Concat {
+                    parts: parts.iter().map(|&(t, len)| (src(t), len)).collect(),
+                    outer: *outer,
+                    inner: *inner,
+                    out_axis: *out_axis,
+                    act: act_of(*act),
+                },
+                Step::Resize {
+                    x,
+                    geo,
+                    align_corners,
+                    half_pixel_centers,
+                    ..
+                } => Kernel::Resize {
+                    x: src(*x),
+                    geo: *geo,
+                    align_corners: *align_corners,
+                    half_pixel_centers: *half_pixel_centers,
+                },
+                Step::DepthToSpace { x, geo, block, .. } => Kernel::DepthToSpace {
+                    x: src(*x),
+                    geo: *geo,
+                    block: *block,
+                },
+            };
+            kernels.push((kernel, alloc.slot[&y], plan.numel(y)));
+        }
+        let inputs = plan
+            .inputs
+            .iter()
+            .map(|&t| (alloc.slot[&t], plan.numel(t)))
+            .collect();
+        let outputs = outputs_of(&plan, &alloc.slot);
+        Ok(CpuExecutor {
+            kernels,
+            consts,
+            bufs,
+            scratch: vec![0.0; scratch],
+            inputs,
+            outputs,
+        })
+    }
+
+    /// Bytes of memory held by activation buffers (after sharing) and scratch.
+    pub fn activation_bytes(&self) -> usize {
+        (self.bufs.iter().map(Vec::len).sum::<usize>() + self.scratch.len()) * 4
+    }
+
+    /// Number of kernels run per inference.
+    pub fn kernel_count(&self) -> usize {
+        self.kernels.len()
+    }
+
+    /// Runs one inference; `inputs` in model input order, each a flat NHWC array.
+    /// Returns the outputs in model output order.
+    pub fn run(&mut self, inputs: &[&[f32]]) -> Result<Vec<Vec<f32>>, TfliteError> {
+        if inputs.len() != self.inputs.len() {
+            return Err(TfliteError::BadInput(format!(
+                "{} inputs given, the model has {}",
+                inputs.len(),
+                self.inputs.len()
+            )));
+        }
+        for (k, (&(slot, n), data)) in self.inputs.iter().zip(inputs).enumerate() {
+            if data.len() != n {
+                return Err(TfliteError::BadInput(format!(
+                    "input {k} has {} values, expected {n}",
+                    data.len()
+                )));
+            }
+            self.bufs[slot][..n].copy_from_slice(data);
+        }
+        let Self {
+            kernels,
+            consts,
+            bufs,
+            scratch,
+            ..
+        } = self;
+        for (kernel, y, n) in kernels.iter() {
+            let mut out = std::mem::take(&mut bufs[*y]);
+            let env = Env {
+                bufs: bufs.as_slice(),
+                consts: consts.as_slice(),
+            };
+            run_kernel(kernel, &env, scratch, &mut out[..*n]);
+            bufs[*y] = out;
+        }
+        Ok(self
+            .outputs
+            .iter()
+            .map(|o| match o {
+                Output::Buf(slot, n) => self.bufs[*slot][..*n].to_vec(),
+                Output::Const(v) => v.clone(),
+            })
+            .collect())
+    }
+}
+
+fn outputs_of(plan: &Plan, slot: &std::collections::HashMap<usize, usize>) -> Vec<Output> {
+    plan.outputs
+        .iter()
+        .map(|&t| match plan.consts.get(&t) {
+            Some(c) => Output::Const(c.clone()),
+            None => Output::Buf(slot[&t], plan.numel(t)),
+        })
+        .collect()
+}
+
+/// The tensors a kernel reads.
+struct Env<'a> {
+    bufs: &'a [Vec<f32>],
+    consts: &'a [Vec<f32>],
+}
+
+impl Env<'_> {
+    fn get(&self, s: Src) -> &[f32] {
+        match s {
+            Src::Buf(slot, n) => &self.bufs[slot][..n],
+            Src::Const(i) => &self.consts[i],
+        }
+    }
+}
+
+fn run_kernel(kernel: &Kernel, env: &Env, scratch: &mut [f32], out: &mut [f32]) {
+    match kernel {
+        Kernel::Conv {
+            x,
+            w,
+            geo,
+            epi,
+            pointwise,
+        } => conv(env.get(*x), w, geo, epi, *pointwise, env, scratch, out),
+        Kernel::Depthwise {
+            x,
+            w,
+            geo,
+            mult,
+            epi,
+        } => depthwise(env.get(*x), w, geo, *mult, epi, env, out),
+        Kernel::TransposeConv { x, w, bias, geo } => {
+            transpose_conv(env.get(*x), w, bias.as_deref(), geo, scratch, out)
+        }
+        Kernel::Binary {
+            op,
+            a,
+            b,
+            a_shape,
+            b_shape,
+            out_shape,
+            act,
+        } => {
+            let (av, bv) = (env.get(*a), env.get(*b));
+            match op {
+                BinOp::Add => binary(|a, b| a + b, av, bv, a_shape, b_shape, out_shape, out),
+                BinOp::Mul => binary(|a, b| a * b, av, bv, a_shape, b_shape, out_shape, out),
+                BinOp::Prelu => binary(
+                    |a, b| if a >= 0.0 { a } else { a * b },
+                    av,
+                    bv,
+                    a_shape,
+                    b_shape,
+                    out_shape,
+                    out,
+                ),
+            }
+            activate(*act, out, &[]);
+        }
+        Kernel::Unary { op, x } => {
+            out.copy_from_slice(env.get(*x));
+            let act = match op {
+                UnOp::Relu => Act::Relu,
+                UnOp::Relu6 => Act::Relu6,
+                UnOp::Logistic => Act::Logistic,
+                UnOp::HardSwish => Act::HardSwish,
+                UnOp::Tanh => Act::Tanh,
+            };
+            activate(act, out, &[]);
+        }
+        Kernel::Pad {
+            x,
+            in_shape,
+            out_shape,
+            before,
+        } => pad(env.get(*x), in_shape, out_shape, before, out),
+        Kernel::Pool { max, x, geo, act } => {
+            pool(env.get(*x), geo, *max, out);
+            activate(*act, out, &[]);
+        }
+        Kernel::Concat {
+            parts,
+            outer,
+            inner,
+            out_axis,
+            act,
+        } => {
+            let mut off = 0;
+            for &(t, len) in parts {
+                let xv = env.get(t);
+                let chunk = len * inner;
+                for o in 0..*outer {
+                    out[(o * out_axis + off) * inner..][..chunk]
+                        .copy_from_slice(&xv[o * chunk..][..chunk]);
+                }
+                off += len;
+            }
+            activate(*act, out, &[]);
+        }
+        Kernel::Resize {
+            x,
+            geo,
+            align_corners,
+            half_pixel_centers,
+        } => resize_bilinear(env.get(*x), geo, *align_corners, *half_pixel_centers, out),
+        Kernel::DepthToSpace { x, geo, block } => {
+            let xv = env.get(*x);
+            let (b, c) = (*block, geo.out_c);
+            for oy in 0..geo.out_h {
+                for ox in 0..geo.out_w {
+                    let (iy, ix) = (oy / b, ox / b);
+                    let ic = ((oy % b) * b + ox % b) * c;
+                    out[(oy * geo.out_w + ox) * c..][..c]
+                        .copy_from_slice(&xv[(iy * geo.in_w + ix) * geo.in_c + ic..][..c]);
+                }
+            }
+        }
+    }
+}
+
+/// Applies an activation in place; `alpha` holds per-channel PRELU slopes (`v` is
+/// `[pixels][alpha.len()]` then).
+fn activate(act: Act, v: &mut [f32], alpha: &[f32]) {
+    match act {
+        Act::None => {}
+        Act::Relu => v
+            .iter_mut()
+            .for_each(|x| *x = if *x < 0.0 { 0.0 } else { *x }),
+        Act::ReluN1To1 => v.iter_mut().for_each(|x| *x = x.clamp(-1.0, 1.0)),
+        Act::Relu6 => v.iter_mut().for_each(|x| *x = x.clamp(0.0, 6.0)),
+        Act::Tanh => v.iter_mut().for_each(|x| *x = x.tanh()),
+        Act::HardSwish => v
+            .iter_mut()
+            .for_each(|x| *x = *x * (*x + 3.0).clamp(0.0, 6.0) / 6.0),
+        Act::Logistic => v.iter_mut().for_each(|x| *x = 1.0 / (1.0 + (-*x).exp())),
+        Act::Prelu => {
+            if alpha.is_empty() {
+                return;
+            }
+            for px in v.chunks_exact_mut(alpha.len()) {
+                for (x, a) in px.iter_mut().zip(alpha) {
+                    *x = if *x >= 0.0 { *x } else { *x * a };
+                }
+            }
+        }
+    }
+}
+
+/// The epilogue of the pixels `p0..` held in `out` (`[pixels][c]`), bias already added
+/// when `with_bias` is false.
+fn epilogue(out: &mut [f32], p0: usize, c: usize, epi: &Epi, env: &Env, with_bias: bool) {
+    if with_bias {
+        if let Some(b) = &epi.bias {
+            for px in out.chunks_exact_mut(c) {
+                for (o, b) in px.iter_mut().zip(b) {
+                    *o += b;
+                }
+            }
+        }
+    }
+    activate(epi.act1, out, &epi.alpha);
+    if let Some((r, rc)) = epi.residual {
+        let rv = env.get(r);
+        let k = rc.min(c);
+        for (i, px) in out.chunks_exact_mut(c).enumerate() {
+            let rp = &rv[(p0 + i) * rc..][..k];
+            for (o, r) in px[..k].iter_mut().zip(rp) {
+                *o += r;
+            }
+        }
+    }
+    activate(epi.act2, out, &epi.alpha);
+}
+
+/// `c[m×n] = a[m×k] · wᵀ` where `w` is `[n][k]` row-major.
+fn gemm(a: &[f32], m: usize, k: usize, w: &[f32], n: usize, c: &mut [f32]) {
+    // The shapes are computed from the same geometry as the slices, so these cannot fail.
+    let a = ArrayView2::from_shape((m, k), &a[..m * k]).expect("gemm: lhs shape");
+    let b = ArrayView2::from_shape((n, k), &w[..n * k])
+        .expect("gemm: weight shape")
+        .reversed_axes();
+    let mut c = ArrayViewMut2::from_shape((m, n), &mut c[..m * n]).expect("gemm: output shape");
+    general_mat_mul(1.0, &a, &b, 0.0, &mut c);
+}
+
+/// Rows (pixels) per parallel chunk for `m` rows of `work` multiply-adds in all; `m` when
+/// the layer is too small to split.
+fn chunk_rows(m: usize, work: usize) -> usize {
+    if work < PARALLEL_WORK {
+        return m.max(1);
+    }
+    let threads = rayon::current_num_threads().max(1);
+    // A few chunks per thread, for balance; at least 16 rows for the GEMM's blocking.
+    m.div_ceil(threads * 3).max(16)
+}
+
+/// Input coordinate of an output coordinate and a kernel tap, or `None` in the padding.
+#[inline]
+fn tap(o: usize, k: usize, stride: usize, dil: usize, pad: usize, size: usize) -> Option<usize> {
+    let p = (o * stride + k * dil).checked_sub(pad)?;
+    (p < size).then_some(p)
+}
+
+/// Gathers the patches of output pixels `p0..p0 + rows.len() / kk` into `rows`
+/// (`[pixel][k_y][k_x][in_c]`, zeros in the padding).
+fn im2col(x: &[f32], g: &Geo, p0: usize, rows: &mut [f32]) {
+    let kk = g.k_h * g.k_w * g.in_c;
+    for (i, row) in rows.chunks_exact_mut(kk).enumerate() {
+        let p = p0 + i;
+        let (oy, ox) = (p / g.out_w, p % g.out_w);
+        for ky in 0..g.k_h {
+            let dst = &mut row[ky * g.k_w * g.in_c..][..g.k_w * g.in_c];
+            let Some(iy) = tap(oy, ky, g.stride_h, g.dil_h, g.pad_top, g.in_h) else {
+                dst.fill(0.0);
+                continue;
+            };
+            for kx in 0..g.k_w {
+                let d = &mut dst[kx * g.in_c..][..g.in_c];
+                match tap(ox, kx, g.stride_w, g.dil_w, g.pad_left, g.in_w) {
+                    Some(ix) => d.copy_from_slice(&x[(iy * g.in_w + ix) * g.in_c..][..g.in_c]),
+                    None => d.fill(0.0),
+                }
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn conv(
+    x: &[f32],
+    w: &[f32],
+    g: &Geo,
+    epi: &Epi,
+    pointwise: bool,
+    env: &Env,
+    scratch: &mut [f32],
+    out: &mut [f32],
+) {
+    let m = g.out_h * g.out_w;
+    let (k, n) = (g.k_h * g.k_w * g.in_c, g.out_c);
+    let rows = chunk_rows(m, m * k * n);
+    let body = |ci: usize, o: &mut [f32], patches: Option<&mut [f32]>| {
+        let p0 = ci * rows;
+        let pm = o.len() / n;
+        match patches {
+            Some(s) => {
+                let s = &mut s[..pm * k];
+                im2col(x, g, p0, s);
+                gemm(s, pm, k, w, n, o);
+            }
+            None => gemm(&x[p0 * k..], pm, k, w, n, o),
+        }
+        epilogue(o, p0, n, epi, env, true);
+    };
+    if pointwise {
+        if rows >= m {
+            body(0, out, None);
+        } else {
+            out.par_chunks_mut(rows * n)
+                .enumerate()
+                .for_each(|(ci, o)| body(ci, o, None));
+        }
+    } else if rows >= m {
+        body(0, out, Some(scratch));
+    } else {
+        out.par_chunks_mut(rows * n)
+            .zip(scratch.par_chunks_mut(rows * k))
+            .enumerate()
+            .for_each(|(ci, (o, s))| body(ci, o, Some(s)));
+    }
+}
+
+fn depthwise(x: &[f32], w: &[f32], g: &Geo, mult: usize, epi: &Epi, env: &Env, out: &mut [f32]) {
+    let c = g.out_c;
+    let row_len = g.out_w * c;
+    let work = g.out_h * row_len * g.k_h * g.k_w;
+    let rows = chunk_rows(g.out_h, work);
+    let zeros;
+    let bias = match &epi.bias {
+        Some(b) => b.as_slice(),
+        None => {
+            zeros = vec![0.0; c];
+            &zeros
+        }
+    };
+    let body = |ci: usize, chunk: &mut [f32]| {
+        for (r, row) in chunk.chunks_exact_mut(row_len).enumerate() {
+            let oy = ci * rows + r;
+            for ox in 0..g.out_w {
+                let o = &mut row[ox * c..][..c];
+                o.copy_from_slice(bias);
+                for ky in 0..g.k_h {
+                    let Some(iy) = tap(oy, ky, g.stride_h, g.dil_h, g.pad_top, g.in_h) else {
+                        continue;
+                    };
+                    for kx in 0..g.k_w {
+                        let Some(ix) = tap(ox, kx, g.stride_w, g.dil_w, g.pad_left, g.in_w) else {
+                            continue;
+                        };
+                        let wp = &w[(ky * g.k_w + kx) * c..][..c];
+                        let base = (iy * g.in_w + ix) * g.in_c;
+                        if mult == 1 {
+                            let xp = &x[base..][..c];
+                            for ((o, a), b) in o.iter_mut().zip(xp).zip(wp) {
+                                *o += a * b;
+                            }
+                        } else {
+                            for (oc, (o, b)) in o.iter_mut().zip(wp).enumerate() {
+                                *o += x[base + oc / mult] * b;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        epilogue(chunk, ci * rows * g.out_w, c, epi, env, false);
+    };
+    if rows >= g.out_h {
+        body(0, out);
+    } else {
+        out.par_chunks_mut(rows * row_len)
+            .enumerate()
+            .for_each(|(ci, chunk)| body(ci, chunk));
+    }
+}
+
+fn transpose_conv(
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    g: &Geo,
+    scratch: &mut [f32],
+    out: &mut [f32],
+) {
+    let m = g.in_h * g.in_w;
+    let n = g.k_h * g.k_w * g.out_c;
+    let col = &mut scratch[..m * n];
+    gemm(x, m, g.in_c, w, n, col);
+    out.fill(0.0);
+    let c = g.out_c;
+    for iy in 0..g.in_h {
+        for ix in 0..g.in_w {
+            let src = &col[(iy * g.in_w + ix) * n..][..n];
+            for ky in 0..g.k_h {
+                let Some(oy) = (iy * g.stride_h + ky).checked_sub(g.pad_top) else {
+                    continue;
+                };
+                if oy >= g.out_h {
+                    continue;
+                }
+                for kx in 0..g.k_w {
+                    let Some(ox) = (ix * g.stride_w + kx).checked_sub(g.pad_left) else {
+                        continue;
+                    };
+                    if ox >= g.out_w {
+                        continue;
+                    }
+                    let o = &mut out[(oy * g.out_w + ox) * c..][..c];
+                    for (o, s) in o.iter_mut().zip(&src[(ky * g.k_w + kx) * c..][..c]) {
+                        *o += s;
+                    }
+                }
+            }
+        }
+    }
+    if let Some(b) = bias {
+        for px in out.chunks_exact_mut(c) {
+            for (o, b) in px.iter_mut().zip(b) {
+                *o += b;
+            }
+        }
+    }
+}
+
+/// Row-major strides of a rank-4 shape, 0 along broadcast (size-1) axes.
+fn strides(s: &[usize; 4]) -> [usize; 4] {
+    let mut st = [0; 4];
+    let mut acc = 1;
+    for d in (0..4).rev() {
+        st[d] = if s[d] == 1 { 0 } else { acc };
+        acc *= s[d];
+    }
+    st
+}
+
+fn binary<F: Fn(f32, f32) -> f32>(
+    f: F,
+    a: &[f32],
+    b: &[f32],
+    a_shape: &[usize; 4],
+    b_shape: &[usize; 4],
+    out_shape: &[usize; 4],
+    out: &mut [f32],
+) {
+    if a_shape == out_shape && b_shape == out_shape {
+        for ((o, a), b) in out.iter_mut().zip(a).zip(b) {
+            *o = f(*a, *b);
+        }
+        return;
+    }
+    let (sa, sb) = (strides(a_shape), strides(b_shape));
+    let inner = out_shape[3];
+    let mut o = 0;
+    for n in 0..out_shape[0] {
+        for h in 0..out_shape[1] {
+            for w in 0..out_shape[2] {
+                let ao = n * sa[0] + h * sa[1] + w * sa[2];
+                let bo = n * sb[0] + h * sb[1] + w * sb[2];
+                let dst = &mut out[o..o + inner];
+                match (sa[3], sb[3]) {
+                    (0, 0) => dst.fill(f(a[ao], b[bo])),
+                    (0, _) => {
+                        let av = a[ao];
+                        for (d, b) in dst.iter_mut().zip(&b[bo..bo + inner]) {
+                            *d = f(av, *b);
+                        }
+                    }
+                    (_, 0) => {
+                        let bv = b[bo];
+                        for (d, a) in dst.iter_mut().zip(&a[ao..ao + inner]) {
+                            *d = f(*a, bv);
+                        }
+                    }
+                    _ => {
+                        for ((d, a), b) in dst
+                            .iter_mut()
+                            .zip(&a[ao..ao + inner])
+                            .zip(&b[bo..bo + inner])
+                        {
+                            *d = f(*a, *b);
+                        }
+                    }
+                }
+                o += inner;
+            }
+        }
+    }
+}
+
+fn pad(
+    x: &[f32],
+    in_shape: &[usize; 4],
+    out_shape: &[usize; 4],
+    before: &[usize; 4],
+    out: &mut [f32],
+) {
+    out.fill(0.0);
+    let c = in_shape[3];
+    let mut i = 0;
+    for n in 0..in_shape[0] {
+        for h in 0..in_shape[1] {
+            for w in 0..in_shape[2] {
+                let f = (((n + before[0]) * out_shape[1] + h + before[1]) * out_shape[2]
+                    + w
+                    + before[2])
+                    * out_shape[3]
+                    + before[3];
+                out[f..f + c].copy_from_slice(&x[i..i + c]);
+                i += c;
+            }
+        }
+    }
+}
+
+fn pool(x: &[f32], g: &Geo, max: bool, out: &mut [f32]) {
+    let c = g.out_c;
+    for oy in 0..g.out_h {
+        for ox in 0..g.out_w {
+            let o = &mut out[(oy * g.out_w + ox) * c..][..c];
+            o.fill(if max { f32::NEG_INFINITY } else { 0.0 });
+            let mut count = 0;
+            for ky in 0..g.k_h {
+                let Some(iy) = tap(oy, ky, g.stride_h, 1, g.pad_top, g.in_h) else {
+                    continue;
+                };
+                for kx in 0..g.k_w {
+                    let Some(ix) = tap(ox, kx, g.stride_w, 1, g.pad_left, g.in_w) else {
+                        continue;
+                    };
+                    let xp = &x[(iy * g.in_w + ix) * g.in_c..][..c];
+                    if max {
+                        for (o, e) in o.iter_mut().zip(xp) {
+                            *o = o.max(*e);
+                        }
+                    } else {
+                        for (o, e) in o.iter_mut().zip(xp) {
+                            *o += e;
+                        }
+                    }
+                    count += 1;
+                }
+            }
+            if !max && count > 0 {
+                let inv = count as f32;
+                o.iter_mut().for_each(|v| *v /= inv);
+            }
+        }
+    }
+}
+
+fn resize_bilinear(x: &[f32], g: &Geo, align: bool, half: bool, out: &mut [f32]) {
+    let scale = |i: usize, o: usize| {
+        if align && o > 1 {
+            (i as f32 - 1.0) / (o as f32 - 1.0)
+        } else {
+            i as f32 / o as f32
+        }
+    };
+    let (sy, sx) = (scale(g.in_h, g.out_h), scale(g.in_w, g.out_w));
+    // The same arithmetic as the reference (`cpu::resize_bilinear`).
+    let interp = |v: usize, s: f32, size: usize| {
+        let p = if half {
+            (v as f32 + 0.5) * s - 0.5
+        } else {
+            v as f32 * s
+        };
+        let lo = p.floor().max(0.0);
+        let hi = (p.ceil() as isize).min(size as isize - 1).max(0) as usize;
+        (lo as usize, hi, p - lo)
+    };
+    let c = g.out_c;
+    let xs: Vec<(usize, usize, f32)> = (0..g.out_w).map(|ox| interp(ox, sx, g.in_w)).collect();
+    for oy in 0..g.out_h {
+        let (y0, y1, dy) = interp(oy, sy, g.in_h);
+        for (ox, &(x0, x1, dx)) in xs.iter().enumerate() {
+            let at = |y: usize, xx: usize| &x[(y * g.in_w + xx) * g.in_c..][..c];
+            let (a, b, cc, d) = (at(y0, x0), at(y1, x0), at(y0, x1), at(y1, x1));
+            let (wa, wb, wc, wd) = (
+                (1.0 - dy) * (1.0 - dx),
+                dy * (1.0 - dx),
+                (1.0 - dy) * dx,
+                dy * dx,
+            );
+            let o = &mut out[(oy * g.out_w + ox) * c..][..c];
+            for ((((o, a), b), cc), d) in o.iter_mut().zip(a).zip(b).zip(cc).zip(d) {
+                *o = a * wa + b * wb + cc * wc + d * wd;
+            }
+        }
+    }
+}
