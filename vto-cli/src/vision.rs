@@ -194,15 +194,19 @@ pub fn try_on(
     models: &Path,
     json_mode: bool,
 ) -> anyhow::Result<()> {
-    use vto_render::tryon::Eyewear;
-    let kind = match category {
-        "glasses" => Eyewear::Glasses,
-        "sunglasses" => Eyewear::Sunglasses,
-        c if c.parse::<vto_core::Category>().is_ok() => bail!(
-            "category {c} has no built-in engine yet (built in: glasses, sunglasses); \
-             run `vto serve` with an [engines.{c}] render service for it"
-        ),
-        c => bail!("unknown category {c:?}"),
+    let Ok(cat) = category.parse::<vto_core::Category>() else {
+        bail!("unknown category {category:?}");
+    };
+    let Some(tryon) = vto_render::engine::builtin_tryon(cat) else {
+        let built_in: Vec<&str> = vto_render::engine::builtin_tryons()
+            .iter()
+            .map(|t| t.category().as_str())
+            .collect();
+        bail!(
+            "category {category} has no built-in engine yet (built in: {}); \
+             run `vto serve` with an [engines.{category}] render service for it",
+            built_in.join(", ")
+        );
     };
     let progress = |step: &str| {
         if !json_mode {
@@ -219,7 +223,7 @@ pub fn try_on(
     let renderer = vto_render::engine::Renderer::shared(models)?;
     progress("finding the face and rendering");
     let started = std::time::Instant::now();
-    let result = renderer.try_on_glasses(&person, &model, kind)?;
+    let result = renderer.try_on(tryon.as_ref(), &person, &model)?;
     std::fs::write(out, &result.png).with_context(|| format!("writing {}", out.display()))?;
     let ms = started.elapsed().as_millis();
     if json_mode {

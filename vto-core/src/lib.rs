@@ -59,7 +59,7 @@ pub mod idempotency;
 pub mod ids;
 pub mod job;
 pub mod keys;
-#[cfg(feature = "http")]
+#[cfg(feature = "media")]
 pub mod media;
 pub mod money;
 pub mod outbox;

@@ -78,12 +78,13 @@ pub fn make_fetcher(config: &Config) -> anyhow::Result<Arc<dyn Fetcher>> {
 pub fn build_engines(config: &Config) -> anyhow::Result<Engines> {
     let mut engines = Engines::new();
     let models = vto_render::models::models_dir(&config.data_dir);
-    match vto_render::engine::Renderer::shared(&models) {
-        Ok(renderer) => {
-            let eyewear = Arc::new(vto_render::engine::EyewearEngine::new(renderer));
-            engines
-                .register(Category::Glasses, eyewear.clone())
-                .register(Category::Sunglasses, eyewear);
+    match vto_render::builtin(&models) {
+        Ok(builtin) => {
+            for category in builtin.categories() {
+                if let Some(engine) = builtin.get(category) {
+                    engines.register(category, engine.clone());
+                }
+            }
         }
         Err(e) => tracing::warn!(
             error = %e,

@@ -178,6 +178,31 @@ impl Vision {
         detector: FaceDetector,
     ) -> Result<Option<Face>, VisionError> {
         let roi = RotatedRect::from_face_detection(&detection);
+        self.face_in_roi(image, detection, detector, roi)
+    }
+
+    /// Runs the face mesh again on the region MediaPipe's tracking pass would take from
+    /// `face`'s own landmarks ([`RotatedRect::from_face_landmarks`]): a tighter, better
+    /// rotated crop than the detector's box gives, which matters most for small and turned
+    /// faces. `None` when that pass's face flag rejects the crop.
+    pub fn refine_face(
+        &mut self,
+        image: &GpuImage,
+        face: &Face,
+    ) -> Result<Option<Face>, VisionError> {
+        match RotatedRect::from_face_landmarks(&face.landmarks) {
+            Some(roi) => self.face_in_roi(image, face.detection.clone(), face.detector, roi),
+            None => Ok(None),
+        }
+    }
+
+    fn face_in_roi(
+        &mut self,
+        image: &GpuImage,
+        detection: Detection,
+        detector: FaceDetector,
+        roi: RotatedRect,
+    ) -> Result<Option<Face>, VisionError> {
         if roi.width.is_nan() || roi.width <= 1.0 {
             return Ok(None);
         }
