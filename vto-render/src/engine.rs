@@ -14,9 +14,10 @@
 //! far ones) and their candidates are merged (overlaps counted once). Candidates go through
 //! the face mesh largest first (detection box area); a candidate whose face flag rejects it
 //! falls through to the next, so the face that wears the product is **the largest face that
-//! yields a mesh**. That face's landmarks are then refined by a second mesh pass on the region
-//! its first landmarks give (MediaPipe's tracking pass), which straightens the crop of small
-//! and turned faces; the refined pass is kept unless its face flag rejects it. The result
+//! yields a mesh**. A small face (under [`crate::vision::face::REFINE_BELOW_PX`] between its
+//! side landmarks) then gets a second mesh pass on the region its first landmarks give
+//! (MediaPipe's tracking pass), which straightens the crop; the refined pass is kept unless
+//! its face flag rejects it. The result
 //! metadata says how many candidates were seen, which was chosen and whether it was refined
 //! (`face`).
 //!
@@ -281,7 +282,11 @@ fn choose_face(
         let Some(face) = vision.face_from_detection(gpu, d, which)? else {
             continue;
         };
-        let refined = vision.refine_face(gpu, &face)?;
+        let refined = if face.needs_refinement() {
+            vision.refine_face(gpu, &face)?
+        } else {
+            None
+        };
         return Ok(Some(FaceChoice {
             refined: refined.is_some(),
             face: refined.unwrap_or(face),

@@ -4,9 +4,10 @@
 //! MediaPipe 0.10.14's static-image FaceMesh ran on the same pixels
 //! (`scripts/face_cases_reference.py` → `tests/data/vision/face_cases_mediapipe.json`). For
 //! every face MediaPipe finds, vto must find it too, and the landmarks of the face it would
-//! use (detection → mesh → mesh again on the region the first landmarks give) must lie within
-//! a few percent of the face width of MediaPipe's. The test prints the error of the first
-//! pass and of the refined pass per case: the numbers behind the refinement decision.
+//! use (detection → mesh, and for small faces mesh again on the region the first landmarks
+//! give) must lie within a few percent of the face width of MediaPipe's. The test prints the
+//! error of the first pass and of the refined pass per case: the numbers behind
+//! `REFINE_BELOW_PX`.
 //!
 //! Needs the six models and the test photos (`scripts/fetch-models.sh --test-photos`).
 
@@ -138,8 +139,14 @@ fn small_turned_and_several_faces_match_mediapipe() {
                 case.name,
                 e2.map_or("rejected".to_string(), |e| format!("{e:.2}"))
             );
-            // The face vto uses: the refined pass unless the refined crop was rejected.
-            refined_errors.push((case.name, e2.unwrap_or(e1)));
+            // The face vto uses: small faces get the refined pass (unless its crop was
+            // rejected), the others the first.
+            let used = if first.needs_refinement() {
+                e2.unwrap_or(e1)
+            } else {
+                e1
+            };
+            refined_errors.push((case.name, used));
         }
     }
     let mean = refined_errors.iter().map(|e| e.1).sum::<f32>() / refined_errors.len() as f32;
@@ -151,7 +158,7 @@ fn small_turned_and_several_faces_match_mediapipe() {
             "{name}: landmarks {e:.2} % of the face width off MediaPipe"
         );
     }
-    assert!(mean < 2.0, "mean error {mean:.2} %");
+    assert!(mean < 1.5, "mean error {mean:.2} %");
 }
 
 #[test]
@@ -173,10 +180,10 @@ fn the_largest_face_that_yields_a_mesh_is_chosen_and_reported() {
     // The small face alone is found too (it is a candidate of the full-range detector).
     let mut small = case.photo.clone();
     for y in 0..small.height() {
-        for x in 0..600 {
+        for x in 0..400 {
             small.put_pixel(x, y, image::Rgba([96, 100, 106, 255]));
         }
     }
     let choice = r.choose_face(&small).unwrap().expect("the small face");
-    assert!(choice.face.landmarks[1][0] > 700.0);
+    assert!(choice.face.landmarks[1][0] > 480.0);
 }

@@ -374,7 +374,7 @@ fn lens_check(frame: SampleFrame, expect: Transparency) {
     lens_check_model(frame.name(), &frame.glb(), expect);
 }
 
-fn lens_check_model(name: &str, model: &[u8], expect: Transparency) {
+fn lens_check_model(name: &str, model: &[u8], expect: Transparency) -> RgbaImage {
     let photo = astronaut();
     let face = astronaut_face();
     let product = product::load(model).unwrap();
@@ -413,6 +413,7 @@ fn lens_check_model(name: &str, model: &[u8], expect: Transparency) {
     );
     assert!(mb < 0.75 * ma, "{}: lenses not darker ({ma} → {mb})", name);
     assert!(corr > 0.6, "{}: lenses not see-through (r = {corr})", name);
+    out
 }
 
 #[test]
@@ -1031,7 +1032,11 @@ fn a_shop_style_model_sits_on_the_eyes_with_see_through_lenses() {
             "lens {d:.1} px from the eye centre (face {fw:.0} px)"
         );
     }
-    lens_check_model("shop-style", &model, Transparency::Material);
+    let out = lens_check_model("shop-style", &model, Transparency::Material);
+    // For a person to look at (the gallery of this case).
+    let dir = workspace().join("target/test-gallery");
+    std::fs::create_dir_all(&dir).unwrap();
+    out.save(dir.join("shop_style_sunglasses.png")).unwrap();
 }
 
 #[test]

@@ -187,7 +187,7 @@ pub fn fit_product(product: &Product, face_width_cm: f32) -> (Fit, f32, Vec3) {
             Fit::AutoFit(format!(
                 "the origin is not at the bridge (centred on the front, {:.0} % of its height \
                  from the bottom); real units kept, the bridge estimated on the front",
-                100.0 * -flo.y / fh.max(1e-9)
+                (100.0 * -flo.y / fh.max(1e-9)).max(0.0)
             )),
             100.0,
             estimated,

@@ -76,8 +76,8 @@ pub fn face_cases(astronaut: &RgbaImage, hopper: &RgbaImage) -> Vec<FaceCase> {
         ("hopper_small_140", hopper, 140),
         ("hopper_small_100", hopper, 100),
     ] {
-        let mut c = canvas(800, 600);
-        place(&mut c, &scaled(src, width), 420, 180);
+        let mut c = canvas(480, 360);
+        place(&mut c, &scaled(src, width), 250, 90);
         out.push(FaceCase { name, photo: c });
     }
     for (name, src, deg, width) in [
@@ -93,15 +93,15 @@ pub fn face_cases(astronaut: &RgbaImage, hopper: &RgbaImage) -> Vec<FaceCase> {
                 photo: turned,
             });
         } else {
-            let mut c = canvas(800, 600);
-            place(&mut c, &turned, 140, 120);
+            let mut c = canvas(480, 360);
+            place(&mut c, &turned, 60, 60);
             out.push(FaceCase { name, photo: c });
         }
     }
     // Two people: a large and a small face.
-    let mut c = canvas(1000, 640);
-    place(&mut c, &scaled(astronaut, 420), 40, 100);
-    place(&mut c, &scaled(hopper, 150), 700, 180);
+    let mut c = canvas(720, 480);
+    place(&mut c, &scaled(astronaut, 300), 30, 90);
+    place(&mut c, &scaled(hopper, 150), 480, 150);
     out.push(FaceCase {
         name: "two_people",
         photo: c,
