@@ -8,6 +8,7 @@
 use image::RgbaImage;
 
 use super::camera::HeadCamera;
+use super::head::head_centre;
 use crate::math::{normalize_or, solve4, Vec3};
 use crate::raster::Lighting;
 use crate::vision::head_pose::canonical_face;
@@ -34,21 +35,6 @@ pub fn linear(v: u8) -> f32 {
     } else {
         ((c + 0.055) / 1.055).powf(2.4)
     }
-}
-
-/// A head-centre proxy in the head frame, from the template itself (so it does not depend
-/// on where the template's origin is): between the face's side landmarks 234 and 454, at mid
-/// height between forehead (10) and chin (152).
-pub fn head_centre() -> Vec3 {
-    let model = canonical_face();
-    if model.len() < 468 {
-        return Vec3::ZERO;
-    }
-    Vec3::new(
-        (model[234][0] + model[454][0]) / 2.0,
-        (model[10][1] + model[152][1]) / 2.0,
-        (model[234][2] + model[454][2]) / 2.0,
-    )
 }
 
 /// Light estimated from the face (see the module docs).

@@ -3,6 +3,7 @@
 //!
 //! - [`camera`]: the photo's pinhole camera and the head frame (where head-worn products are
 //!   placed);
+//! - [`head`]: points of the canonical head that products rest on (ears, centre);
 //! - [`light`]: ambient and key light estimated from the photo;
 //! - [`occluder`]: depth-only meshes of the person (the head) that hide parts of a product;
 //! - [`SceneBuilder`]: materials and textures packed for the GPU, the region of interest (the
@@ -13,6 +14,7 @@
 //! builder the product's triangles in camera space ([`CameraMesh`]) and its occluders.
 
 pub mod camera;
+pub mod head;
 pub mod light;
 pub mod occluder;
 

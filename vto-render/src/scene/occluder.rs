@@ -6,7 +6,7 @@
 //! behind the crown, an earring on a turned-away ear behind the cheek.
 
 use super::camera::HeadCamera;
-use super::light::head_centre;
+use super::head::head_centre;
 use super::CameraMesh;
 use crate::math::{dist_xy, Vec3};
 use crate::vision::Face;

@@ -14,9 +14,8 @@
 //! # Temples
 //! Real temples rest on the ears, which sit lower than the hinges. Each temple (the part of
 //! the frame more than [`HINGE_DEPTH_CM`] behind its front, per side) is turned about its
-//! hinge so that it runs toward the ear point of the canonical face ([`EAR_Y_BELOW_EYES_CM`]
-//! below the outer eye corners, [`EAR_BEHIND_CM`] behind landmarks 127/356), within
-//! ±[`MAX_DROOP_DEG`]. The head occluder then hides what passes behind the head.
+//! hinge so that it runs toward the ear point of the canonical face
+//! ([`crate::scene::head::ear_point`]), within ±[`MAX_DROOP_DEG`]. The head occluder then hides what passes behind the head.
 //!
 //! # Lenses
 //! BLEND materials are the lenses (the rasterizer's transparent layer): clear with a faint
@@ -32,8 +31,8 @@ use crate::math::{dist_xy, Vec2, Vec3};
 use crate::product::{AlphaMode, Product};
 use crate::raster::{RasterStats, Scene, Transparency};
 use crate::scene::camera::{HeadCamera, FOCAL_FACTOR};
+use crate::scene::head::ear_point;
 use crate::scene::{light, occluder, SceneBuilder, NEAR_CM};
-use crate::vision::head_pose::canonical_face;
 use crate::vision::Face;
 
 /// Auto-fit: frame width as a fraction of the face width (landmarks 234–454).
@@ -42,10 +41,6 @@ pub const AUTO_FIT_WIDTH: f32 = 0.88;
 pub const BRIDGE_OFFSET_CM: f32 = 0.4;
 /// Parts of the frame more than this far (cm) behind its front are temples.
 pub const HINGE_DEPTH_CM: f32 = 1.5;
-/// The ear point (where temples rest) lies this far (cm) below the outer eye corners.
-pub const EAR_Y_BELOW_EYES_CM: f32 = 0.9;
-/// The ear point lies this far (cm) behind landmarks 127/356 (the face's side at the ear).
-pub const EAR_BEHIND_CM: f32 = 1.5;
 /// The most a temple is turned at its hinge, degrees either way.
 pub const MAX_DROOP_DEG: f32 = 25.0;
 
@@ -61,10 +56,7 @@ pub enum Eyewear {
 impl Eyewear {
     /// `glasses` or `sunglasses`.
     pub fn name(self) -> &'static str {
-        match self {
-            Eyewear::Glasses => "glasses",
-            Eyewear::Sunglasses => "sunglasses",
-        }
+        self.category().as_str()
     }
 }
 
@@ -224,20 +216,6 @@ impl TempleBend {
         let (s, c) = self.angle.sin_cos();
         Vec3::new(n.x, n.y * c + n.z * s, n.z * c - n.y * s)
     }
-}
-
-/// The ear point (head frame, cm) on the `side` (−1: the template's −X side, +1: +X).
-fn ear_point(side: f32) -> Option<Vec3> {
-    let model = canonical_face();
-    if model.len() < 468 {
-        return None;
-    }
-    let (eye, ear) = if side < 0.0 { (33, 127) } else { (263, 356) };
-    Some(Vec3::new(
-        model[ear][0],
-        model[eye][1] - EAR_Y_BELOW_EYES_CM,
-        model[ear][2] - EAR_BEHIND_CM,
-    ))
 }
 
 /// Per side (−X first): how to turn the temples of a frame placed at `points` (head frame)
