@@ -10,11 +10,14 @@
 //! [`crate::scene`], the rasterizer) → [`encode_png`], on tokio's blocking pool.
 //!
 //! # Face policy
-//! Both detectors run (short range for faces that fill the photo, full range for small and
-//! far ones) and their candidates are merged (overlaps counted once). Candidates go through
-//! the face mesh largest first (detection box area); a candidate whose face flag rejects it
-//! falls through to the next, so the face that wears the product is **the largest face that
-//! yields a mesh**. A small face (under [`crate::vision::face::REFINE_BELOW_PX`] between its
+//! The short-range detector runs first; its candidates go through the face mesh largest first
+//! (detection box area), and a candidate whose face flag rejects it falls through to the next.
+//! When that gives a face at least [`SHORT_RANGE_ENOUGH`] of the photo's longer side wide, no
+//! larger face can hide from the short-range detector and it wears the product. Otherwise
+//! (small faces, group photos, or nothing the mesh accepts) the full-range detector runs too,
+//! its candidates are merged with the short-range ones (overlaps counted once), and the same
+//! largest-first fall-through runs over all of them. Either way the face that wears the
+//! product is **the largest face that yields a mesh**. A small face (under [`crate::vision::face::REFINE_BELOW_PX`] between its
 //! side landmarks) then gets a second mesh pass on the region its first landmarks give
 //! (MediaPipe's tracking pass), which straightens the crop; the refined pass is kept unless
 //! its face flag rejects it. The result
@@ -41,7 +44,8 @@ use crate::tryon::{
     Eyewear, FaceChoice, Needs, Options, Person, ProductInput, ProductKind, Stages, TryOn,
     TryOnError,
 };
-use crate::vision::face::FaceDetector;
+use crate::vision::face::{merge_candidates, FaceDetector};
+use crate::vision::Detection;
 use crate::vision::{Face, Networks, Vision, VisionError};
 
 /// Why a try-on failed.
@@ -270,31 +274,73 @@ impl Renderer {
     }
 }
 
+/// A face found by the short-range detector at least this fraction of the photo's longer
+/// side wide lies in that detector's design range: any larger face would be found by it too,
+/// so the full-range detector (which can only add smaller faces) is skipped.
+pub const SHORT_RANGE_ENOUGH: f32 = 0.25;
+
 /// The face policy of the module docs, on an uploaded photo.
 fn choose_face(
     vision: &mut Vision,
     gpu: &crate::image_ops::GpuImage,
 ) -> Result<Option<FaceChoice>, RenderError> {
-    let mut candidates = vision.detect_faces(gpu)?;
-    candidates.sort_by(|a, b| b.0.area().total_cmp(&a.0.area()));
-    let n = candidates.len();
-    for (rank, (d, which)) in candidates.into_iter().enumerate() {
-        let Some(face) = vision.face_from_detection(gpu, d, which)? else {
-            continue;
-        };
-        let refined = if face.needs_refinement() {
-            vision.refine_face(gpu, &face)?
-        } else {
-            None
-        };
-        return Ok(Some(FaceChoice {
-            refined: refined.is_some(),
-            face: refined.unwrap_or(face),
-            candidates: n,
-            rank,
-        }));
+    let longer = gpu.width().max(gpu.height()) as f32;
+    let by_area = |mut c: Vec<(Detection, FaceDetector)>| {
+        c.sort_by(|a, b| b.0.area().total_cmp(&a.0.area()));
+        c
+    };
+    let short = by_area(vision.detect_faces_with(gpu, FaceDetector::ShortRange)?);
+    let mut rejected = Vec::new();
+    let mut found = None;
+    for (rank, (d, which)) in short.iter().enumerate() {
+        if let Some(face) = vision.face_from_detection(gpu, d.clone(), *which)? {
+            found = Some((rank, face));
+            break;
+        }
+        rejected.push(d.clone());
     }
-    Ok(None)
+    let (candidates, found) = match found {
+        Some((rank, face)) if face.detection.width() >= SHORT_RANGE_ENOUGH * longer => {
+            (short.len(), Some((rank, face)))
+        }
+        _ => {
+            // Small or no faces so far: the full-range detector's candidates join in, and the
+            // largest that yields a mesh wins (meshes already run are not run again).
+            let full = vision.detect_faces_with(gpu, FaceDetector::FullRange)?;
+            let all = by_area(merge_candidates(short, full));
+            let mut best = None;
+            for (rank, (d, which)) in all.iter().enumerate() {
+                if rejected.contains(d) {
+                    continue;
+                }
+                if let Some((_, face)) = &found {
+                    if face.detection == *d {
+                        best = found.take().map(|(_, f)| (rank, f));
+                        break;
+                    }
+                }
+                if let Some(face) = vision.face_from_detection(gpu, d.clone(), *which)? {
+                    best = Some((rank, face));
+                    break;
+                }
+            }
+            (all.len(), best)
+        }
+    };
+    let Some((rank, face)) = found else {
+        return Ok(None);
+    };
+    let refined = if face.needs_refinement() {
+        vision.refine_face(gpu, &face)?
+    } else {
+        None
+    };
+    Ok(Some(FaceChoice {
+        refined: refined.is_some(),
+        face: refined.unwrap_or(face),
+        candidates,
+        rank,
+    }))
 }
 
 fn face_metadata(c: &FaceChoice) -> serde_json::Value {

@@ -137,6 +137,20 @@ pub fn decode_detector_outputs(
     Ok(detection::weighted_nms(raw, NMS_IOU))
 }
 
+/// Short-range candidates, then the full-range ones that overlap none of them (IoU ≤ 0.3).
+pub fn merge_candidates(
+    short: Vec<(Detection, FaceDetector)>,
+    full: Vec<(Detection, FaceDetector)>,
+) -> Vec<(Detection, FaceDetector)> {
+    let mut out = short;
+    for f in full {
+        if out.iter().all(|s| s.0.iou(&f.0) <= NMS_IOU) {
+            out.push(f);
+        }
+    }
+    out
+}
+
 /// Projects the face mesh's raw landmarks (1404 values, 192×192 tensor pixels) through the
 /// ROI into image pixels.
 pub fn project_face_landmarks(raw: &[f32], roi: &RotatedRect) -> Vec<[f32; 3]> {
@@ -177,18 +191,26 @@ impl Vision {
         &mut self,
         image: &GpuImage,
     ) -> Result<Vec<(Detection, FaceDetector)>, VisionError> {
-        let short = self.detect(image, &DetectorSpec::face_short())?;
-        let full = self.detect(image, &DetectorSpec::face_full())?;
-        let mut out: Vec<(Detection, FaceDetector)> = short
+        let short = self.detect_faces_with(image, FaceDetector::ShortRange)?;
+        let full = self.detect_faces_with(image, FaceDetector::FullRange)?;
+        Ok(merge_candidates(short, full))
+    }
+
+    /// The candidates of one detector, in image pixels.
+    pub fn detect_faces_with(
+        &mut self,
+        image: &GpuImage,
+        detector: FaceDetector,
+    ) -> Result<Vec<(Detection, FaceDetector)>, VisionError> {
+        let spec = match detector {
+            FaceDetector::ShortRange => DetectorSpec::face_short(),
+            FaceDetector::FullRange => DetectorSpec::face_full(),
+        };
+        Ok(self
+            .detect(image, &spec)?
             .into_iter()
-            .map(|d| (d, FaceDetector::ShortRange))
-            .collect();
-        for f in full {
-            if out.iter().all(|(s, _)| s.iou(&f) <= NMS_IOU) {
-                out.push((f, FaceDetector::FullRange));
-            }
-        }
-        Ok(out)
+            .map(|d| (d, detector))
+            .collect())
     }
 
     /// Runs the face mesh on one detection; `None` when the face flag rejects it.
