@@ -36,7 +36,8 @@ use vto_core::billing::{
     check_hold, Account, Balance, EntryKind, Hold, HoldStatus, Ledger, LedgerEntry, LedgerError,
     Settlement,
 };
-use vto_core::keys::{ApiKeyRecord, ApiKeyStore, KeyStoreError};
+use vto_core::keys::{ApiKeyRecord, ApiKeyStore, AuthGeneration, KeyStoreError};
+use vto_core::ratelimit::{AccountLimitStore, AccountLimits, Endpoint, Quota, RateLimitError};
 use vto_core::{
     AccountId, ApiKeyId, Currency, Job, JobEvent, JobFilter, JobQueue, JobStatus, JobStore, Money,
     RequestId, StoreError, Timestamp,
@@ -49,6 +50,11 @@ pub const MAX_BATCH: usize = 256;
 pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("../migrations/0001_init.sql")),
     (2, "trust", include_str!("../migrations/0002_trust.sql")),
+    (
+        3,
+        "account_limits",
+        include_str!("../migrations/0003_account_limits.sql"),
+    ),
 ];
 
 mod trust;
@@ -74,6 +80,12 @@ impl From<DbError> for StoreError {
 impl From<DbError> for LedgerError {
     fn from(e: DbError) -> Self {
         LedgerError::Backend(e.0)
+    }
+}
+
+impl From<DbError> for RateLimitError {
+    fn from(e: DbError) -> Self {
+        RateLimitError(e.0)
     }
 }
 
@@ -328,11 +340,8 @@ fn job_from_body(body: &str) -> Result<Job, DbError> {
 
 fn load_job(c: &Connection, id: RequestId) -> Result<Option<Job>, DbError> {
     let body: Option<String> = c
-        .query_row(
-            "SELECT body FROM jobs WHERE id = ?1",
-            [id.to_string()],
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT body FROM jobs WHERE id = ?1")?
+        .query_row([id.to_string()], |r| r.get(0))
         .optional()?;
     body.as_deref().map(job_from_body).transpose()
 }
@@ -1044,6 +1053,112 @@ impl ApiKeyStore for SqliteStore {
                     params![id.as_str(), now.0],
                 )
                 .map_err(db)?;
+            if n > 0 {
+                bump_generation(c)?;
+            }
+            Ok(n > 0)
+        })
+        .await
+    }
+}
+
+// ---------------------------------------------------------------- account limits
+
+/// Moves the auth generation forward, inside the caller's transaction.
+fn bump_generation(c: &Connection) -> Result<(), DbError> {
+    c.execute(
+        "UPDATE auth_generation SET value = value + 1 WHERE id = 1",
+        [],
+    )?;
+    Ok(())
+}
+
+#[async_trait]
+impl AuthGeneration for SqliteStore {
+    async fn auth_generation(&self) -> Result<u64, KeyStoreError> {
+        self.read(|c| {
+            let v: i64 = c
+                .prepare_cached("SELECT value FROM auth_generation WHERE id = 1")
+                .map_err(db)?
+                .query_row([], |r| r.get(0))
+                .map_err(db)?;
+            Ok(u64::try_from(v).unwrap_or(0))
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl AccountLimitStore for SqliteStore {
+    async fn limits(&self, account: &AccountId) -> Result<Option<AccountLimits>, RateLimitError> {
+        let account = account.as_str().to_string();
+        self.read(move |c| {
+            let mut st = c
+                .prepare_cached(
+                    "SELECT endpoint, burst, period_ms FROM account_limits WHERE account_id = ?1",
+                )
+                .map_err(db)?;
+            let rows = st
+                .query_map([account], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+                })
+                .map_err(db)?;
+            let mut out = AccountLimits::new();
+            for row in rows {
+                let (ep, burst, period_ms) = row.map_err(db)?;
+                let endpoint = Endpoint::ALL
+                    .into_iter()
+                    .find(|e| e.as_str() == ep)
+                    .ok_or_else(|| DbError(format!("account_limits: unknown endpoint {ep:?}")))?;
+                let burst = u32::try_from(burst)
+                    .ok()
+                    .and_then(std::num::NonZeroU32::new)
+                    .ok_or_else(|| DbError(format!("account_limits: bad burst {burst}")))?;
+                let period_ms = u64::try_from(period_ms)
+                    .map_err(|_| DbError(format!("account_limits: bad period {period_ms}")))?;
+                out.insert(endpoint, Quota { burst, period_ms });
+            }
+            Ok((!out.is_empty()).then_some(out))
+        })
+        .await
+    }
+
+    async fn set_limits(
+        &self,
+        account: &AccountId,
+        limits: &AccountLimits,
+    ) -> Result<(), RateLimitError> {
+        let account = account.as_str().to_string();
+        let limits = limits.clone();
+        self.write(move |c| {
+            c.execute("DELETE FROM account_limits WHERE account_id = ?1", [&account])
+                .map_err(db)?;
+            for (endpoint, q) in &limits {
+                c.execute(
+                    "INSERT INTO account_limits (account_id, endpoint, burst, period_ms)
+                     VALUES (?1, ?2, ?3, ?4)",
+                    params![
+                        account,
+                        endpoint.as_str(),
+                        q.burst.get(),
+                        i64::try_from(q.period_ms).unwrap_or(i64::MAX)
+                    ],
+                )
+                .map_err(db)?;
+            }
+            bump_generation(c)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn reset_limits(&self, account: &AccountId) -> Result<bool, RateLimitError> {
+        let account = account.as_str().to_string();
+        self.write(move |c| {
+            let n = c
+                .execute("DELETE FROM account_limits WHERE account_id = ?1", [&account])
+                .map_err(db)?;
+            bump_generation(c)?;
             Ok(n > 0)
         })
         .await

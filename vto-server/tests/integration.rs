@@ -42,6 +42,12 @@ async fn sqlite_ledger_conforms() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite_api_key_store_conforms() {
     vto_core::conformance::api_key_store(|| async { temp_store() }).await;
+    vto_core::conformance::key_revocation_generation(|| async { temp_store() }).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_account_limit_store_conforms() {
+    vto_core::conformance::account_limit_store(|| async { temp_store() }).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
