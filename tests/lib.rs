@@ -56,14 +56,16 @@ fn build(what: escargot::CargoBuild) -> PathBuf {
 /// The `vto` binary under test (see the crate docs for how it is found).
 pub fn vto_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| match std::env::var_os("VTO_BIN").filter(|v| !v.is_empty()) {
-        Some(p) => {
-            let p = PathBuf::from(p);
-            assert!(p.is_file(), "VTO_BIN={} is not a file", p.display());
-            p
-        }
-        None => build(escargot::CargoBuild::new().package("vto-cli").bin("vto")),
-    })
+    BIN.get_or_init(
+        || match std::env::var_os("VTO_BIN").filter(|v| !v.is_empty()) {
+            Some(p) => {
+                let p = PathBuf::from(p);
+                assert!(p.is_file(), "VTO_BIN={} is not a file", p.display());
+                p
+            }
+            None => build(escargot::CargoBuild::new().package("vto-cli").bin("vto")),
+        },
+    )
 }
 
 /// An example program of `vto-examples` (e.g. `make_glasses`), built like [`vto_bin`].

@@ -112,13 +112,24 @@ impl Api {
         (status, headers, v)
     }
 
-    async fn post(&self, key: &str, body: &Value) -> (StatusCode, reqwest::header::HeaderMap, Value) {
-        self.call(reqwest::Method::POST, "/v1/virtual-try-on", Some(key), Some(body), &[])
-            .await
+    async fn post(
+        &self,
+        key: &str,
+        body: &Value,
+    ) -> (StatusCode, reqwest::header::HeaderMap, Value) {
+        self.call(
+            reqwest::Method::POST,
+            "/v1/virtual-try-on",
+            Some(key),
+            Some(body),
+            &[],
+        )
+        .await
     }
 
     async fn get(&self, key: &str, path: &str) -> (StatusCode, reqwest::header::HeaderMap, Value) {
-        self.call(reqwest::Method::GET, path, Some(key), None, &[]).await
+        self.call(reqwest::Method::GET, path, Some(key), None, &[])
+            .await
     }
 }
 
@@ -143,10 +154,16 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
     )
     .unwrap();
     let envs: Vec<(&str, String)> = vec![
-        ("VTO_DATA_DIR", dir.path().join("data").display().to_string()),
+        (
+            "VTO_DATA_DIR",
+            dir.path().join("data").display().to_string(),
+        ),
         ("VTO_LISTEN", format!("127.0.0.1:{port}")),
         ("VTO_OUTBOUND_ALLOW", "127.0.0.1/32".into()),
-        ("VTO_MODELS_DIR", dir.path().join("no-models").display().to_string()),
+        (
+            "VTO_MODELS_DIR",
+            dir.path().join("no-models").display().to_string(),
+        ),
         ("VTO_FETCH_MODELS", "false".into()),
         ("VTO_BODY_LIMIT_BYTES", "65536".into()),
         ("VTO_RATE_BALANCE", "3/60".into()),
@@ -159,13 +176,29 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
         a.extend_from_slice(args);
         vto_json(&envs, &a)
     };
-    let acct = admin(&["admin", "account", "create", "--name", "Walk", "--balance", "5.00"]);
+    let acct = admin(&[
+        "admin",
+        "account",
+        "create",
+        "--name",
+        "Walk",
+        "--balance",
+        "5.00",
+    ]);
     let acct = acct["account"]["id"].as_str().unwrap().to_string();
     let key = admin(&["admin", "key", "create", &acct, "--name", "walk"])["secret"]
         .as_str()
         .unwrap()
         .to_string();
-    let poor = admin(&["admin", "account", "create", "--name", "Poor", "--balance", "0.01"]);
+    let poor = admin(&[
+        "admin",
+        "account",
+        "create",
+        "--name",
+        "Poor",
+        "--balance",
+        "0.01",
+    ]);
     let poor = poor["account"]["id"].as_str().unwrap().to_string();
     let poor_key = admin(&["admin", "key", "create", &poor])["secret"]
         .as_str()
@@ -181,7 +214,10 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
             .spawn()
             .unwrap(),
     );
-    assert!(server.wait_up(port, Duration::from_secs(30)), "vto serve did not start");
+    assert!(
+        server.wait_up(port, Duration::from_secs(30)),
+        "vto serve did not start"
+    );
     let api = Api {
         http: reqwest::Client::new(),
         base: format!("http://127.0.0.1:{port}"),
@@ -197,7 +233,10 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
     assert_eq!(v["status"], "degraded", "a built-in engine is missing: {v}");
     let glasses = &v["unavailable"]["glasses"];
     assert!(
-        glasses["fix"].as_str().unwrap().contains("vto models fetch"),
+        glasses["fix"]
+            .as_str()
+            .unwrap()
+            .contains("vto models fetch"),
         "{v}"
     );
     assert!(
@@ -207,8 +246,13 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
             .contains("[engines.pants]"),
         "{v}"
     );
-    assert!(v["unavailable"].get("hats").is_none(), "hats has an engine: {v}");
-    let (s, _, v) = api.call(Method::GET, "/openapi.json", None, None, &[]).await;
+    assert!(
+        v["unavailable"].get("hats").is_none(),
+        "hats has an engine: {v}"
+    );
+    let (s, _, v) = api
+        .call(Method::GET, "/openapi.json", None, None, &[])
+        .await;
     assert_eq!(s, StatusCode::OK);
     assert!(v["openapi"].as_str().unwrap().starts_with("3.1"), "{v}");
 
@@ -238,7 +282,10 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
     assert_eq!(code(&v), "unsupported_media_type");
     let big = json!({"category": "hats", "person_image": "x".repeat(100_000)});
     let (s, _, v) = api.post(&key, &big).await;
-    assert_eq!((s, code(&v)), (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"));
+    assert_eq!(
+        (s, code(&v)),
+        (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
+    );
     let r = api
         .http
         .post(format!("{}/v1/virtual-try-on", api.base))
@@ -251,7 +298,10 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     assert_eq!(code(&r.json().await.unwrap()), "invalid_request");
     let (s, _, v) = api
-        .post(&key, &json!({"category": "hats", "person_image": "https://shop.example/p.jpg"}))
+        .post(
+            &key,
+            &json!({"category": "hats", "person_image": "https://shop.example/p.jpg"}),
+        )
         .await;
     assert_eq!((s, code(&v)), (StatusCode::BAD_REQUEST, "invalid_request"));
     assert_eq!(v["error"]["param"], "product_model", "{v}");
@@ -263,10 +313,16 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
                     "product_image": data_url(&png())}),
         )
         .await;
-    assert_eq!((s, code(&v)), (StatusCode::NOT_IMPLEMENTED, "engine_unavailable"));
+    assert_eq!(
+        (s, code(&v)),
+        (StatusCode::NOT_IMPLEMENTED, "engine_unavailable")
+    );
     // 402 for a balance short of the price.
     let (s, _, v) = api.post(&poor_key, &hats).await;
-    assert_eq!((s, code(&v)), (StatusCode::PAYMENT_REQUIRED, "insufficient_balance"));
+    assert_eq!(
+        (s, code(&v)),
+        (StatusCode::PAYMENT_REQUIRED, "insufficient_balance")
+    );
 
     // Synchronous success, its image, and 409 not_cancelable on the finished job.
     let (s, h, v) = api.post(&key, &hats).await;
@@ -304,7 +360,10 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
     assert_eq!(s, StatusCode::ACCEPTED, "{v}");
     assert_eq!(v["status"], "queued");
     let id = v["request_id"].as_str().unwrap().to_string();
-    assert!(h["location"].to_str().unwrap().ends_with(&format!("/v1/virtual-try-on/{id}")));
+    assert!(h["location"]
+        .to_str()
+        .unwrap()
+        .ends_with(&format!("/v1/virtual-try-on/{id}")));
     let mut done = Value::Null;
     for _ in 0..400 {
         let (s, _, v) = api.get(&key, &format!("/v1/virtual-try-on/{id}")).await;
@@ -332,16 +391,25 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
     }
     let (headers, body) = delivered.expect("the completion webhook arrived");
     assert_eq!(body["status"], "success");
-    assert!(headers["webhook-signature"].starts_with("v1,"), "{headers:?}");
+    assert!(
+        headers["webhook-signature"].starts_with("v1,"),
+        "{headers:?}"
+    );
     assert!(headers.contains_key("webhook-id") && headers.contains_key("webhook-timestamp"));
 
     // 404 unknown id, 405 wrong method (with Allow), 404 unknown route.
     let (s, _, v) = api
-        .get(&key, "/v1/virtual-try-on/00000000-0000-4000-8000-000000000000")
+        .get(
+            &key,
+            "/v1/virtual-try-on/00000000-0000-4000-8000-000000000000",
+        )
         .await;
     assert_eq!((s, code(&v)), (StatusCode::NOT_FOUND, "not_found"));
     let (s, h, v) = api.get(&key, "/v1/virtual-try-on").await;
-    assert_eq!((s, code(&v)), (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"));
+    assert_eq!(
+        (s, code(&v)),
+        (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed")
+    );
     assert_eq!(h["allow"], "POST");
     let (s, _, v) = api.get(&key, "/v2/nothing").await;
     assert_eq!((s, code(&v)), (StatusCode::NOT_FOUND, "not_found"));
@@ -351,18 +419,43 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
     let plain = json!({"category": "shirt", "person_image": data_url(&png()),
                        "product_image": data_url(&png())});
     let (s1, _, v1) = api
-        .call(Method::POST, "/v1/virtual-try-on", Some(&key), Some(&plain), &idem)
+        .call(
+            Method::POST,
+            "/v1/virtual-try-on",
+            Some(&key),
+            Some(&plain),
+            &idem,
+        )
         .await;
     let (s2, h2, v2) = api
-        .call(Method::POST, "/v1/virtual-try-on", Some(&key), Some(&plain), &idem)
+        .call(
+            Method::POST,
+            "/v1/virtual-try-on",
+            Some(&key),
+            Some(&plain),
+            &idem,
+        )
         .await;
-    assert_eq!((s1, s2), (StatusCode::ACCEPTED, StatusCode::ACCEPTED), "{v1} {v2}");
+    assert_eq!(
+        (s1, s2),
+        (StatusCode::ACCEPTED, StatusCode::ACCEPTED),
+        "{v1} {v2}"
+    );
     assert_eq!(v1["request_id"], v2["request_id"]);
     assert_eq!(h2["idempotent-replayed"], "true");
     let (s, _, v) = api
-        .call(Method::POST, "/v1/virtual-try-on", Some(&key), Some(&shirt), &idem)
+        .call(
+            Method::POST,
+            "/v1/virtual-try-on",
+            Some(&key),
+            Some(&shirt),
+            &idem,
+        )
         .await;
-    assert_eq!((s, code(&v)), (StatusCode::CONFLICT, "idempotency_conflict"));
+    assert_eq!(
+        (s, code(&v)),
+        (StatusCode::CONFLICT, "idempotency_conflict")
+    );
 
     // Balance, and 429 with its headers once the configured 3/60 is used up.
     for i in 0..3 {
@@ -372,7 +465,10 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
         assert_eq!(v["account_id"], acct.as_str());
     }
     let (s, h, v) = api.get(&key, "/v1/balance").await;
-    assert_eq!((s, code(&v)), (StatusCode::TOO_MANY_REQUESTS, "rate_limit_exceeded"));
+    assert_eq!(
+        (s, code(&v)),
+        (StatusCode::TOO_MANY_REQUESTS, "rate_limit_exceeded")
+    );
     assert!(h["retry-after"].to_str().unwrap().parse::<u64>().unwrap() >= 1);
     assert!(h["ratelimit"].to_str().unwrap().contains("r=0"), "{h:?}");
 
@@ -381,7 +477,9 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
         .as_str()
         .unwrap()
         .to_string();
-    let set = admin(&["admin", "account", "limits", &acct, "--create", "1/60", "--get", "100/1"]);
+    let set = admin(&[
+        "admin", "account", "limits", &acct, "--create", "1/60", "--get", "100/1",
+    ]);
     assert_eq!(set["limits"]["create_try_on"]["limit"], "1/60");
     let shown = admin(&["admin", "account", "show", &acct]);
     assert_eq!(shown["limits"]["create_try_on"]["source"], "account");
@@ -391,12 +489,18 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
     assert_eq!(s, StatusCode::ACCEPTED, "{v}");
     assert_eq!(h["ratelimit-policy"], "\"default\";q=1;w=60");
     let (s, _, v) = api.post(&fresh, &plain).await;
-    assert_eq!((s, code(&v)), (StatusCode::TOO_MANY_REQUESTS, "rate_limit_exceeded"));
+    assert_eq!(
+        (s, code(&v)),
+        (StatusCode::TOO_MANY_REQUESTS, "rate_limit_exceeded")
+    );
     let (_, h, _) = api.get(&fresh, &format!("/v1/virtual-try-on/{id}")).await;
     assert_eq!(h["ratelimit-policy"], "\"default\";q=100;w=1");
     admin(&["admin", "account", "limits", &acct, "--reset"]);
     let (_, h, _) = api.get(&fresh, &format!("/v1/virtual-try-on/{id}")).await;
-    assert_eq!(h["ratelimit-policy"], "\"default\";q=50;w=1", "back to the default");
+    assert_eq!(
+        h["ratelimit-policy"], "\"default\";q=50;w=1",
+        "back to the default"
+    );
 
     // Revocation from another process applies by the time the command returns.
     let (s, _, _) = api.get(&fresh, &format!("/v1/virtual-try-on/{id}")).await;
@@ -418,7 +522,10 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
     // Metrics count what happened.
     let (s, h, text) = api.call(Method::GET, "/metrics", None, None, &[]).await;
     assert_eq!(s, StatusCode::OK);
-    assert!(h["content-type"].to_str().unwrap().contains("openmetrics-text"));
+    assert!(h["content-type"]
+        .to_str()
+        .unwrap()
+        .contains("openmetrics-text"));
     let text = text.as_str().unwrap();
     for series in [
         "vto_http_requests_total{route=\"create_try_on\",method=\"POST\",status=\"200\"} 1",
@@ -433,6 +540,9 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
         .find_map(|l| l.strip_prefix("vto_jobs{status=\"success\"} "))
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or(0);
-    assert!(successes >= 2, "vto_jobs{{status=\"success\"}} = {successes}:\n{text}");
+    assert!(
+        successes >= 2,
+        "vto_jobs{{status=\"success\"}} = {successes}:\n{text}"
+    );
     server.kill();
 }

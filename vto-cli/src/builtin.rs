@@ -29,11 +29,9 @@ pub fn builtin_engines(models_dir: &Path) -> (Engines, Vec<Unavailable>) {
                         .unwrap_or_else(|_| models_dir.to_path_buf())
                         .display()
                 ),
-                RenderError::Gpu(_) => {
-                    "install a Vulkan driver (lavapipe runs on any CPU): \
+                RenderError::Gpu(_) => "install a Vulkan driver (lavapipe runs on any CPU): \
                      apt-get install mesa-vulkan-drivers libvulkan1 (or scripts/setup.sh)"
-                        .to_string()
-                }
+                    .to_string(),
                 _ => "see the error; `vto inspect <photo>` runs the same vision stack".to_string(),
             };
             let unavailable = [Category::Glasses, Category::Sunglasses]

@@ -405,7 +405,9 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                     store.set_limits(&id, &own).await?;
                 }
                 // Running servers notice within one refresh interval.
-                std::thread::sleep(std::time::Duration::from_millis(config.auth_refresh_ms + 50));
+                std::thread::sleep(std::time::Duration::from_millis(
+                    config.auth_refresh_ms + 50,
+                ));
                 let limits = limits_json(config, Some(&own))?;
                 let v = json!({ "account_id": id, "limits": limits });
                 print(json_mode, &v, || {
@@ -487,7 +489,9 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                 }
                 // Running servers empty their key cache within one refresh interval; return
                 // only then, so "revoked" means refused everywhere.
-                std::thread::sleep(std::time::Duration::from_millis(config.auth_refresh_ms + 50));
+                std::thread::sleep(std::time::Duration::from_millis(
+                    config.auth_refresh_ms + 50,
+                ));
                 let v = json!({ "revoked": id });
                 print(json_mode, &v, || format!("revoked {id}"));
             }
@@ -652,11 +656,8 @@ fn main() -> anyhow::Result<()> {
             &config.models_dir(),
             cli.json,
         ),
-        Command::Inspect { photo, overlay } => vision::inspect(
-            &config.models_dir(),
-            &photo,
-            overlay.as_deref(),
-            cli.json,
-        ),
+        Command::Inspect { photo, overlay } => {
+            vision::inspect(&config.models_dir(), &photo, overlay.as_deref(), cli.json)
+        }
     }
 }

@@ -103,7 +103,10 @@ fn admin_commands_manage_accounts_keys_and_jobs_scriptably() {
             "admin", "account", "limits", &acct, "--create", "20/1", "--get", "100/1",
         ],
     );
-    json(d, &["admin", "account", "limits", &acct, "--balance", "600/60"]);
+    json(
+        d,
+        &["admin", "account", "limits", &acct, "--balance", "600/60"],
+    );
     let shown = json(d, &["admin", "account", "show", &acct]);
     for (ep, limit, source) in [
         ("create_try_on", "20/1", "account"),
@@ -115,19 +118,32 @@ fn admin_commands_manage_accounts_keys_and_jobs_scriptably() {
         assert_eq!(shown["limits"][ep]["source"], source, "{ep}: {shown}");
     }
     let (ok, text, _) = vto(d, &["admin", "account", "show", &acct]);
-    assert!(ok && text.contains("20/1") && text.contains("(account)"), "{text}");
+    assert!(
+        ok && text.contains("20/1") && text.contains("(account)"),
+        "{text}"
+    );
     json(d, &["admin", "account", "limits", &acct, "--reset"]);
     let shown = json(d, &["admin", "account", "show", &acct]);
     assert_eq!(shown["limits"]["create_try_on"]["source"], "default");
     let (ok, _, err) = vto(d, &["admin", "account", "limits", &acct, "--create", "0/1"]);
     assert!(!ok && err.contains("burst must be at least 1"), "{err}");
     let (ok, _, err) = vto(d, &["admin", "account", "limits", &acct, "--get", "fast"]);
-    assert!(!ok && err.contains("expected <burst>/<period_secs>"), "{err}");
+    assert!(
+        !ok && err.contains("expected <burst>/<period_secs>"),
+        "{err}"
+    );
     let (ok, _, err) = vto(d, &["admin", "account", "limits", &acct]);
     assert!(!ok && err.contains("--reset"), "{err}");
     let (ok, _, err) = vto(
         d,
-        &["admin", "account", "limits", "acct_missing", "--create", "5/1"],
+        &[
+            "admin",
+            "account",
+            "limits",
+            "acct_missing",
+            "--create",
+            "5/1",
+        ],
     );
     assert!(!ok && err.contains("no account"), "{err}");
     let (ok, _, err) = vto(d, &["admin", "account", "show", "acct_missing"]);

@@ -314,7 +314,11 @@ mod tests {
             let r = c.find_by_hash(&hash).await.unwrap().unwrap();
             assert!(r.revoked_at.is_none());
         }
-        assert_eq!(shared.lookups.load(Ordering::SeqCst), 1, "one store read for 5 lookups");
+        assert_eq!(
+            shared.lookups.load(Ordering::SeqCst),
+            1,
+            "one store read for 5 lookups"
+        );
 
         // "Another process" revokes the key directly in the store.
         shared.revoke(&key.record.id, Timestamp(5)).await.unwrap();

@@ -554,7 +554,11 @@ where
     let g1 = l.auth_generation().await.expect("generation");
     assert!(g1 > g0, "set moves the generation");
     assert_eq!(l.limits(&a).await.expect("limits"), Some(first));
-    assert_eq!(l.limits(&b).await.expect("limits"), None, "accounts are separate");
+    assert_eq!(
+        l.limits(&b).await.expect("limits"),
+        None,
+        "accounts are separate"
+    );
     let second = AccountLimits::from([(Endpoint::Balance, q("600/60"))]);
     l.set_limits(&a, &second).await.expect("set");
     assert_eq!(
@@ -566,7 +570,10 @@ where
     let g2 = l.auth_generation().await.expect("generation");
     assert!(g2 > g1, "reset moves the generation");
     assert_eq!(l.limits(&a).await.expect("limits"), None);
-    assert!(!l.reset_limits(&a).await.expect("reset"), "nothing left to reset");
+    assert!(
+        !l.reset_limits(&a).await.expect("reset"),
+        "nothing left to reset"
+    );
 }
 
 /// The [`crate::outbox::Outbox`] contract.
@@ -787,9 +794,7 @@ mod tests {
 
     #[tokio::test]
     async fn memory_account_limits_conform() {
-        super::account_limit_store(|| async {
-            crate::ratelimit::MemoryAccountLimits::default()
-        })
-        .await;
+        super::account_limit_store(|| async { crate::ratelimit::MemoryAccountLimits::default() })
+            .await;
     }
 }

@@ -79,6 +79,7 @@ pub mod service;
 pub mod store;
 pub mod webhook;
 
+pub use auth_cache::AuthCache;
 pub use billing::{Account, Balance, Ledger, LedgerEntry, MemoryLedger};
 pub use category::{Category, Mode, PriceUnit, ProductInput};
 pub use clock::{Clock, FakeClock, SystemClock, Timestamp};
@@ -87,7 +88,6 @@ pub use error::{ApiError, ErrorBody, ErrorCode};
 pub use fetch::{FetchError, FetchLimits, Fetched, Fetcher, MemoryFetcher};
 pub use ids::{AccountId, ApiKeyId, IdGen, RandomIds, RequestId, SequentialIds};
 pub use job::{Job, JobEvent, JobStatus};
-pub use auth_cache::AuthCache;
 pub use keys::{ApiKeyRecord, ApiKeyStore, AuthGeneration, MemoryKeyStore, NewApiKey};
 pub use money::{Currency, Money};
 pub use pricing::PriceTable;

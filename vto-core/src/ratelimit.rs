@@ -141,9 +141,12 @@ impl std::str::FromStr for Quota {
         let (b, p) = s.trim().split_once('/').ok_or_else(bad)?;
         let burst: u32 = b.trim().parse().map_err(|_| bad())?;
         let period: u64 = p.trim().parse().map_err(|_| bad())?;
-        let burst = NonZeroU32::new(burst).ok_or_else(|| format!("{s:?}: burst must be at least 1"))?;
+        let burst =
+            NonZeroU32::new(burst).ok_or_else(|| format!("{s:?}: burst must be at least 1"))?;
         if !(1..=86_400).contains(&period) {
-            return Err(format!("{s:?}: the period must be between 1 and 86400 seconds"));
+            return Err(format!(
+                "{s:?}: the period must be between 1 and 86400 seconds"
+            ));
         }
         Ok(Quota {
             burst,
@@ -166,8 +169,11 @@ pub trait AccountLimitStore: Send + Sync {
     /// The account's overrides; `None` when it has none.
     async fn limits(&self, account: &AccountId) -> Result<Option<AccountLimits>, RateLimitError>;
     /// Replaces the account's overrides with `limits` (merged by the caller if wanted).
-    async fn set_limits(&self, account: &AccountId, limits: &AccountLimits)
-        -> Result<(), RateLimitError>;
+    async fn set_limits(
+        &self,
+        account: &AccountId,
+        limits: &AccountLimits,
+    ) -> Result<(), RateLimitError>;
     /// Removes the account's overrides; `false` when it had none.
     async fn reset_limits(&self, account: &AccountId) -> Result<bool, RateLimitError>;
 }
@@ -189,7 +195,12 @@ impl MemoryAccountLimits {
 #[async_trait]
 impl AccountLimitStore for MemoryAccountLimits {
     async fn limits(&self, account: &AccountId) -> Result<Option<AccountLimits>, RateLimitError> {
-        Ok(self.limits.lock().expect("limits lock").get(account).cloned())
+        Ok(self
+            .limits
+            .lock()
+            .expect("limits lock")
+            .get(account)
+            .cloned())
     }
 
     async fn set_limits(

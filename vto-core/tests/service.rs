@@ -740,7 +740,11 @@ async fn stored_account_limits_replace_the_default_at_the_next_request_and_reset
             }
         }
     };
-    assert_eq!(quota(&h).await.to_string(), "10/1", "the configured default");
+    assert_eq!(
+        quota(&h).await.to_string(),
+        "10/1",
+        "the configured default"
+    );
     limits
         .set_limits(
             &h.caller.account_id,

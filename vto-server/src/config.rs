@@ -589,7 +589,12 @@ fn apply_env(table: &mut toml::Table, name: &str, value: &str) -> Result<(), Con
             Kind::Bool => toml::Value::Boolean(match value.trim() {
                 "1" | "true" | "yes" | "on" => true,
                 "0" | "false" | "no" | "off" => false,
-                _ => return Err(invalid(name, format!("expected true or false, got {value:?}"))),
+                _ => {
+                    return Err(invalid(
+                        name,
+                        format!("expected true or false, got {value:?}"),
+                    ))
+                }
             }),
             Kind::Int => toml::Value::Integer(
                 value

@@ -145,7 +145,8 @@ impl Metrics {
     /// The exposition (OpenMetrics text, [`CONTENT_TYPE`]) with job counts from the store
     /// and the engines' own sample lines.
     pub fn encode(&self, jobs: &HashMap<JobStatus, u64>, engine_lines: &str) -> String {
-        let count = |s: JobStatus| i64::try_from(jobs.get(&s).copied().unwrap_or(0)).unwrap_or(i64::MAX);
+        let count =
+            |s: JobStatus| i64::try_from(jobs.get(&s).copied().unwrap_or(0)).unwrap_or(i64::MAX);
         for s in JobStatus::ALL {
             self.jobs
                 .get_or_create(&StatusLabels { status: s.as_str() })
@@ -168,7 +169,10 @@ impl Metrics {
 /// engines write theirs engine by engine), keeping the order within a family.
 fn group_by_family(lines: &str) -> String {
     let mut families: Vec<(&str, Vec<&str>)> = Vec::new();
-    for line in lines.lines().filter(|l| !l.is_empty() && !l.starts_with('#')) {
+    for line in lines
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
         let name = line.split(['{', ' ']).next().unwrap_or(line);
         match families.iter_mut().find(|(n, _)| *n == name) {
             Some((_, v)) => v.push(line),
