@@ -1,6 +1,6 @@
 //! `vto models fetch` and `vto inspect`: the vision stack from the command line.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use anyhow::{bail, Context as _};
