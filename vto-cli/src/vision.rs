@@ -1,18 +1,18 @@
 //! `vto models fetch` and `vto inspect`: the vision stack from the command line.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use anyhow::{bail, Context as _};
 use serde_json::json;
 
 use vto_render::gpu::GpuContext;
-use vto_render::models::{models_dir, ModelId, ModelStore};
+use vto_render::models::{ModelId, ModelStore};
 use vto_render::vision::{draw_overlay, Networks, Vision};
 
-/// The models dir for a data dir (`VTO_MODELS_DIR` overrides).
-pub fn dir_for(data_dir: &Path) -> PathBuf {
-    models_dir(data_dir)
+/// Whether all six models are in `dir` and verify.
+pub fn models_present(dir: &Path) -> bool {
+    ModelStore::open(dir).is_ok()
 }
 
 /// Downloads `mediapipe==0.10.14` with pip (no install), extracts the six models and checks
