@@ -15,6 +15,10 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 WORK=${BENCH_DIR:-$(mktemp -d)}
 cd "$ROOT"
+if ! command -v wrk >/dev/null; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq wrk >&2
+fi
 cargo build --release -p vto-server -p vto-cli --bin vto --example hello --example bench_server >&2
 BIN=$TARGET/release
 HELLO_PID=""; SERVER_PID=""

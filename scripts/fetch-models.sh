@@ -4,7 +4,8 @@
 #   scripts/fetch-models.sh [DIR]        # DIR, else $VTO_MODELS_DIR, else ./models
 #   scripts/fetch-models.sh --test-photos [DIR]
 #                                         # also extracts astronaut.png and camera.png from the
-#                                         # scikit-image wheel into DIR/test-photos (public domain)
+#                                         # scikit-image wheel and grace_hopper.jpg from the
+#                                         # matplotlib wheel into DIR/test-photos (public domain)
 #
 # Source: the PyPI wheel mediapipe==0.10.14 (Apache-2.0), downloaded with pip (no install).
 # Idempotent: when all six files already match their pinned SHA-256, nothing is downloaded.
@@ -90,5 +91,22 @@ with zipfile.ZipFile(wheel) as z:
             f.write(z.read("skimage/data/" + name))
 PY
     echo "test photos: astronaut.png, camera.png in $dir/test-photos"
+  fi
+  # A second portrait: Grace Hopper (US Navy photo, public domain) from matplotlib's sample data.
+  if [[ -f "$dir/test-photos/grace_hopper.jpg" ]]; then
+    echo "test photos: grace_hopper.jpg present"
+  else
+    "$python" -m pip download --no-deps --only-binary=:all: \
+      --platform manylinux2014_x86_64 --python-version 3.11 \
+      matplotlib==3.9.2 -d "$tmp" >&2
+    "$python" - "$(ls "$tmp"/matplotlib-*.whl)" "$dir/test-photos" <<'PY'
+import sys, zipfile, os
+wheel, out = sys.argv[1:]
+with zipfile.ZipFile(wheel) as z:
+    data = z.read("matplotlib/mpl-data/sample_data/grace_hopper.jpg")
+with open(os.path.join(out, "grace_hopper.jpg"), "wb") as f:
+    f.write(data)
+PY
+    echo "test photos: grace_hopper.jpg in $dir/test-photos"
   fi
 fi

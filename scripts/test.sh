@@ -18,4 +18,10 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import standardwebhoo
 fi
 export VTO_TEST_PYTHON="$venv/bin/python"
 
+# The end-to-end tests in tests/ run the `vto` binary this same `cargo test` builds (for
+# vto-cli's tests) and the examples beside it; see tests/lib.rs.
+target=$(cargo metadata --format-version 1 --no-deps |
+         python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+export VTO_BIN="${VTO_BIN:-$target/debug/vto}"
+
 cargo test --workspace --all-features

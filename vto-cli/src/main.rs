@@ -5,6 +5,7 @@
 //! prints either a short human summary or, with `--json`, one JSON document for scripts.
 //! An API key's secret is printed once, by `vto admin key create`, and never again.
 
+mod builtin;
 mod vision;
 
 use std::path::PathBuf;
@@ -16,7 +17,7 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use vto_core::{AccountId, ApiKeyId, JobFilter, JobStatus, JobStore, RequestId};
-use vto_core::{ApiKeyStore, Ledger};
+use vto_core::{AccountLimitStore, AccountLimits, ApiKeyStore, Endpoint, Ledger, Quota};
 use vto_server::Config;
 
 /// vto: self-hosted virtual try-on.
@@ -38,7 +39,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the HTTP server (the same as `vto-server`).
+    /// Run the HTTP server with the built-in engines (glasses, sunglasses) and the configured
+    /// render services. Missing models are fetched first (`fetch_models`, default on).
     Serve,
     /// Accounts, keys and jobs in the data dir.
     Admin {
@@ -83,7 +85,8 @@ struct TryOnArgs {
 #[derive(Debug, Subcommand)]
 enum ModelsCmd {
     /// Download mediapipe==0.10.14 with pip, extract the six models into the models dir
-    /// (`VTO_MODELS_DIR`, else `<data dir>/models`) and check their SHA-256. Idempotent.
+    /// (`models_dir` in the config or `VTO_MODELS_DIR`, else `<data dir>/models`) and check
+    /// their SHA-256. Idempotent.
     Fetch,
 }
 
@@ -160,6 +163,34 @@ enum AccountCmd {
     },
     /// List accounts with their balances.
     List,
+    /// Show one account: balance, rate limits (its own and the defaults) and keys.
+    Show {
+        /// The account id (`acct_…`).
+        account: String,
+    },
+    /// Set the account's own rate limits, `<burst>/<period_secs>` per endpoint (e.g.
+    /// `--create 20/1 --get 100/1`). Endpoints not given keep their current value; `--reset`
+    /// first drops every override (alone, it restores the defaults). Running servers apply
+    /// the change within `auth_refresh_ms`, without a restart.
+    Limits {
+        /// The account id (`acct_…`).
+        account: String,
+        /// `POST /v1/virtual-try-on`.
+        #[arg(long, value_name = "BURST/SECS")]
+        create: Option<Quota>,
+        /// `GET /v1/virtual-try-on/{id}`.
+        #[arg(long, value_name = "BURST/SECS")]
+        get: Option<Quota>,
+        /// `POST /v1/virtual-try-on/{id}/cancel`.
+        #[arg(long, value_name = "BURST/SECS")]
+        cancel: Option<Quota>,
+        /// `GET /v1/balance`.
+        #[arg(long, value_name = "BURST/SECS")]
+        balance: Option<Quota>,
+        /// Drop the account's overrides (before applying any given above).
+        #[arg(long)]
+        reset: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -178,7 +209,8 @@ enum KeyCmd {
         #[arg(long)]
         account: Option<String>,
     },
-    /// Revoke a key (it stops working at once).
+    /// Revoke a key. The command returns once running servers have noticed (after
+    /// `auth_refresh_ms`): from then on the key is refused everywhere.
     Revoke {
         /// The key id (`key_…`).
         key: String,
@@ -223,6 +255,41 @@ fn job_json(job: &vto_core::Job) -> Value {
         }
     }
     v
+}
+
+/// Every endpoint's effective quota for an account: its own, else the configured default.
+fn limits_json(config: &Config, own: Option<&AccountLimits>) -> anyhow::Result<Value> {
+    let defaults = config.service_config()?.rate_limits.defaults;
+    let mut out = serde_json::Map::new();
+    for ep in Endpoint::ALL {
+        let (quota, source) = match own.and_then(|l| l.get(&ep)) {
+            Some(q) => (Some(*q), "account"),
+            None => (defaults.get(&ep).copied(), "default"),
+        };
+        out.insert(
+            ep.as_str().into(),
+            json!({
+                "limit": quota.map_or("unlimited".to_string(), |q| q.to_string()),
+                "source": source,
+            }),
+        );
+    }
+    Ok(Value::Object(out))
+}
+
+fn limits_text(limits: &Value) -> String {
+    let mut s = String::new();
+    if let Some(m) = limits.as_object() {
+        for (ep, v) in m {
+            s.push_str(&format!(
+                "\n  {:<14} {:>10}  ({})",
+                ep,
+                v["limit"].as_str().unwrap_or("?"),
+                v["source"].as_str().unwrap_or("?")
+            ));
+        }
+    }
+    s
 }
 
 fn print(json_mode: bool, value: &Value, text: impl FnOnce() -> String) {
@@ -274,6 +341,77 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                         "{}: balance {} {} ({} held, {} available)",
                         bal.account_id, bal.balance, bal.currency, bal.held, bal.available
                     )
+                });
+            }
+            AccountCmd::Show { account } => {
+                let id = AccountId(account);
+                let acct = store
+                    .account(&id)
+                    .await?
+                    .with_context(|| format!("no account {id}"))?;
+                let bal = store.balance(&id).await?;
+                let own = store.limits(&id).await?;
+                let limits = limits_json(config, own.as_ref())?;
+                let keys = ApiKeyStore::list(&store, Some(&id)).await?;
+                let v = json!({ "account": acct, "balance": bal, "limits": limits, "keys": keys });
+                print(json_mode, &v, || {
+                    format!(
+                        "{} ({})\nbalance {} {} ({} held, {} available)\nrate limits (burst/seconds):{}\nkeys: {} ({} active)",
+                        acct.id,
+                        acct.name,
+                        bal.balance,
+                        bal.currency,
+                        bal.held,
+                        bal.available,
+                        limits_text(&limits),
+                        keys.len(),
+                        keys.iter().filter(|k| k.revoked_at.is_none()).count()
+                    )
+                });
+            }
+            AccountCmd::Limits {
+                account,
+                create,
+                get,
+                cancel,
+                balance,
+                reset,
+            } => {
+                let id = AccountId(account);
+                if store.account(&id).await?.is_none() {
+                    bail!("no account {id}");
+                }
+                let given: Vec<(Endpoint, Quota)> = [
+                    (Endpoint::CreateTryOn, create),
+                    (Endpoint::GetTryOn, get),
+                    (Endpoint::CancelTryOn, cancel),
+                    (Endpoint::Balance, balance),
+                ]
+                .into_iter()
+                .filter_map(|(e, q)| q.map(|q| (e, q)))
+                .collect();
+                if given.is_empty() && !reset {
+                    bail!("give at least one of --create, --get, --cancel, --balance (BURST/SECS, e.g. 20/1), or --reset");
+                }
+                let mut own = if reset {
+                    AccountLimits::new()
+                } else {
+                    store.limits(&id).await?.unwrap_or_default()
+                };
+                own.extend(given);
+                if own.is_empty() {
+                    store.reset_limits(&id).await?;
+                } else {
+                    store.set_limits(&id, &own).await?;
+                }
+                // Running servers notice within one refresh interval.
+                std::thread::sleep(std::time::Duration::from_millis(
+                    config.auth_refresh_ms + 50,
+                ));
+                let limits = limits_json(config, Some(&own))?;
+                let v = json!({ "account_id": id, "limits": limits });
+                print(json_mode, &v, || {
+                    format!("{id}: rate limits (burst/seconds):{}", limits_text(&limits))
                 });
             }
             AccountCmd::List => {
@@ -349,6 +487,11 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                 if !store.revoke(&id, svc.now()).await? {
                     bail!("no key {id}");
                 }
+                // Running servers empty their key cache within one refresh interval; return
+                // only then, so "revoked" means refused everywhere.
+                std::thread::sleep(std::time::Duration::from_millis(
+                    config.auth_refresh_ms + 50,
+                ));
                 let v = json!({ "revoked": id });
                 print(json_mode, &v, || format!("revoked {id}"));
             }
@@ -478,32 +621,45 @@ fn main() -> anyhow::Result<()> {
         .clone()
         .or_else(|| std::env::var_os("VTO_CONFIG").map(PathBuf::from));
     let config = Config::load(file.as_deref(), env)?;
+    let backend: vto_render::vision::VisionBackend = config.vision_backend.parse()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     match cli.command {
         Command::Serve => {
             vto_server::init_tracing();
-            rt.block_on(vto_server::serve(config))
+            let models = config.models_dir();
+            if config.fetch_models && !vision::models_present(&models) {
+                tracing::info!(models = %models.display(), "models missing: fetching them (vto models fetch; turn off with fetch_models = false)");
+                if let Err(e) = vision::fetch(&models, false) {
+                    tracing::warn!(error = %format!("{e:#}"), "fetching the models failed");
+                }
+            }
+            let (engines, unavailable) = builtin::builtin_engines(&models, backend);
+            rt.block_on(vto_server::serve(
+                config,
+                vto_server::Builtins {
+                    engines,
+                    unavailable,
+                },
+            ))
         }
         Command::Admin { what } => rt.block_on(admin(&config, cli.json, what)),
         Command::DefaultConfig => Ok(()),
         Command::Models {
             cmd: ModelsCmd::Fetch,
-        } => vision::fetch(&vision::dir_for(&config.data_dir), cli.json),
+        } => vision::fetch(&config.models_dir(), cli.json),
         Command::TryOn(a) => vision::try_on(
             &a.category,
             &a.person,
             &a.product,
             &a.output,
-            &vision::dir_for(&config.data_dir),
+            &config.models_dir(),
+            backend,
             cli.json,
         ),
-        Command::Inspect { photo, overlay } => vision::inspect(
-            &vision::dir_for(&config.data_dir),
-            &photo,
-            overlay.as_deref(),
-            cli.json,
-        ),
+        Command::Inspect { photo, overlay } => {
+            vision::inspect(&config.models_dir(), backend, &photo, overlay.as_deref(), cli.json)
+        }
     }
 }

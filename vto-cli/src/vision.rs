@@ -1,18 +1,18 @@
 //! `vto models fetch` and `vto inspect`: the vision stack from the command line.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use anyhow::{bail, Context as _};
 use serde_json::json;
 
 use vto_render::gpu::GpuContext;
-use vto_render::models::{models_dir, ModelId, ModelStore};
-use vto_render::vision::{draw_overlay, Networks, Vision};
+use vto_render::models::{ModelId, ModelStore};
+use vto_render::vision::{draw_overlay, Networks, Vision, VisionBackend};
 
-/// The models dir for a data dir (`VTO_MODELS_DIR` overrides).
-pub fn dir_for(data_dir: &Path) -> PathBuf {
-    models_dir(data_dir)
+/// Whether all six models are in `dir` and verify.
+pub fn models_present(dir: &Path) -> bool {
+    ModelStore::open(dir).is_ok()
 }
 
 /// Downloads `mediapipe==0.10.14` with pip (no install), extracts the six models and checks
@@ -96,13 +96,14 @@ fn report(json_mode: bool, dir: &Path, what: &str) {
 /// (keypoints, mask coverage); optionally writes an overlay image.
 pub fn inspect(
     models: &Path,
+    backend: VisionBackend,
     photo: &Path,
     overlay: Option<&Path>,
     json_mode: bool,
 ) -> anyhow::Result<()> {
     let store = ModelStore::open(models)?;
     let ctx = GpuContext::shared()?;
-    let nets = Networks::gpu(&ctx, &store)?;
+    let nets = Networks::for_context(&ctx, &store, backend)?;
     let mut vision = Vision::new(ctx, nets);
     let image = image::open(photo)
         .with_context(|| format!("reading {}", photo.display()))?
@@ -192,17 +193,22 @@ pub fn try_on(
     product: &str,
     out: &Path,
     models: &Path,
+    backend: VisionBackend,
     json_mode: bool,
 ) -> anyhow::Result<()> {
-    use vto_render::tryon::Eyewear;
-    let kind = match category {
-        "glasses" => Eyewear::Glasses,
-        "sunglasses" => Eyewear::Sunglasses,
-        c if c.parse::<vto_core::Category>().is_ok() => bail!(
-            "category {c} has no built-in engine yet (built in: glasses, sunglasses); \
-             run `vto serve` with an [engines.{c}] render service for it"
-        ),
-        c => bail!("unknown category {c:?}"),
+    let Ok(cat) = category.parse::<vto_core::Category>() else {
+        bail!("unknown category {category:?}");
+    };
+    let Some(tryon) = vto_render::engine::builtin_tryon(cat) else {
+        let built_in: Vec<&str> = vto_render::engine::builtin_tryons()
+            .iter()
+            .map(|t| t.category().as_str())
+            .collect();
+        bail!(
+            "category {category} has no built-in engine yet (built in: {}); \
+             run `vto serve` with an [engines.{category}] render service for it",
+            built_in.join(", ")
+        );
     };
     let progress = |step: &str| {
         if !json_mode {
@@ -216,10 +222,10 @@ pub fn try_on(
     let person = rt.block_on(read_input(person, "person photo"))?;
     let model = rt.block_on(read_input(product, "product model"))?;
     progress("loading the models and the GPU context");
-    let renderer = vto_render::engine::Renderer::shared(models)?;
+    let renderer = vto_render::engine::Renderer::shared_with(models, backend)?;
     progress("finding the face and rendering");
     let started = std::time::Instant::now();
-    let result = renderer.try_on_glasses(&person, &model, kind)?;
+    let result = renderer.try_on(tryon.as_ref(), &person, &model)?;
     std::fs::write(out, &result.png).with_context(|| format!("writing {}", out.display()))?;
     let ms = started.elapsed().as_millis();
     if json_mode {

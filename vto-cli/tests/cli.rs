@@ -92,6 +92,62 @@ fn admin_commands_manage_accounts_keys_and_jobs_scriptably() {
     assert!(!ok && err.contains("no account"), "{err}");
     let (ok, _, err) = vto(d, &["admin", "key", "revoke", "key_missing"]);
     assert!(!ok && err.contains("no key"), "{err}");
+
+    // per-account limits: stored with the account, shown, reset
+    let shown = json(d, &["admin", "account", "show", &acct]);
+    assert_eq!(shown["limits"]["create_try_on"]["limit"], "10/1");
+    assert_eq!(shown["limits"]["create_try_on"]["source"], "default");
+    json(
+        d,
+        &[
+            "admin", "account", "limits", &acct, "--create", "20/1", "--get", "100/1",
+        ],
+    );
+    json(
+        d,
+        &["admin", "account", "limits", &acct, "--balance", "600/60"],
+    );
+    let shown = json(d, &["admin", "account", "show", &acct]);
+    for (ep, limit, source) in [
+        ("create_try_on", "20/1", "account"),
+        ("get_try_on", "100/1", "account"),
+        ("balance", "600/60", "account"),
+        ("cancel_try_on", "10/1", "default"),
+    ] {
+        assert_eq!(shown["limits"][ep]["limit"], limit, "{ep}: {shown}");
+        assert_eq!(shown["limits"][ep]["source"], source, "{ep}: {shown}");
+    }
+    let (ok, text, _) = vto(d, &["admin", "account", "show", &acct]);
+    assert!(
+        ok && text.contains("20/1") && text.contains("(account)"),
+        "{text}"
+    );
+    json(d, &["admin", "account", "limits", &acct, "--reset"]);
+    let shown = json(d, &["admin", "account", "show", &acct]);
+    assert_eq!(shown["limits"]["create_try_on"]["source"], "default");
+    let (ok, _, err) = vto(d, &["admin", "account", "limits", &acct, "--create", "0/1"]);
+    assert!(!ok && err.contains("burst must be at least 1"), "{err}");
+    let (ok, _, err) = vto(d, &["admin", "account", "limits", &acct, "--get", "fast"]);
+    assert!(
+        !ok && err.contains("expected <burst>/<period_secs>"),
+        "{err}"
+    );
+    let (ok, _, err) = vto(d, &["admin", "account", "limits", &acct]);
+    assert!(!ok && err.contains("--reset"), "{err}");
+    let (ok, _, err) = vto(
+        d,
+        &[
+            "admin",
+            "account",
+            "limits",
+            "acct_missing",
+            "--create",
+            "5/1",
+        ],
+    );
+    assert!(!ok && err.contains("no account"), "{err}");
+    let (ok, _, err) = vto(d, &["admin", "account", "show", "acct_missing"]);
+    assert!(!ok && err.contains("no account"), "{err}");
     let out = Command::new(env!("CARGO_BIN_EXE_vto"))
         .args(["admin", "account", "list"])
         .env("VTO_DATA_DIR", d)

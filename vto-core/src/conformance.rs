@@ -513,6 +513,69 @@ where
     let _ = ids.request_id();
 }
 
+/// The [`crate::keys::AuthGeneration`] contract for a key store: a revocation moves the
+/// generation forward (a repeated revocation may or may not; an unknown key need not).
+pub async fn key_revocation_generation<K, F, Fut>(make: F)
+where
+    K: ApiKeyStore + crate::keys::AuthGeneration,
+    F: Fn() -> Fut,
+    Fut: Future<Output = K>,
+{
+    let k = make().await;
+    let ids = SequentialIds::default();
+    let key = generate_key(&ids, &AccountId::from("acct_a"), "prod", at(0));
+    k.insert(&key.record).await.expect("insert");
+    let g0 = k.auth_generation().await.expect("generation");
+    assert!(k.revoke(&key.record.id, at(1)).await.expect("revoke"));
+    let g1 = k.auth_generation().await.expect("generation");
+    assert!(g1 > g0, "a revocation moves the generation ({g0} -> {g1})");
+}
+
+/// The [`crate::ratelimit::AccountLimitStore`] contract, with its
+/// [`crate::keys::AuthGeneration`]: set replaces, reset removes, each moves the generation.
+pub async fn account_limit_store<L, F, Fut>(make: F)
+where
+    L: crate::ratelimit::AccountLimitStore + crate::keys::AuthGeneration,
+    F: Fn() -> Fut,
+    Fut: Future<Output = L>,
+{
+    use crate::ratelimit::{AccountLimits, Endpoint, Quota};
+    let l = make().await;
+    let a = AccountId::from("acct_a");
+    let b = AccountId::from("acct_b");
+    let q = |s: &str| s.parse::<Quota>().expect("quota");
+    assert_eq!(l.limits(&a).await.expect("limits"), None);
+    let g0 = l.auth_generation().await.expect("generation");
+    let first = AccountLimits::from([
+        (Endpoint::CreateTryOn, q("20/1")),
+        (Endpoint::GetTryOn, q("100/1")),
+    ]);
+    l.set_limits(&a, &first).await.expect("set");
+    let g1 = l.auth_generation().await.expect("generation");
+    assert!(g1 > g0, "set moves the generation");
+    assert_eq!(l.limits(&a).await.expect("limits"), Some(first));
+    assert_eq!(
+        l.limits(&b).await.expect("limits"),
+        None,
+        "accounts are separate"
+    );
+    let second = AccountLimits::from([(Endpoint::Balance, q("600/60"))]);
+    l.set_limits(&a, &second).await.expect("set");
+    assert_eq!(
+        l.limits(&a).await.expect("limits"),
+        Some(second),
+        "set replaces the whole set"
+    );
+    assert!(l.reset_limits(&a).await.expect("reset"));
+    let g2 = l.auth_generation().await.expect("generation");
+    assert!(g2 > g1, "reset moves the generation");
+    assert_eq!(l.limits(&a).await.expect("limits"), None);
+    assert!(
+        !l.reset_limits(&a).await.expect("reset"),
+        "nothing left to reset"
+    );
+}
+
 /// The [`crate::outbox::Outbox`] contract.
 pub async fn outbox<O, F, Fut>(make: F)
 where
@@ -726,5 +789,12 @@ mod tests {
     #[tokio::test]
     async fn memory_key_store_conforms() {
         super::api_key_store(|| async { MemoryKeyStore::default() }).await;
+        super::key_revocation_generation(|| async { MemoryKeyStore::default() }).await;
+    }
+
+    #[tokio::test]
+    async fn memory_account_limits_conform() {
+        super::account_limit_store(|| async { crate::ratelimit::MemoryAccountLimits::default() })
+            .await;
     }
 }

@@ -104,10 +104,31 @@ pub trait ApiKeyStore: Send + Sync {
     async fn revoke(&self, id: &ApiKeyId, now: Timestamp) -> Result<bool, KeyStoreError>;
 }
 
+/// A counter a store moves forward, in the same transaction, with every change a cache of
+/// authentication data must not outlive: a key revoked, an account's limits set or reset.
+///
+/// Caches ([`crate::auth_cache::AuthCache`]) compare it instead of re-reading every key and
+/// limit: one small read per refresh rather than one per request. Because it lives in the
+/// store, every process on the same store (the server, `vto admin`, later several servers
+/// on one database) sees the same counter.
+#[async_trait]
+pub trait AuthGeneration: Send + Sync {
+    /// The current generation. It only grows.
+    async fn auth_generation(&self) -> Result<u64, KeyStoreError>;
+}
+
 /// The in-memory key store.
 #[derive(Debug, Default)]
 pub struct MemoryKeyStore {
     keys: std::sync::Mutex<Vec<ApiKeyRecord>>,
+    generation: std::sync::atomic::AtomicU64,
+}
+
+#[async_trait]
+impl AuthGeneration for MemoryKeyStore {
+    async fn auth_generation(&self) -> Result<u64, KeyStoreError> {
+        Ok(self.generation.load(std::sync::atomic::Ordering::SeqCst))
+    }
 }
 
 #[async_trait]
@@ -143,6 +164,8 @@ impl ApiKeyStore for MemoryKeyStore {
         match keys.iter_mut().find(|k| &k.id == id) {
             Some(k) => {
                 k.revoked_at.get_or_insert(now);
+                self.generation
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 Ok(true)
             }
             None => Ok(false),

@@ -11,7 +11,8 @@
 //!
 //! **Small traits, each with an in-memory implementation beside it.** Storage and side effects
 //! sit behind one trait per concern: [`JobStore`] and [`JobQueue`], [`Ledger`], [`ApiKeyStore`],
-//! [`RateLimiter`], [`ResultStore`], [`Fetcher`], [`Engine`], [`WebhookSender`]. The memory
+//! [`RateLimiter`], [`AccountLimitStore`], [`ResultStore`], [`Fetcher`], [`Engine`],
+//! [`WebhookSender`]. The memory
 //! versions live in the same file as their trait; `vto-server` adds SQLite versions. Every
 //! backend runs the same conformance suites (`conformance`, behind the `conformance` feature),
 //! so "implements the trait" means "meets the contract".
@@ -30,6 +31,11 @@
 //! **Time and randomness are injected** ([`Clock`], [`IdGen`]), so limits, leases and deadlines
 //! are tested with a [`FakeClock`] and never by sleeping.
 //!
+//! **Authentication without a store read per request.** [`AuthCache`] keeps key records and
+//! per-account limits in memory and empties itself when the store's [`AuthGeneration`] moves
+//! (every revocation and limit change moves it, in the same transaction), so a revocation made
+//! by another process applies within one refresh interval.
+//!
 //! **Choices the spec leaves open**, made here and documented in the README: the 3D categories
 //! take `product_model` and the garment categories take `product_image`; unfinished jobs are
 //! `queued` or `processing`; a canceled job is `canceled`; error codes are listed in
@@ -41,6 +47,7 @@
 //! - [`Job`], [`JobStatus`], [`JobEvent`]
 //! - [`Money`], [`PriceTable`], [`Balance`], [`Decision`]
 
+pub mod auth_cache;
 pub mod billing;
 pub mod category;
 pub mod clock;
@@ -59,7 +66,7 @@ pub mod idempotency;
 pub mod ids;
 pub mod job;
 pub mod keys;
-#[cfg(feature = "http")]
+#[cfg(feature = "media")]
 pub mod media;
 pub mod money;
 pub mod outbox;
@@ -72,6 +79,7 @@ pub mod service;
 pub mod store;
 pub mod webhook;
 
+pub use auth_cache::AuthCache;
 pub use billing::{Account, Balance, Ledger, LedgerEntry, MemoryLedger};
 pub use category::{Category, Mode, PriceUnit, ProductInput};
 pub use clock::{Clock, FakeClock, SystemClock, Timestamp};
@@ -80,10 +88,13 @@ pub use error::{ApiError, ErrorBody, ErrorCode};
 pub use fetch::{FetchError, FetchLimits, Fetched, Fetcher, MemoryFetcher};
 pub use ids::{AccountId, ApiKeyId, IdGen, RandomIds, RequestId, SequentialIds};
 pub use job::{Job, JobEvent, JobStatus};
-pub use keys::{ApiKeyRecord, ApiKeyStore, MemoryKeyStore, NewApiKey};
+pub use keys::{ApiKeyRecord, ApiKeyStore, AuthGeneration, MemoryKeyStore, NewApiKey};
 pub use money::{Currency, Money};
 pub use pricing::PriceTable;
-pub use ratelimit::{Decision, Endpoint, MemoryRateLimiter, Quota, RateLimiter, RateLimits};
+pub use ratelimit::{
+    AccountLimitStore, AccountLimits, Decision, Endpoint, MemoryAccountLimits, MemoryRateLimiter,
+    Quota, RateLimiter, RateLimits,
+};
 pub use request::{CreateRequest, InputRef, RequestLimits, ValidatedRequest};
 pub use result::{ResultImage, ResultObject};
 pub use results::{FsResultStore, MemoryResultStore, ResultStore, StoredResult};

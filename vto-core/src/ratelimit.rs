@@ -11,7 +11,7 @@
 //! reset and retry-after for the headers, computed from our injected [`Clock`](crate::Clock). The
 //! arithmetic is a dozen lines, and the same TAT-per-key state maps onto SQL or Redis backends.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::num::NonZeroU32;
 
 use async_trait::async_trait;
@@ -117,6 +117,121 @@ impl RateLimits {
             .and_then(|m| m.get(&endpoint))
             .or_else(|| self.defaults.get(&endpoint))
             .copied()
+    }
+}
+
+impl std::fmt::Display for Quota {
+    /// `<burst>/<period secs>`, the form `vto admin account limits` takes (`20/1`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.period_ms % 1000 == 0 {
+            write!(f, "{}/{}", self.burst, self.period_ms / 1000)
+        } else {
+            write!(f, "{}/{}ms", self.burst, self.period_ms)
+        }
+    }
+}
+
+impl std::str::FromStr for Quota {
+    type Err = String;
+
+    /// `<burst>/<period_secs>`, e.g. `20/1` (20 per second) or `600/60`; burst ≥ 1, period
+    /// 1 to 86400 seconds.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || format!("expected <burst>/<period_secs> like 20/1, got {s:?}");
+        let (b, p) = s.trim().split_once('/').ok_or_else(bad)?;
+        let burst: u32 = b.trim().parse().map_err(|_| bad())?;
+        let period: u64 = p.trim().parse().map_err(|_| bad())?;
+        let burst =
+            NonZeroU32::new(burst).ok_or_else(|| format!("{s:?}: burst must be at least 1"))?;
+        if !(1..=86_400).contains(&period) {
+            return Err(format!(
+                "{s:?}: the period must be between 1 and 86400 seconds"
+            ));
+        }
+        Ok(Quota {
+            burst,
+            period_ms: period * 1000,
+        })
+    }
+}
+
+/// One account's quotas, per endpoint; an endpoint not listed keeps the server's default.
+pub type AccountLimits = BTreeMap<Endpoint, Quota>;
+
+/// Per-account quota overrides, stored with the account.
+///
+/// The service asks on every limited request (through a cache in servers, see
+/// [`crate::auth_cache::AuthCache`]); a change applies to the next request, without a restart.
+/// Implementations move their [`crate::keys::AuthGeneration`] forward with every `set` and
+/// `reset`, so caches notice.
+#[async_trait]
+pub trait AccountLimitStore: Send + Sync {
+    /// The account's overrides; `None` when it has none.
+    async fn limits(&self, account: &AccountId) -> Result<Option<AccountLimits>, RateLimitError>;
+    /// Replaces the account's overrides with `limits` (merged by the caller if wanted).
+    async fn set_limits(
+        &self,
+        account: &AccountId,
+        limits: &AccountLimits,
+    ) -> Result<(), RateLimitError>;
+    /// Removes the account's overrides; `false` when it had none.
+    async fn reset_limits(&self, account: &AccountId) -> Result<bool, RateLimitError>;
+}
+
+/// The in-memory [`AccountLimitStore`].
+#[derive(Debug, Default)]
+pub struct MemoryAccountLimits {
+    limits: std::sync::Mutex<HashMap<AccountId, AccountLimits>>,
+    generation: std::sync::atomic::AtomicU64,
+}
+
+impl MemoryAccountLimits {
+    fn bump(&self) {
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[async_trait]
+impl AccountLimitStore for MemoryAccountLimits {
+    async fn limits(&self, account: &AccountId) -> Result<Option<AccountLimits>, RateLimitError> {
+        Ok(self
+            .limits
+            .lock()
+            .expect("limits lock")
+            .get(account)
+            .cloned())
+    }
+
+    async fn set_limits(
+        &self,
+        account: &AccountId,
+        limits: &AccountLimits,
+    ) -> Result<(), RateLimitError> {
+        self.limits
+            .lock()
+            .expect("limits lock")
+            .insert(account.clone(), limits.clone());
+        self.bump();
+        Ok(())
+    }
+
+    async fn reset_limits(&self, account: &AccountId) -> Result<bool, RateLimitError> {
+        let had = self
+            .limits
+            .lock()
+            .expect("limits lock")
+            .remove(account)
+            .is_some();
+        self.bump();
+        Ok(had)
+    }
+}
+
+#[async_trait]
+impl crate::keys::AuthGeneration for MemoryAccountLimits {
+    async fn auth_generation(&self) -> Result<u64, crate::keys::KeyStoreError> {
+        Ok(self.generation.load(std::sync::atomic::Ordering::SeqCst))
     }
 }
 
@@ -334,6 +449,17 @@ mod tests {
                 .unwrap()
                 .allowed
         );
+    }
+
+    #[test]
+    fn quotas_parse_and_print_as_burst_slash_seconds() {
+        let quota: Quota = "20/1".parse().unwrap();
+        assert_eq!(quota, q(20, 1000));
+        assert_eq!(quota.to_string(), "20/1");
+        assert_eq!("600/60".parse::<Quota>().unwrap(), q(600, 60_000));
+        for bad in ["0/1", "5/0", "5/86401", "five/1", "5", ""] {
+            assert!(bad.parse::<Quota>().is_err(), "{bad:?} must be refused");
+        }
     }
 
     #[test]

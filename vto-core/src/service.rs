@@ -21,7 +21,10 @@ use crate::ids::{AccountId, ApiKeyId, IdGen, RandomIds, RequestId};
 use crate::job::{Job, JobEvent, JobStatus, TransitionError};
 use crate::keys::{hash_key, ApiKeyStore, MemoryKeyStore};
 use crate::pricing::PriceTable;
-use crate::ratelimit::{Decision, Endpoint, MemoryRateLimiter, RateLimiter, RateLimits};
+use crate::ratelimit::{
+    AccountLimitStore, Decision, Endpoint, MemoryAccountLimits, MemoryRateLimiter, RateLimiter,
+    RateLimits,
+};
 use crate::request::{CreateRequest, RequestLimits};
 use crate::result::ResultObject;
 use crate::results::{MemoryResultStore, ResultStore};
@@ -79,6 +82,8 @@ pub struct Backends {
     pub keys: Arc<dyn ApiKeyStore>,
     /// Rate limits.
     pub limiter: Arc<dyn RateLimiter>,
+    /// Per-account quota overrides (stored with the account; checked on every limited request).
+    pub limits: Arc<dyn AccountLimitStore>,
     /// Result images.
     pub results: Arc<dyn ResultStore>,
     /// Input fetching.
@@ -124,6 +129,7 @@ impl Backends {
                 ledger: Arc::new(MemoryLedger::default()),
                 keys: Arc::new(MemoryKeyStore::default()),
                 limiter: Arc::new(MemoryRateLimiter::default()),
+                limits: Arc::new(MemoryAccountLimits::default()),
                 results: results.clone(),
                 fetcher: fetcher.clone(),
                 webhooks: webhooks.clone(),
@@ -261,15 +267,26 @@ impl TryOnService {
         }
     }
 
-    /// Counts a request against the caller's quota on `endpoint`. `Ok(None)` means the endpoint
-    /// is unlimited; a denial is `Err` with code `rate_limit_exceeded` plus the decision for
-    /// the `Retry-After` and `RateLimit` headers.
+    /// Counts a request against the caller's quota on `endpoint`: the account's override
+    /// ([`AccountLimitStore`]) if it has one for this endpoint, else the configured quota.
+    /// `Ok(None)` means the endpoint is unlimited; a denial is `Err` with code
+    /// `rate_limit_exceeded` plus the decision for the `Retry-After` and `RateLimit` headers.
     pub async fn rate_limit(
         &self,
         caller: &Caller,
         endpoint: Endpoint,
     ) -> Result<Option<Decision>, (ApiError, Decision)> {
-        let Some(quota) = self.config.rate_limits.quota(&caller.account_id, endpoint) else {
+        let stored = match self.b.limits.limits(&caller.account_id).await {
+            Ok(l) => l.and_then(|l| l.get(&endpoint).copied()),
+            Err(e) => {
+                // The configured quota still applies; the failure is logged.
+                error!(error = %e, "reading the account's limits failed; using the defaults");
+                None
+            }
+        };
+        let Some(quota) =
+            stored.or_else(|| self.config.rate_limits.quota(&caller.account_id, endpoint))
+        else {
             return Ok(None);
         };
         let decision = match self

@@ -724,3 +724,62 @@ async fn a_crash_after_the_transition_still_sends_the_webhook_and_settles() {
     assert_eq!(h.balance().await.available, dec("1"));
     assert_eq!(h.svc.maintain().await.unwrap().reconciled, 0);
 }
+
+#[tokio::test]
+async fn stored_account_limits_replace_the_default_at_the_next_request_and_reset_restores_it() {
+    let h = harness("1.00", ServiceConfig::default()).await;
+    let limits = &h.mem.backends.limits;
+    let quota = |h: &Harness| {
+        let svc = h.svc.clone();
+        let caller = h.caller.clone();
+        async move {
+            match svc.rate_limit(&caller, Endpoint::CreateTryOn).await {
+                Ok(Some(d)) => d.quota,
+                Ok(None) => panic!("limited by default"),
+                Err((_, d)) => d.quota,
+            }
+        }
+    };
+    assert_eq!(
+        quota(&h).await.to_string(),
+        "10/1",
+        "the configured default"
+    );
+    limits
+        .set_limits(
+            &h.caller.account_id,
+            &AccountLimits::from([(Endpoint::CreateTryOn, "2/60".parse().unwrap())]),
+        )
+        .await
+        .unwrap();
+    // No restart: the next request sees the account's quota, and it is enforced.
+    h.clock.advance(Duration::from_secs(60));
+    let mut allowed = 0;
+    for _ in 0..5 {
+        match h.svc.rate_limit(&h.caller, Endpoint::CreateTryOn).await {
+            Ok(Some(d)) => {
+                assert_eq!(d.quota.to_string(), "2/60");
+                allowed += 1;
+            }
+            Ok(None) => panic!("limited"),
+            Err((e, d)) => {
+                assert_eq!(e.code, ErrorCode::RateLimitExceeded);
+                assert_eq!(d.quota.to_string(), "2/60");
+            }
+        }
+    }
+    assert_eq!(allowed, 2, "the account's burst of 2, not the default 10");
+    assert_eq!(
+        h.svc
+            .rate_limit(&h.caller, Endpoint::GetTryOn)
+            .await
+            .unwrap()
+            .unwrap()
+            .quota
+            .to_string(),
+        "50/1",
+        "endpoints the account does not override keep the default"
+    );
+    assert!(limits.reset_limits(&h.caller.account_id).await.unwrap());
+    assert_eq!(quota(&h).await.to_string(), "10/1");
+}

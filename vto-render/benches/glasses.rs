@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use vto_render::engine::{encode_png, Renderer};
 use vto_render::product::sample::SampleFrame;
-use vto_render::tryon::Eyewear;
+use vto_render::tryon::eyewear::{self, Eyewear};
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -58,7 +58,7 @@ fn main() {
     let setup = t.elapsed();
     for _ in 0..3 {
         renderer
-            .try_on_glasses(&person, &model, Eyewear::Glasses)
+            .try_on(&Eyewear::Glasses, &person, &model)
             .unwrap_or_else(|e| panic!("{e}"));
     }
     let (mut total, mut dec, mut vis, mut ras, mut enc) =
@@ -66,7 +66,7 @@ fn main() {
     for _ in 0..iters {
         let t = Instant::now();
         let out = renderer
-            .try_on_glasses(&person, &model, Eyewear::Glasses)
+            .try_on(&Eyewear::Glasses, &person, &model)
             .unwrap_or_else(|e| panic!("{e}"));
         total.push(t.elapsed());
         dec.push(out.timings.decode);
@@ -76,8 +76,11 @@ fn main() {
     }
     // The raster stage split: placement + light estimation + scene building on the CPU,
     // then the GPU passes with the ROI readback and paste.
-    let (face, _) = renderer.largest_face(&photo).expect("vision");
-    let face = face.expect("a face");
+    let face = renderer
+        .choose_face(&photo)
+        .expect("vision")
+        .expect("a face")
+        .face;
     let product = vto_render::product::load(&model).expect("product");
     // Knobs for exploring the raster cost: VTO_BENCH_SS (1–4), VTO_BENCH_SHADOW (strength).
     let mut options = vto_render::tryon::Options::default();
@@ -97,8 +100,7 @@ fn main() {
     for _ in 0..iters {
         let t = Instant::now();
         let prepared =
-            vto_render::tryon::prepare(&photo, &face, &product, Eyewear::Glasses, &options)
-                .expect("prepare");
+            eyewear::prepare(&photo, &face, &product, Eyewear::Glasses, &options).expect("prepare");
         prep.push(t.elapsed());
         let t = Instant::now();
         renderer

@@ -61,7 +61,7 @@ fn main() {
                     continue;
                 }
                 let label = format!("{stem} · {} · {}", frame.name(), kind.name());
-                let cell = match renderer.try_on_glasses(&person, &frame.glb(), kind) {
+                let cell = match renderer.try_on(&kind, &person, &frame.glb()) {
                     Ok(r) => {
                         let name = format!("{stem}_{}_{}.png", frame.name(), kind.name());
                         std::fs::write(out.join(&name), &r.png).expect("write the output");

@@ -1,36 +1,30 @@
-//! The try-on engines: the six models on the wgpu TFLite executor, the vision pipelines and the
-//! rasterizer, loaded once per process ([`Renderer::shared`]), and [`vto_core::Engine`]
-//! implementations for `glasses` and `sunglasses` ([`EyewearEngine`]).
+//! The render house: one [`Renderer`] per process (the GPU context, the vision networks, the
+//! rasterizer) and one generic engine adapter ([`BuiltinEngine`]) that turns any category's
+//! [`TryOn`] into a [`vto_core::Engine`]. [`builtin`] returns the engines of every built-in
+//! category.
 //!
-//! The simple library entry is [`try_on_glasses`]: person photo bytes and a 3D model's bytes
-//! in, PNG bytes and metadata out.
+//! A sync try-on, one way through: bytes → [`decode_photo`] (vto-core `media`: sniffed, size
+//! limits checked before decoding, EXIF orientation applied — the same path and limits as
+//! the HTTP engines) and the product ([`crate::product::load`] or the same image decoder) →
+//! [`Renderer::see`] (only what [`TryOn::needs`] asks for) → [`TryOn::try_on`] (placement over
+//! [`crate::scene`], the rasterizer) → [`encode_png`], on tokio's blocking pool.
 //!
-//! Face policy: when the photo holds several faces, the largest (detection box area) wears
-//! the product; no face is a `processing_failed` rejection that says so. To save time only
-//! the short-range detector runs unless it finds nothing (then the full-range one), and only
-//! the chosen face goes through the face mesh ([`Renderer::largest_face`]).
+//! # Face policy
+//! The short-range detector runs first; its candidates go through the face mesh largest first
+//! (detection box area), and a candidate whose face flag rejects it falls through to the next.
+//! When that gives a face at least [`SHORT_RANGE_ENOUGH`] of the photo's longer side wide, no
+//! larger face can hide from the short-range detector and it wears the product. Otherwise
+//! (small faces, group photos, or nothing the mesh accepts) the full-range detector runs too,
+//! its candidates are merged with the short-range ones (overlaps counted once), and the same
+//! largest-first fall-through runs over all of them. Either way the face that wears the
+//! product is **the largest face that yields a mesh**. A small face (under [`crate::vision::face::REFINE_BELOW_PX`] between its
+//! side landmarks) then gets a second mesh pass on the region its first landmarks give
+//! (MediaPipe's tracking pass), which straightens the crop; the refined pass is kept unless
+//! its face flag rejects it. The result
+//! metadata says how many candidates were seen, which was chosen and whether it was refined
+//! (`face`).
 //!
-//! Registering both categories on a server (one renderer, created at start-up: ~0.5–3 s on
-//! lavapipe for the GPU context, the six networks and the raster kernels):
-//!
-//! ```no_run
-//! # use std::sync::Arc;
-//! # use vto_core::{Category, Engines};
-//! # use vto_render::engine::{EyewearEngine, Renderer};
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let renderer = Renderer::shared(std::path::Path::new("models"))?;
-//! let engine = Arc::new(EyewearEngine::new(renderer));
-//! let mut engines = Engines::new();
-//! engines
-//!     .register(Category::Glasses, engine.clone())
-//!     .register(Category::Sunglasses, engine);
-//! # Ok(())
-//! # }
-//! ```
-//!
-//! GPU work is serialised: the vision pipelines sit behind a mutex (one device per process,
-//! and lavapipe has two cores to give), and [`EyewearEngine::render`] runs on
-//! `tokio::task::spawn_blocking`, never on the async runtime's threads.
+//! GPU work is serialised: the vision pipelines sit behind a mutex (one device per process).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -38,14 +32,21 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use image::RgbaImage;
-use vto_core::{Category, Engine, EngineError, ErrorCode, RenderInput, Rendered};
+use serde_json::json;
+use vto_core::media::{self, ImageLimits, MediaError};
+use vto_core::{Category, Engine, EngineError, Engines, ErrorCode, RenderInput, Rendered};
 
 use crate::gpu::{GpuContext, GpuError};
 use crate::models::{ModelError, ModelStore};
 use crate::product::{self, ProductError};
-use crate::raster::{RasterError, Rasterizer};
-use crate::tryon::{self, Eyewear, Options, TryOnError};
-use crate::vision::{Networks, Vision, VisionError};
+use crate::raster::Rasterizer;
+use crate::tryon::{
+    Eyewear, FaceChoice, Needs, Options, Person, ProductInput, ProductKind, Stages, TryOn,
+    TryOnError,
+};
+use crate::vision::face::{merge_candidates, FaceDetector};
+use crate::vision::Detection;
+use crate::vision::{Face, Networks, UnknownVisionBackend, Vision, VisionBackend, VisionError};
 
 /// Why a try-on failed.
 #[derive(Debug, thiserror::Error)]
@@ -56,34 +57,21 @@ pub enum RenderError {
     /// Models missing or not verifying.
     #[error(transparent)]
     Models(#[from] ModelError),
-    /// The person photo could not be decoded.
-    #[error("the person photo could not be decoded: {0}")]
-    PersonImage(String),
-    /// The person photo is too large.
-    #[error("the person photo is {width}×{height}; the limit is {max} pixels per side")]
-    PersonTooLarge {
-        /// Width.
-        width: u32,
-        /// Height.
-        height: u32,
-        /// The limit.
-        max: u32,
-    },
-    /// The 3D model could not be loaded.
+    /// `VTO_VISION_BACKEND` names no backend.
     #[error(transparent)]
-    Product(#[from] ProductError),
-    /// No face in the photo.
-    #[error("no face was found in the person photo; glasses need a visible face")]
-    NoFace,
+    Backend(#[from] UnknownVisionBackend),
+    /// The person photo could not be used.
+    #[error("the person photo cannot be used: {0}")]
+    Photo(MediaError),
+    /// The product photo could not be used.
+    #[error("the product photo cannot be used: {0}")]
+    ProductImage(MediaError),
     /// The vision pipelines failed.
     #[error(transparent)]
     Vision(#[from] VisionError),
-    /// Placement failed.
+    /// The category could not dress the person.
     #[error(transparent)]
     TryOn(#[from] TryOnError),
-    /// The rasterizer failed.
-    #[error(transparent)]
-    Raster(#[from] RasterError),
     /// PNG encoding failed.
     #[error("encoding the result failed: {0}")]
     Encode(String),
@@ -92,14 +80,20 @@ pub enum RenderError {
     Poisoned,
 }
 
+impl From<ProductError> for RenderError {
+    fn from(e: ProductError) -> Self {
+        RenderError::TryOn(TryOnError::Product(e))
+    }
+}
+
 /// Where the time went, for the benchmark and the metadata.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Timings {
     /// Decoding the photo and loading the product.
     pub decode: Duration,
-    /// Upload, face detection, face mesh, head pose.
+    /// Upload, detection, landmarks, masks: what the category needs.
     pub vision: Duration,
-    /// Placement, light estimation and the GPU rasterizer (with readback).
+    /// Placement, light estimation and the GPU render (with readback).
     pub raster: Duration,
     /// PNG encoding.
     pub encode: Duration,
@@ -110,37 +104,43 @@ pub struct Timings {
 pub struct TryOnOutput {
     /// The PNG.
     pub png: Vec<u8>,
-    /// The decoded result (same size as the photo).
+    /// The decoded result (same size as the photo as displayed).
     pub image: RgbaImage,
-    /// Placement, light, counts, timings (see [`tryon::metadata`]).
+    /// The category's metadata plus `engine`, `face` and `timings_ms`.
     pub metadata: serde_json::Value,
     /// Where the time went.
     pub timings: Timings,
 }
 
-/// The largest person photo side accepted.
-pub const MAX_PHOTO_SIDE: u32 = 8192;
-
-/// Vision + rasterizer on one GPU context.
+/// The render house: vision + rasterizer on one GPU context (see the module docs).
 #[derive(Debug)]
 pub struct Renderer {
+    vision_on_cpu: bool,
     vision: Mutex<Vision>,
     raster: Rasterizer,
     options: Options,
 }
 
 impl Renderer {
-    /// Loads and verifies the six models in `models_dir` and builds every pipeline.
+    /// Loads and verifies the models in `models_dir` and builds every pipeline, with the
+    /// networks on the executor `VTO_VISION_BACKEND` picks (default `auto`: native CPU
+    /// kernels on a CPU wgpu device, WGSL on a real GPU; see [`VisionBackend`]).
     pub fn new(models_dir: &Path) -> Result<Renderer, RenderError> {
+        Self::with_backend(models_dir, VisionBackend::from_env()?)
+    }
+
+    /// [`Renderer::new`] with an explicit vision backend.
+    pub fn with_backend(models_dir: &Path, backend: VisionBackend) -> Result<Renderer, RenderError> {
         let ctx = GpuContext::shared()?;
         let store = ModelStore::open(models_dir)?;
-        let nets = Networks::gpu(&ctx, &store)?;
+        let nets = Networks::for_context(&ctx, &store, backend)?;
         Ok(Self::with_networks(ctx, nets))
     }
 
     /// Builds a renderer on given networks (tests may pass a reference interpreter).
     pub fn with_networks(ctx: Arc<GpuContext>, nets: Networks) -> Renderer {
         Renderer {
+            vision_on_cpu: nets.runs_on_cpu(),
             raster: Rasterizer::new(ctx.clone()),
             vision: Mutex::new(Vision::new(ctx, nets)),
             options: Options::default(),
@@ -148,17 +148,31 @@ impl Renderer {
     }
 
     /// The process-wide renderer, created on first use from `models_dir` (later calls reuse
-    /// it whatever directory they pass). A failure is not cached: a later call retries.
+    /// it whatever directory they pass), with the vision backend of `VTO_VISION_BACKEND`.
+    /// A failure is not cached: a later call retries.
     pub fn shared(models_dir: &Path) -> Result<Arc<Renderer>, RenderError> {
+        Self::shared_with(models_dir, VisionBackend::from_env()?)
+    }
+
+    /// [`Renderer::shared`] with an explicit vision backend for the first creation.
+    pub fn shared_with(
+        models_dir: &Path,
+        backend: VisionBackend,
+    ) -> Result<Arc<Renderer>, RenderError> {
         static SHARED: OnceLock<Mutex<Option<Arc<Renderer>>>> = OnceLock::new();
         let slot = SHARED.get_or_init(|| Mutex::new(None));
         let mut guard = slot.lock().map_err(|_| RenderError::Poisoned)?;
         if let Some(r) = guard.as_ref() {
             return Ok(r.clone());
         }
-        let r = Arc::new(Renderer::new(models_dir)?);
+        let r = Arc::new(Renderer::with_backend(models_dir, backend)?);
         *guard = Some(r.clone());
         Ok(r)
+    }
+
+    /// Whether the vision networks run on the native CPU executor (else on wgpu).
+    pub fn vision_on_cpu(&self) -> bool {
+        self.vision_on_cpu
     }
 
     /// The rasterizer.
@@ -166,8 +180,16 @@ impl Renderer {
         &self.raster
     }
 
+    /// The shared stages a category renders with.
+    pub fn stages(&self) -> Stages<'_> {
+        Stages {
+            raster: &self.raster,
+            options: &self.options,
+        }
+    }
+
     /// Runs the face pipeline on a decoded photo: all faces, largest first.
-    pub fn faces(&self, photo: &RgbaImage) -> Result<Vec<crate::vision::Face>, RenderError> {
+    pub fn faces(&self, photo: &RgbaImage) -> Result<Vec<Face>, RenderError> {
         let mut vision = self.vision.lock().map_err(|_| RenderError::Poisoned)?;
         let gpu = vision
             .image_ops()
@@ -176,63 +198,80 @@ impl Renderer {
         Ok(vision.faces(&gpu)?)
     }
 
-    /// The face that wears the product, and how many face candidates the detectors found.
-    ///
-    /// Cheaper than [`Renderer::faces`]: the short-range detector runs first and the
-    /// full-range one only when it finds nothing; the face mesh runs on the largest candidate
-    /// (detection box area) and, only when its face flag rejects it, on the next.
-    pub fn largest_face(
-        &self,
-        photo: &RgbaImage,
-    ) -> Result<(Option<crate::vision::Face>, usize), RenderError> {
-        use crate::vision::face::{DetectorSpec, FaceDetector};
+    /// The face that wears the product, by the face policy of the module docs; `None` when no
+    /// candidate yields a mesh.
+    pub fn choose_face(&self, photo: &RgbaImage) -> Result<Option<FaceChoice>, RenderError> {
+        Ok(self
+            .see(
+                photo,
+                Needs {
+                    face: true,
+                    ..Needs::default()
+                },
+            )?
+            .face)
+    }
+
+    /// Runs the vision stage for `needs` on a decoded photo.
+    pub fn see(&self, photo: &RgbaImage, needs: Needs) -> Result<Person, RenderError> {
+        let mut person = Person {
+            photo: photo.clone(),
+            face: None,
+            body: None,
+            mask: None,
+        };
+        if !(needs.face || needs.body || needs.person_mask) {
+            return Ok(person);
+        }
         let mut vision = self.vision.lock().map_err(|_| RenderError::Poisoned)?;
         let gpu = vision
             .image_ops()
             .upload(photo)
             .map_err(VisionError::from)?;
-        let mut candidates: Vec<_> = vision
-            .detect(&gpu, &DetectorSpec::face_short())?
-            .into_iter()
-            .map(|d| (d, FaceDetector::ShortRange))
-            .collect();
-        if candidates.is_empty() {
-            candidates = vision
-                .detect(&gpu, &DetectorSpec::face_full())?
-                .into_iter()
-                .map(|d| (d, FaceDetector::FullRange))
-                .collect();
+        if needs.face {
+            person.face = choose_face(&mut vision, &gpu)?;
         }
-        candidates.sort_by(|a, b| b.0.area().total_cmp(&a.0.area()));
-        let n = candidates.len();
-        for (d, which) in candidates {
-            if let Some(face) = vision.face_from_detection(&gpu, d, which)? {
-                return Ok((Some(face), n));
-            }
+        if needs.body {
+            person.body = vision.body(&gpu)?;
         }
-        Ok((None, n))
+        if needs.person_mask {
+            person.mask = Some(vision.selfie_mask(&gpu)?);
+        }
+        Ok(person)
     }
 
-    /// Tries `model` (glTF / GLB / OBJ bytes) on the person in `person` (PNG / JPEG / WebP
-    /// bytes).
-    pub fn try_on_glasses(
+    /// Dresses the person in `person` (PNG / JPEG / WebP bytes) with `product` (a 3D model or
+    /// a product photo, per [`TryOn::product_kind`]) for the category `tryon` renders.
+    pub fn try_on(
         &self,
+        tryon: &dyn TryOn,
         person: &[u8],
-        model: &[u8],
-        kind: Eyewear,
+        product: &[u8],
     ) -> Result<TryOnOutput, RenderError> {
         let t0 = Instant::now();
         let photo = decode_photo(person)?;
-        let product = product::load(model)?;
+        let product = match tryon.product_kind() {
+            ProductKind::Model => ProductInput::Model(product::load(product)?),
+            ProductKind::Image => ProductInput::Image(
+                media::decode_image(product, &ImageLimits::default())
+                    .map_err(RenderError::ProductImage)?
+                    .to_rgba8(),
+            ),
+        };
         let t1 = Instant::now();
-        let (face, candidates) = self.largest_face(&photo)?;
-        let face = face.ok_or(RenderError::NoFace)?;
-        let face = &face;
+        let needs = tryon.needs();
+        let seen = self.see(&photo, needs)?;
+        if needs.face && seen.face.is_none() {
+            return Err(TryOnError::NotFound(format!(
+                "no face was found in the person photo; {} need a visible face",
+                tryon.category().as_str()
+            ))
+            .into());
+        }
         let t2 = Instant::now();
-        let prepared = tryon::prepare(&photo, face, &product, kind, &self.options)?;
-        let (image, stats) = self.raster.render(&photo, &prepared.scene)?;
+        let look = tryon.try_on(self.stages(), &seen, &product)?;
         let t3 = Instant::now();
-        let png = encode_png(&image)?;
+        let png = encode_png(&look.image)?;
         let t4 = Instant::now();
         let timings = Timings {
             decode: t1 - t0,
@@ -240,8 +279,13 @@ impl Renderer {
             raster: t3 - t2,
             encode: t4 - t3,
         };
-        let mut metadata = tryon::metadata(kind, &prepared, &stats, face, candidates);
-        metadata["timings_ms"] = serde_json::json!({
+        let mut metadata = look.metadata;
+        metadata["engine"] = json!(tryon.engine_name());
+        if let Some(choice) = &seen.face {
+            metadata["face"] = face_metadata(choice);
+            metadata["face_candidates"] = json!(choice.candidates);
+        }
+        metadata["timings_ms"] = json!({
             "decode": timings.decode.as_secs_f64() * 1e3,
             "vision": timings.vision.as_secs_f64() * 1e3,
             "raster": timings.raster.as_secs_f64() * 1e3,
@@ -249,31 +293,106 @@ impl Renderer {
         });
         Ok(TryOnOutput {
             png,
-            image,
+            image: look.image,
             metadata,
             timings,
         })
     }
 }
 
-/// Decodes a person photo (format sniffed) to RGBA8, refusing huge ones before decoding.
-pub fn decode_photo(bytes: &[u8]) -> Result<RgbaImage, RenderError> {
-    let reader = image::ImageReader::new(std::io::Cursor::new(bytes))
-        .with_guessed_format()
-        .map_err(|e| RenderError::PersonImage(e.to_string()))?;
-    let (w, h) = reader
-        .into_dimensions()
-        .map_err(|e| RenderError::PersonImage(e.to_string()))?;
-    if w.max(h) > MAX_PHOTO_SIDE {
-        return Err(RenderError::PersonTooLarge {
-            width: w,
-            height: h,
-            max: MAX_PHOTO_SIDE,
-        });
+/// A face found by the short-range detector at least this fraction of the photo's longer
+/// side wide lies in that detector's design range: any larger face would be found by it too,
+/// so the full-range detector (which can only add smaller faces) is skipped. A face of 15 % is
+/// about 19 px in the detector's 128² input (a frontal portrait's face box is 18–40 % of the
+/// photo).
+pub const SHORT_RANGE_ENOUGH: f32 = 0.15;
+
+/// The face policy of the module docs, on an uploaded photo.
+fn choose_face(
+    vision: &mut Vision,
+    gpu: &crate::image_ops::GpuImage,
+) -> Result<Option<FaceChoice>, RenderError> {
+    let longer = gpu.width().max(gpu.height()) as f32;
+    let by_area = |mut c: Vec<(Detection, FaceDetector)>| {
+        c.sort_by(|a, b| b.0.area().total_cmp(&a.0.area()));
+        c
+    };
+    let short = by_area(vision.detect_faces_with(gpu, FaceDetector::ShortRange)?);
+    let mut rejected = Vec::new();
+    let mut found = None;
+    for (rank, (d, which)) in short.iter().enumerate() {
+        if let Some(face) = vision.face_from_detection(gpu, d.clone(), *which)? {
+            found = Some((rank, face));
+            break;
+        }
+        rejected.push(d.clone());
     }
-    Ok(image::load_from_memory(bytes)
-        .map_err(|e| RenderError::PersonImage(e.to_string()))?
-        .to_rgba8())
+    let (candidates, found) = match found {
+        Some((rank, face)) if face.detection.width() >= SHORT_RANGE_ENOUGH * longer => {
+            (short.len(), Some((rank, face)))
+        }
+        _ => {
+            // Small or no faces so far: the full-range detector's candidates join in, and the
+            // largest that yields a mesh wins (meshes already run are not run again).
+            let full = vision.detect_faces_with(gpu, FaceDetector::FullRange)?;
+            let all = by_area(merge_candidates(short, full));
+            let mut best = None;
+            for (rank, (d, which)) in all.iter().enumerate() {
+                if rejected.contains(d) {
+                    continue;
+                }
+                if let Some((_, face)) = &found {
+                    if face.detection == *d {
+                        best = found.take().map(|(_, f)| (rank, f));
+                        break;
+                    }
+                }
+                if let Some(face) = vision.face_from_detection(gpu, d.clone(), *which)? {
+                    best = Some((rank, face));
+                    break;
+                }
+            }
+            (all.len(), best)
+        }
+    };
+    let Some((rank, face)) = found else {
+        return Ok(None);
+    };
+    let refined = if face.needs_refinement() {
+        vision.refine_face(gpu, &face)?
+    } else {
+        None
+    };
+    Ok(Some(FaceChoice {
+        refined: refined.is_some(),
+        face: refined.unwrap_or(face),
+        candidates,
+        rank,
+    }))
+}
+
+fn face_metadata(c: &FaceChoice) -> serde_json::Value {
+    let d = &c.face.detection;
+    json!({
+        "policy": "the largest face (detection box area) that yields a face mesh",
+        "candidates": c.candidates,
+        "rank_by_size": c.rank,
+        "detector": match c.face.detector {
+            FaceDetector::ShortRange => "short_range",
+            FaceDetector::FullRange => "full_range",
+        },
+        "box_px": [d.xmin, d.ymin, d.xmax, d.ymax],
+        "score": c.face.score,
+        "refined": c.refined,
+    })
+}
+
+/// Decodes a person photo through vto-core's `media` (format sniffed, the HTTP path's pixel
+/// limits checked before decoding, EXIF orientation applied) to RGBA8.
+pub fn decode_photo(bytes: &[u8]) -> Result<RgbaImage, RenderError> {
+    media::decode_image(bytes, &ImageLimits::default())
+        .map(|img| img.to_rgba8())
+        .map_err(RenderError::Photo)
 }
 
 /// Encodes PNG with fast compression (encoding dominates otherwise).
@@ -297,19 +416,52 @@ pub fn default_models_dir() -> PathBuf {
     crate::models::models_dir(Path::new("."))
 }
 
-/// Tries a 3D frame on a person: the simple library entry (used by `vto try-on`).
-///
-/// `person`: PNG / JPEG / WebP bytes. `model`: `.glb`, `.gltf` (embedded buffers) or `.obj`
-/// bytes. Returns the PNG (same size as the photo) and the metadata (placement, fit, light,
-/// counts, timings). Models come from [`default_models_dir`]; the renderer is created once
-/// per process.
-pub fn try_on_glasses(
+/// The built-in categories' renderers.
+pub fn builtin_tryons() -> Vec<Arc<dyn TryOn>> {
+    vec![Arc::new(Eyewear::Glasses), Arc::new(Eyewear::Sunglasses)]
+}
+
+/// The built-in renderer for `category`, if there is one.
+pub fn builtin_tryon(category: Category) -> Option<Arc<dyn TryOn>> {
+    builtin_tryons()
+        .into_iter()
+        .find(|t| t.category() == category)
+}
+
+/// The engines of every built-in category, on the process-wide [`Renderer`] built from
+/// `models_dir` (vision backend from `VTO_VISION_BACKEND`).
+pub fn builtin(models_dir: &Path) -> Result<Engines, RenderError> {
+    builtin_with(models_dir, VisionBackend::from_env()?)
+}
+
+/// [`builtin`] with an explicit vision backend.
+pub fn builtin_with(models_dir: &Path, backend: VisionBackend) -> Result<Engines, RenderError> {
+    let renderer = Renderer::shared_with(models_dir, backend)?;
+    let mut engines = Engines::new();
+    for t in builtin_tryons() {
+        engines.register(
+            t.category(),
+            Arc::new(BuiltinEngine::new(renderer.clone(), t)),
+        );
+    }
+    Ok(engines)
+}
+
+/// A one-off try-on with the process-wide renderer (models from [`default_models_dir`]): the
+/// simple library entry, used by `vto try-on`. Returns the PNG and the metadata.
+pub fn try_on(
+    category: Category,
     person: &[u8],
-    model: &[u8],
-    kind: Eyewear,
+    product: &[u8],
 ) -> Result<(Vec<u8>, serde_json::Value), RenderError> {
+    let tryon = builtin_tryon(category).ok_or_else(|| {
+        RenderError::TryOn(TryOnError::BadProduct(format!(
+            "no built-in renderer for {}",
+            category.as_str()
+        )))
+    })?;
     let r = Renderer::shared(&default_models_dir())?;
-    let out = r.try_on_glasses(person, model, kind)?;
+    let out = r.try_on(tryon.as_ref(), person, product)?;
     Ok((out.png, out.metadata))
 }
 
@@ -319,63 +471,66 @@ impl RenderError {
     pub fn into_engine_error(self) -> EngineError {
         let rejected = |code, message: String| EngineError::Rejected { code, message };
         match self {
-            RenderError::NoFace => EngineError::processing(self.to_string()),
-            RenderError::PersonImage(_) => rejected(ErrorCode::UnsupportedMedia, self.to_string()),
-            RenderError::PersonTooLarge { .. } => {
-                rejected(ErrorCode::InputTooLarge, self.to_string())
+            RenderError::Photo(ref e) | RenderError::ProductImage(ref e) => {
+                rejected(e.code(), self.to_string())
             }
-            RenderError::Product(ref p) => match p {
-                ProductError::TooLarge { .. } => {
-                    rejected(ErrorCode::InputTooLarge, self.to_string())
+            RenderError::TryOn(t) => match t {
+                TryOnError::Product(ref p) => match p {
+                    ProductError::TooLarge { .. } => {
+                        rejected(ErrorCode::InputTooLarge, t.to_string())
+                    }
+                    ProductError::Empty => EngineError::processing(t.to_string()),
+                    _ => rejected(ErrorCode::UnsupportedMedia, format!("{}: {t}", p.code())),
+                },
+                TryOnError::NotFound(m) => EngineError::processing(m),
+                TryOnError::NoHeadPose(_) => {
+                    EngineError::processing("the face in the photo could not be measured")
                 }
-                ProductError::Empty => EngineError::processing(self.to_string()),
-                _ => rejected(ErrorCode::UnsupportedMedia, self.to_string()),
+                TryOnError::BadProduct(_) | TryOnError::Scene(_) => {
+                    EngineError::processing(t.to_string())
+                }
+                TryOnError::Raster(e) => EngineError::Internal(e.to_string()),
             },
-            RenderError::TryOn(TryOnError::NoHeadPose) => {
-                EngineError::processing("the face in the photo could not be measured")
-            }
-            RenderError::TryOn(TryOnError::BadProduct(_)) => {
-                EngineError::processing(self.to_string())
-            }
             other => EngineError::Internal(other.to_string()),
         }
     }
 }
 
-/// The `glasses` / `sunglasses` engine: a [`vto_core::Engine`] over a shared [`Renderer`].
+/// The generic engine adapter: any built-in category's [`TryOn`] as a [`vto_core::Engine`],
+/// rendering on tokio's blocking pool over a shared [`Renderer`].
 #[derive(Debug, Clone)]
-pub struct EyewearEngine {
+pub struct BuiltinEngine {
     renderer: Arc<Renderer>,
+    tryon: Arc<dyn TryOn>,
 }
 
-impl EyewearEngine {
-    /// An engine on `renderer` (one renderer serves both categories).
-    pub fn new(renderer: Arc<Renderer>) -> Self {
-        EyewearEngine { renderer }
+impl BuiltinEngine {
+    /// The engine of `tryon`'s category on `renderer`.
+    pub fn new(renderer: Arc<Renderer>, tryon: Arc<dyn TryOn>) -> Self {
+        BuiltinEngine { renderer, tryon }
     }
 }
 
 #[async_trait]
-impl Engine for EyewearEngine {
+impl Engine for BuiltinEngine {
     fn name(&self) -> &str {
-        "glasses-raster"
+        self.tryon.engine_name()
     }
 
     async fn render(&self, input: RenderInput<'_>) -> Result<Rendered, EngineError> {
-        let kind = match input.category {
-            Category::Glasses => Eyewear::Glasses,
-            Category::Sunglasses => Eyewear::Sunglasses,
-            other => {
-                return Err(EngineError::Internal(format!(
-                    "glasses engine called for {other:?}"
-                )))
-            }
-        };
+        if input.category != self.tryon.category() {
+            return Err(EngineError::Internal(format!(
+                "the {} engine was called for {}",
+                self.tryon.category().as_str(),
+                input.category.as_str()
+            )));
+        }
         let renderer = self.renderer.clone();
+        let tryon = self.tryon.clone();
         let person = input.person.bytes.clone();
         let product = input.product.bytes.clone();
         let out =
-            tokio::task::spawn_blocking(move || renderer.try_on_glasses(&person, &product, kind))
+            tokio::task::spawn_blocking(move || renderer.try_on(tryon.as_ref(), &person, &product))
                 .await
                 .map_err(|e| EngineError::Internal(format!("render task failed: {e}")))?
                 .map_err(RenderError::into_engine_error)?;

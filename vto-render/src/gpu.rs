@@ -214,6 +214,157 @@ impl GpuContext {
     }
 }
 
+/// Why reading a GPU buffer back failed.
+#[derive(Debug, thiserror::Error)]
+#[error("GPU readback failed: {0}")]
+pub struct ReadbackError(pub String);
+
+/// The compute pipeline of the kernel `name` of [`crate::shaders::SHADERS`] on `device` (see
+/// [`GpuContext::pipeline`]).
+///
+/// # Panics
+/// When `name` is not in the table (names are constants of this crate; the shader-table test
+/// checks every one).
+pub fn pipeline(device: &wgpu::Device, name: &str) -> wgpu::ComputePipeline {
+    let shader = crate::shaders::shader(name)
+        .unwrap_or_else(|| panic!("kernel {name} is not in the shader table"));
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(name),
+        source: wgpu::ShaderSource::Wgsl(shader.source().into()),
+    });
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(name),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+/// The one GPU kernel helper: pipelines from the shader table, storage buffers, bind groups,
+/// dispatches and readback. Every kernel family (TFLite operators, image operations, the
+/// rasterizer) goes through these, so there is one way to do each.
+impl GpuContext {
+    /// The compute pipeline of the kernel `name` in [`crate::shaders::SHADERS`] (entry point
+    /// `main`, layout from the shader).
+    ///
+    /// # Panics
+    /// When `name` is not in the table: names are compile-time constants of this crate, and
+    /// the shader-table test checks every one.
+    pub fn pipeline(&self, name: &str) -> wgpu::ComputePipeline {
+        pipeline(&self.device, name)
+    }
+
+    /// A storage buffer holding `bytes` (padded to one 16-byte word when empty: zero-length
+    /// bindings are invalid), readable back with `COPY_SRC`.
+    pub fn storage_init(&self, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+        use wgpu::util::DeviceExt;
+        let padded = [0u8; 16];
+        let contents = if bytes.is_empty() { &padded[..] } else { bytes };
+        self.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+            })
+    }
+
+    /// An uninitialised storage buffer of `size` bytes (at least 4).
+    pub fn storage(&self, label: &str, size: u64) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: size.max(4),
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    /// A uniform buffer holding `bytes`.
+    pub fn uniform(&self, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+        use wgpu::util::DeviceExt;
+        self.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: bytes,
+                usage: wgpu::BufferUsages::UNIFORM,
+            })
+    }
+
+    /// A bind group for group 0 of `pipeline`, binding `buffers` in order (binding i = buffers[i]).
+    pub fn bind(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        buffers: &[&wgpu::Buffer],
+    ) -> wgpu::BindGroup {
+        let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: b.as_entire_binding(),
+            })
+            .collect();
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        })
+    }
+
+    /// Records one dispatch of `pipeline` with `bind` over `groups` workgroups.
+    pub fn dispatch(
+        enc: &mut wgpu::CommandEncoder,
+        pipeline: &wgpu::ComputePipeline,
+        bind: &wgpu::BindGroup,
+        groups: (u32, u32, u32),
+    ) {
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, bind, &[]);
+        pass.dispatch_workgroups(groups.0, groups.1, groups.2);
+    }
+
+    /// A `MAP_READ` staging buffer of `size` bytes to copy results into.
+    pub fn staging(&self, label: &str, size: u64) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: size.max(4),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    /// Submits `enc`, waits for the device and returns the first `size` bytes of `staging`
+    /// (which `enc` copied results into). The one readback path of the crate.
+    pub fn submit_and_read(
+        &self,
+        enc: wgpu::CommandEncoder,
+        staging: &wgpu::Buffer,
+        size: u64,
+    ) -> Result<Vec<u8>, ReadbackError> {
+        self.queue.submit([enc.finish()]);
+        let slice = staging.slice(..size);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| ReadbackError(e.to_string()))?;
+        rx.recv()
+            .map_err(|e| ReadbackError(e.to_string()))?
+            .map_err(|e| ReadbackError(e.to_string()))?;
+        let bytes = slice.get_mapped_range().to_vec();
+        staging.unmap();
+        Ok(bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,6 @@ use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 use image::RgbaImage;
-use wgpu::util::DeviceExt;
 
 use crate::gpu::GpuContext;
 
@@ -171,23 +170,6 @@ pub struct WarpParams {
 }
 const _: () = assert!(std::mem::size_of::<WarpParams>() == 48);
 
-/// The WGSL sources of this module, by file name (for validation in tests).
-pub const SHADERS: &[(&str, &str)] = &[
-    ("resize.wgsl", include_str!("../shaders/image/resize.wgsl")),
-    (
-        "crop_to_tensor.wgsl",
-        include_str!("../shaders/image/crop_to_tensor.wgsl"),
-    ),
-    (
-        "composite.wgsl",
-        include_str!("../shaders/image/composite.wgsl"),
-    ),
-    (
-        "warp_mask.wgsl",
-        include_str!("../shaders/image/warp_mask.wgsl"),
-    ),
-];
-
 /// An RGBA8 image in a GPU storage buffer (and, when its [`ImageOps`] keeps host copies, the
 /// same pixels in memory, for work done on the CPU).
 #[derive(Debug)]
@@ -226,21 +208,6 @@ pub struct ImageOps {
     keep_host: bool,
 }
 
-fn pipeline(device: &wgpu::Device, name: &str, source: &str) -> wgpu::ComputePipeline {
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(name),
-        source: wgpu::ShaderSource::Wgsl(source.into()),
-    });
-    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(name),
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
-    })
-}
-
 fn check_size(what: &str, w: u32, h: u32) -> Result<(), ImageOpsError> {
     if w == 0 || h == 0 || w > 16384 || h > 16384 {
         return Err(ImageOpsError::BadSize(format!(
@@ -253,11 +220,10 @@ fn check_size(what: &str, w: u32, h: u32) -> Result<(), ImageOpsError> {
 impl ImageOps {
     /// Compiles the kernels on `ctx`.
     pub fn new(ctx: Arc<GpuContext>) -> Self {
-        let d = &ctx.device;
-        let resize = pipeline(d, "resize", SHADERS[0].1);
-        let crop = pipeline(d, "crop_to_tensor", SHADERS[1].1);
-        let composite = pipeline(d, "composite", SHADERS[2].1);
-        let warp = pipeline(d, "warp_mask", SHADERS[3].1);
+        let resize = ctx.pipeline("image/resize");
+        let crop = ctx.pipeline("image/crop_to_tensor");
+        let composite = ctx.pipeline("image/composite");
+        let warp = ctx.pipeline("image/warp_mask");
         Self {
             ctx,
             resize,
@@ -280,29 +246,13 @@ impl ImageOps {
     }
 
     fn storage(&self, label: &str, size: u64) -> wgpu::Buffer {
-        self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size: size.max(4),
-            usage: wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_SRC
-                | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        })
+        self.ctx.storage(label, size)
     }
 
     /// Uploads an image.
     pub fn upload(&self, image: &RgbaImage) -> Result<GpuImage, ImageOpsError> {
         check_size("image", image.width(), image.height())?;
-        let buffer = self
-            .ctx
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("image"),
-                contents: image.as_raw(),
-                usage: wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_SRC
-                    | wgpu::BufferUsages::COPY_DST,
-            });
+        let buffer = self.ctx.storage_init("image", image.as_raw());
         Ok(GpuImage {
             buffer,
             width: image.width(),
@@ -319,29 +269,12 @@ impl ImageOps {
     }
 
     fn read_buffer(&self, buffer: &wgpu::Buffer, size: u64) -> Result<Vec<u8>, ImageOpsError> {
-        let d = &self.ctx.device;
-        let staging = d.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut enc = d.create_command_encoder(&Default::default());
+        let staging = self.ctx.staging("readback", size);
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
         enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
-        self.ctx.queue.submit([enc.finish()]);
-        let slice = staging.slice(..);
-        let (tx, rx) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        d.poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| ImageOpsError::Readback(e.to_string()))?;
-        rx.recv()
-            .map_err(|e| ImageOpsError::Readback(e.to_string()))?
-            .map_err(|e| ImageOpsError::Readback(e.to_string()))?;
-        let out = slice.get_mapped_range().to_vec();
-        staging.unmap();
-        Ok(out)
+        self.ctx
+            .submit_and_read(enc, &staging, size)
+            .map_err(|e| ImageOpsError::Readback(e.0))
     }
 
     fn run(
@@ -352,37 +285,10 @@ impl ImageOps {
         dst: &wgpu::Buffer,
         (w, h): (u32, u32),
     ) {
-        let d = &self.ctx.device;
-        let uniform = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("params"),
-            contents: params,
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        let bind = d.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: uniform.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: src.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: dst.as_entire_binding(),
-                },
-            ],
-        });
-        let mut enc = d.create_command_encoder(&Default::default());
-        {
-            let mut pass = enc.begin_compute_pass(&Default::default());
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, &bind, &[]);
-            pass.dispatch_workgroups(w.div_ceil(8), h.div_ceil(8), 1);
-        }
+        let uniform = self.ctx.uniform("params", params);
+        let bind = self.ctx.bind(pipeline, &[&uniform, src, dst]);
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+        GpuContext::dispatch(&mut enc, pipeline, &bind, (w.div_ceil(8), h.div_ceil(8), 1));
         self.ctx.queue.submit([enc.finish()]);
     }
 
@@ -518,14 +424,7 @@ impl ImageOps {
             m: to_mask.m,
             pad: [0; 2],
         };
-        let src = self
-            .ctx
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("mask"),
-                contents: bytemuck::cast_slice(mask),
-                usage: wgpu::BufferUsages::STORAGE,
-            });
+        let src = self.ctx.storage_init("mask", bytemuck::cast_slice(mask));
         let words = width.div_ceil(4);
         let size = u64::from(words * height) * 4;
         let dst = self.storage("warped mask", size);

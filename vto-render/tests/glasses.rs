@@ -13,15 +13,17 @@ use std::sync::{Arc, OnceLock};
 
 use image::RgbaImage;
 use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, RequestId};
-use vto_render::engine::{encode_png, EyewearEngine, Renderer};
+use vto_render::engine::{encode_png, BuiltinEngine, Renderer};
 use vto_render::gpu::GpuContext;
 use vto_render::product::sample::{write_glb, SampleFrame};
 use vto_render::product::{self, AlphaMode};
 use vto_render::raster::{
-    cpu_ids, shader_sources, LensMode, Lighting, Mesh, RasterMaterial, RasterVertex, Rasterizer,
-    Scene, Shadow,
+    cpu_ids, Lighting, Mesh, RasterMaterial, RasterVertex, Rasterizer, Scene, Shadow, Transparency,
 };
-use vto_render::tryon::{self, Eyewear, Fit, Options, Prepared};
+use vto_render::scene::camera::HeadCamera;
+use vto_render::scene::light;
+use vto_render::tryon::eyewear::{self, Eyewear, Fit, Prepared};
+use vto_render::tryon::{Options, TryOn};
 use vto_render::vision::Face;
 
 fn workspace() -> PathBuf {
@@ -139,20 +141,6 @@ fn dilate(mask: &[bool], width: u32, height: u32, r: i64) -> Vec<bool> {
 // ---------------------------------------------------------------------------------------------
 // Shaders and the rasterizer against its CPU reference
 
-#[test]
-fn raster_shaders_validate_with_naga() {
-    for (name, src) in shader_sources() {
-        let module = naga::front::wgsl::parse_str(&src)
-            .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&src)));
-        naga::valid::Validator::new(
-            naga::valid::ValidationFlags::all(),
-            naga::valid::Capabilities::default(),
-        )
-        .validate(&module)
-        .unwrap_or_else(|e| panic!("{name}: {e:?}"));
-    }
-}
-
 fn quad(mesh: &mut Mesh, corners: [[f32; 3]; 4], material: u32) {
     let base = mesh.vertices.len() as u32;
     for c in corners {
@@ -224,7 +212,7 @@ fn synthetic_scene() -> Scene {
         roi: [0, 0, 64, 64],
         ss: 2,
         product,
-        occluder,
+        occluders: vec![occluder],
         materials: vec![material(0), material(2)],
         texels: vec![],
         lighting: Lighting {
@@ -232,7 +220,7 @@ fn synthetic_scene() -> Scene {
             key_dir: [0.0, -0.6, -0.8],
             key_color: [0.8; 3],
         },
-        lens_mode: LensMode::Clear,
+        transparency: Transparency::Clear,
         shadow: Shadow {
             offset: [1.0, 2.0],
             radius: 2.0,
@@ -316,7 +304,7 @@ fn sample_frames_sit_on_the_astronaut() {
         } else {
             Eyewear::Glasses
         };
-        let prepared = tryon::prepare(&photo, face, &product, kind, &Options::default()).unwrap();
+        let prepared = eyewear::prepare(&photo, face, &product, kind, &Options::default()).unwrap();
         let p = &prepared.placement;
         let name = frame.name();
         assert_eq!(p.fit, Fit::RealUnits, "{name}");
@@ -382,11 +370,15 @@ fn luminance(p: &image::Rgba<u8>) -> f64 {
     0.2126 * f64::from(p[0]) + 0.7152 * f64::from(p[1]) + 0.0722 * f64::from(p[2])
 }
 
-fn lens_check(frame: SampleFrame, expect: LensMode) {
+fn lens_check(frame: SampleFrame, expect: Transparency) {
+    lens_check_model(frame.name(), &frame.glb(), expect);
+}
+
+fn lens_check_model(name: &str, model: &[u8], expect: Transparency) -> RgbaImage {
     let photo = astronaut();
     let face = astronaut_face();
-    let product = product::load(&frame.glb()).unwrap();
-    let prepared = tryon::prepare(
+    let product = product::load(model).unwrap();
+    let prepared = eyewear::prepare(
         &photo,
         face,
         &product,
@@ -394,7 +386,7 @@ fn lens_check(frame: SampleFrame, expect: LensMode) {
         &Options::default(),
     )
     .unwrap();
-    assert_eq!(prepared.scene.lens_mode, expect);
+    assert_eq!(prepared.scene.transparency, expect);
     let (out, _) = renderer()
         .rasterizer()
         .render(&photo, &prepared.scene)
@@ -408,7 +400,7 @@ fn lens_check(frame: SampleFrame, expect: LensMode) {
             b.push(luminance(out.get_pixel(x, y)));
         }
     }
-    assert!(a.len() > 500, "{}: {} lens pixels", frame.name(), a.len());
+    assert!(a.len() > 500, "{}: {} lens pixels", name, a.len());
     let n = a.len() as f64;
     let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
     let cov: f64 = a.iter().zip(&b).map(|(x, y)| (x - ma) * (y - mb)).sum();
@@ -417,24 +409,17 @@ fn lens_check(frame: SampleFrame, expect: LensMode) {
     let corr = cov / (va * vb).sqrt();
     eprintln!(
         "{}: lens mean luminance {ma:.1} → {mb:.1}, correlation {corr:.3}",
-        frame.name()
+        name
     );
-    assert!(
-        mb < 0.75 * ma,
-        "{}: lenses not darker ({ma} → {mb})",
-        frame.name()
-    );
-    assert!(
-        corr > 0.6,
-        "{}: lenses not see-through (r = {corr})",
-        frame.name()
-    );
+    assert!(mb < 0.75 * ma, "{}: lenses not darker ({ma} → {mb})", name);
+    assert!(corr > 0.6, "{}: lenses not see-through (r = {corr})", name);
+    out
 }
 
 #[test]
 fn sunglasses_lenses_are_tinted_and_see_through() {
-    lens_check(SampleFrame::AviatorGoldTinted, LensMode::Material);
-    lens_check(SampleFrame::RoundBlack, LensMode::DefaultGradient);
+    lens_check(SampleFrame::AviatorGoldTinted, Transparency::Material);
+    lens_check(SampleFrame::RoundBlack, Transparency::DefaultGradient);
 }
 
 #[test]
@@ -461,7 +446,7 @@ fn a_model_in_other_units_is_auto_fitted_and_says_so() {
         .collect();
     let glb = write_glb(&meshes, &frame.materials, &frame.textures);
     let product = product::load(&glb).unwrap();
-    let prepared = tryon::prepare(
+    let prepared = eyewear::prepare(
         &photo,
         face,
         &product,
@@ -482,7 +467,7 @@ fn a_model_in_other_units_is_auto_fitted_and_says_so() {
         .rasterizer()
         .render(&photo, &prepared.scene)
         .unwrap();
-    let meta = tryon::metadata(Eyewear::Glasses, &prepared, &stats, face, 1);
+    let meta = eyewear::metadata(Eyewear::Glasses, &prepared, &stats, face);
     assert_eq!(meta["fit"], "auto_fit");
     assert!(meta["auto_fit_reason"].as_str().unwrap().contains("width"));
 }
@@ -502,7 +487,11 @@ fn run_engine(
     person: Vec<u8>,
     model: Vec<u8>,
 ) -> Result<vto_core::Rendered, EngineError> {
-    let engine = EyewearEngine::new(renderer());
+    let tryon: Arc<dyn TryOn> = match category {
+        Category::Sunglasses => Arc::new(Eyewear::Sunglasses),
+        _ => Arc::new(Eyewear::Glasses),
+    };
+    let engine = BuiltinEngine::new(renderer(), tryon);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -692,7 +681,7 @@ fn every_alpha_mode_and_format_loads() {
 fn the_key_light_comes_from_the_bright_side_of_the_face() {
     let face = astronaut_face();
     let photo = astronaut();
-    let cam = tryon::HeadCamera::new(face, photo.width(), photo.height()).unwrap();
+    let cam = HeadCamera::new(face, photo.width(), photo.height()).unwrap();
     let [x0, _, x1, _] = face.landmark_box();
     let [_, y0, _, y1] = face.landmark_box();
     // A face lit from image left (bright left, dark right), then from above.
@@ -712,7 +701,7 @@ fn the_key_light_comes_from_the_bright_side_of_the_face() {
                 255,
             ]);
         }
-        let l = tryon::estimate_lighting(&lit, face, &cam);
+        let l = light::from_face(&lit, face, &cam);
         eprintln!("lit from {name}: {l:?}");
         assert!(
             l.key_dir[axis] < -0.3,
@@ -732,7 +721,7 @@ fn masked_materials_drop_their_transparent_texels() {
     let ctx = GpuContext::shared().expect("a wgpu adapter");
     let raster = Rasterizer::new(ctx);
     let mut scene = synthetic_scene();
-    scene.occluder = Mesh::default();
+    scene.occluders.clear();
     // One opaque quad, uv 0..1 across it, with a 2×2 checkerboard of alpha 0 / 1.
     let mut product = Mesh::default();
     quad(
@@ -777,4 +766,310 @@ fn masked_materials_drop_their_transparent_texels() {
         (0.4..0.6).contains(&frac),
         "{opaque_masked} of {opaque_full} kept"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real photos: EXIF orientation, turned heads, real shop models
+
+mod common {
+    pub mod face_cases;
+}
+
+/// A minimal little-endian TIFF block with one tag: Orientation = `o`.
+fn exif_orientation(o: u16) -> Vec<u8> {
+    let mut t = b"II*\0".to_vec();
+    t.extend_from_slice(&8u32.to_le_bytes());
+    t.extend_from_slice(&1u16.to_le_bytes());
+    t.extend_from_slice(&0x0112u16.to_le_bytes());
+    t.extend_from_slice(&3u16.to_le_bytes());
+    t.extend_from_slice(&1u32.to_le_bytes());
+    t.extend_from_slice(&u32::from(o).to_le_bytes());
+    t.extend_from_slice(&0u32.to_le_bytes());
+    t
+}
+
+#[test]
+fn an_exif_rotated_phone_photo_comes_back_upright_with_the_glasses_on_the_eyes() {
+    use image::ImageEncoder;
+    // What a phone held upright stores: the pixels turned 90° counter-clockwise, and EXIF
+    // orientation 6 ("rotate 90° clockwise to display").
+    let upright = image::imageops::crop_imm(&astronaut(), 0, 0, 512, 448).to_image();
+    let stored = image::DynamicImage::ImageRgba8(image::imageops::rotate270(&upright)).to_rgb8();
+    let mut jpeg = Vec::new();
+    let mut enc = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 95);
+    enc.set_exif_metadata(exif_orientation(6)).unwrap();
+    enc.write_image(
+        stored.as_raw(),
+        stored.width(),
+        stored.height(),
+        image::ExtendedColorType::Rgb8,
+    )
+    .unwrap();
+    let out = run_engine(Category::Glasses, jpeg, SampleFrame::RoundBlack.glb()).unwrap();
+    let img = image::load_from_memory(&out.image).unwrap().to_rgba8();
+    assert_eq!(img.dimensions(), (512, 448), "the displayed size, upright");
+    // Upright: away from the glasses the result is the upright photo (up to JPEG loss).
+    let mut diff = 0u64;
+    for y in 380..448 {
+        for x in 0..512 {
+            let (a, b) = (img.get_pixel(x, y).0, upright.get_pixel(x, y).0);
+            diff += (0..3).map(|k| u64::from(a[k].abs_diff(b[k]))).sum::<u64>();
+        }
+    }
+    let mean = diff as f64 / (68.0 * 512.0 * 3.0);
+    assert!(
+        mean < 6.0,
+        "the output is not upright: mean difference {mean:.1}"
+    );
+    // The glasses sit on the upright face's bridge.
+    let anchor = &out.metadata["anchor_px"];
+    let (x, y) = (anchor[0].as_f64().unwrap(), anchor[1].as_f64().unwrap());
+    let l = astronaut_face().landmarks[168];
+    let d = ((x - f64::from(l[0])).powi(2) + (y - f64::from(l[1])).powi(2)).sqrt();
+    assert!(
+        d < 4.0,
+        "bridge {d:.1} px from the upright face's landmark 168"
+    );
+}
+
+/// The angle (radians) of the eye line 33 → 263 and the brow top in the face's own frame
+/// (rotated so the eyes are level), with the rotation to apply to image points.
+fn face_frame(face: &Face) -> impl Fn(f32, f32) -> [f32; 2] {
+    let lm = &face.landmarks;
+    let roll = (lm[263][1] - lm[33][1]).atan2(lm[263][0] - lm[33][0]);
+    let (s, c) = (-roll).sin_cos();
+    let o = lm[168];
+    move |x: f32, y: f32| {
+        let (dx, dy) = (x - o[0], y - o[1]);
+        [c * dx - s * dy, s * dx + c * dy]
+    }
+}
+
+#[test]
+fn frames_stay_below_the_brows_and_temples_run_to_the_ears_on_turned_and_small_faces() {
+    let photos = models_dir().join("test-photos");
+    let hopper = image::open(photos.join("grace_hopper.jpg"))
+        .expect("grace_hopper.jpg: run scripts/fetch-models.sh --test-photos")
+        .to_rgba8();
+    let r = renderer();
+    let cases = common::face_cases::face_cases(&astronaut(), &hopper);
+    let mut checked = 0;
+    for case in cases.iter().filter(|c| c.name != "two_people") {
+        let choice = r.choose_face(&case.photo).unwrap().expect(case.name);
+        let face = &choice.face;
+        let to_face = face_frame(face);
+        let brow_top = [70, 63, 105, 66, 107, 336, 296, 334, 293, 300]
+            .iter()
+            .map(|&i| to_face(face.landmarks[i][0], face.landmarks[i][1])[1])
+            .fold(f32::MAX, f32::min);
+        let fw = {
+            let (a, b) = (face.landmarks[234], face.landmarks[454]);
+            ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt()
+        };
+        for frame in [SampleFrame::RoundBlack, SampleFrame::AviatorGoldTinted] {
+            let product = product::load(&frame.glb()).unwrap();
+            let prepared = eyewear::prepare(
+                &case.photo,
+                face,
+                &product,
+                Eyewear::Glasses,
+                &Options::default(),
+            )
+            .unwrap();
+            let droop = prepared.placement.temple_droop_deg.expect("temples");
+            for d in droop {
+                assert!(
+                    (0.0..=25.0).contains(&d),
+                    "{} {}: temple droop {d}°",
+                    case.name,
+                    frame.name()
+                );
+            }
+            let (w, h) = case.photo.dimensions();
+            let (covered, _) = footprint(&prepared, w, h);
+            let top = covered
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| **c)
+                .map(|(i, _)| to_face((i as u32 % w) as f32 + 0.5, (i as u32 / w) as f32 + 0.5)[1])
+                .fold(f32::MAX, f32::min);
+            eprintln!(
+                "{} · {}: face {fw:.0} px, frame top {:.1} % of the face width above the brow top, temples {droop:?}°",
+                case.name,
+                frame.name(),
+                100.0 * (brow_top - top) / fw,
+            );
+            assert!(
+                top >= brow_top - 0.03 * fw,
+                "{} {}: the frame reaches {:.1} px above the brows",
+                case.name,
+                frame.name(),
+                brow_top - top
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "{checked} renders checked");
+}
+
+/// Rewrites a GLB's JSON chunk with `edit` (the BIN chunk is kept).
+fn edit_glb(glb: &[u8], edit: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
+    let word = |at: usize| u32::from_le_bytes(glb[at..at + 4].try_into().unwrap()) as usize;
+    let json_len = word(12);
+    let mut doc: serde_json::Value = serde_json::from_slice(&glb[20..20 + json_len]).unwrap();
+    edit(&mut doc);
+    let mut json = serde_json::to_vec(&doc).unwrap();
+    while json.len() % 4 != 0 {
+        json.push(b' ');
+    }
+    let bin = &glb[20 + json_len..];
+    let mut out = b"glTF".to_vec();
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&((12 + 8 + json.len() + bin.len()) as u32).to_le_bytes());
+    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&json);
+    out.extend_from_slice(bin);
+    out
+}
+
+/// Sunglasses laid out the way a shop's exported model often is (the layout of Khronos'
+/// SunglassesKhronos sample): authored Z-up with a Z-up → Y-up matrix on the root node, the
+/// origin at the bottom of the frame instead of the bridge, several nodes, a textured part,
+/// and lenses made with `KHR_materials_transmission` over a near-black base colour (plus
+/// `KHR_materials_volume`, which vto ignores).
+fn shop_style_sunglasses() -> Vec<u8> {
+    use vto_render::product::sample::write_glb;
+    let frame = SampleFrame::AviatorGoldTinted.product();
+    let tortoise = SampleFrame::RectTortoise.product();
+    let (lo, _) = frame.bounds();
+    // Scene (x, y, z) with y from the frame's bottom ← file (x, -z, y) under the node matrix.
+    let to_file = |v: [f32; 3], shift: f32| [v[0], -v[2], v[1] - shift];
+    let mut parts = Vec::new();
+    for p in &frame.primitives {
+        let mut q = p.clone();
+        q.positions = q.positions.iter().map(|v| to_file(*v, lo[1])).collect();
+        q.normals = q.normals.iter().map(|v| to_file(*v, 0.0)).collect();
+        parts.push((q, [0.0; 3]));
+    }
+    // A textured part: the tortoiseshell frame's first primitive, with its own material.
+    let mut textured = tortoise.primitives[0].clone();
+    textured.positions = textured
+        .positions
+        .iter()
+        .map(|v| to_file([v[0] * 0.2, v[1] * 0.2 + lo[1] * 0.5, v[2] - 0.08], lo[1]))
+        .collect();
+    textured.normals = textured.normals.iter().map(|v| to_file(*v, 0.0)).collect();
+    textured.material = frame.materials.len();
+    parts.push((textured, [0.0; 3]));
+    let mut materials = frame.materials.clone();
+    materials.push(tortoise.materials[tortoise.primitives[0].material].clone());
+    materials.last_mut().unwrap().base_color_texture = Some(0);
+    let glb = write_glb(&parts, &materials, &tortoise.textures);
+    edit_glb(&glb, |doc| {
+        doc["nodes"][0]["matrix"] = serde_json::json!([
+            1.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0
+        ]);
+        doc["extensionsUsed"] =
+            serde_json::json!(["KHR_materials_transmission", "KHR_materials_volume"]);
+        for m in doc["materials"].as_array_mut().unwrap() {
+            if m["alphaMode"] == "BLEND" {
+                m.as_object_mut().unwrap().remove("alphaMode");
+                m["pbrMetallicRoughness"]["baseColorFactor"] =
+                    serde_json::json!([0.009, 0.009, 0.009, 1.0]);
+                m["extensions"] = serde_json::json!({
+                    "KHR_materials_transmission": {"transmissionFactor": 1.0},
+                    "KHR_materials_volume": {"thicknessFactor": 0.01},
+                });
+            }
+        }
+    })
+}
+
+#[test]
+fn a_shop_style_model_sits_on_the_eyes_with_see_through_lenses() {
+    let model = shop_style_sunglasses();
+    let product = product::load(&model).unwrap();
+    assert!(product.primitives.len() >= 3, "several nodes");
+    assert!(!product.textures.is_empty(), "a textured part");
+    assert!(
+        product
+            .materials
+            .iter()
+            .any(|m| m.alpha_mode == AlphaMode::Blend),
+        "transmission lenses join the transparent layer"
+    );
+    let photo = astronaut();
+    let face = astronaut_face();
+    let prepared = eyewear::prepare(
+        &photo,
+        face,
+        &product,
+        Eyewear::Sunglasses,
+        &Options::default(),
+    )
+    .unwrap();
+    let p = &prepared.placement;
+    eprintln!("shop-style model: {:?}", p.fit);
+    match &p.fit {
+        Fit::AutoFit(reason) => assert!(reason.contains("origin"), "{reason}"),
+        other => panic!("an origin at the frame's bottom must not pass as the bridge: {other:?}"),
+    }
+    assert_eq!(
+        p.scale_to_cm, 100.0,
+        "the width says metres: real scale kept"
+    );
+    let fw = p.face_width_px;
+    let lens = p.lens_centres_px.expect("lenses");
+    for (l, e) in lens.iter().zip(p.eye_centres_px) {
+        let d = dist(*l, e);
+        eprintln!(
+            "shop-style model: lens centre {:.1} % of the face width from the eye",
+            100.0 * d / fw
+        );
+        assert!(
+            d <= 0.06 * fw,
+            "lens {d:.1} px from the eye centre (face {fw:.0} px)"
+        );
+    }
+    let out = lens_check_model("shop-style", &model, Transparency::Material);
+    // For a person to look at (the gallery of this case).
+    let dir = workspace().join("target/test-gallery");
+    std::fs::create_dir_all(&dir).unwrap();
+    out.save(dir.join("shop_style_sunglasses.png")).unwrap();
+}
+
+#[test]
+fn required_compression_extensions_are_refused_by_name() {
+    let glb = SampleFrame::RoundBlack.glb();
+    for ext in [
+        "KHR_draco_mesh_compression",
+        "EXT_meshopt_compression",
+        "KHR_texture_basisu",
+        "EXT_some_future_thing",
+    ] {
+        let bad = edit_glb(&glb, |doc| {
+            doc["extensionsUsed"] = serde_json::json!([ext]);
+            doc["extensionsRequired"] = serde_json::json!([ext]);
+        });
+        let err = product::load(&bad).unwrap_err();
+        assert_eq!(err.code(), "product_unsupported", "{ext}: {err}");
+        assert!(err.to_string().contains(ext), "{ext}: {err}");
+        let rejected = run_engine(Category::Glasses, astronaut_bytes().to_vec(), bad).unwrap_err();
+        match rejected {
+            EngineError::Rejected { code, message } => {
+                assert_eq!(code, ErrorCode::UnsupportedMedia);
+                assert!(
+                    message.starts_with("product_unsupported") && message.contains(ext),
+                    "{message}"
+                );
+            }
+            other => panic!("{ext}: expected a rejection, got {other:?}"),
+        }
+    }
+    // Merely used (not required), an unknown extension is ignored.
+    let used = edit_glb(&glb, |doc| {
+        doc["extensionsUsed"] = serde_json::json!(["KHR_materials_volume"]);
+    });
+    assert!(product::load(&used).is_ok());
 }

@@ -134,6 +134,15 @@ pub enum EngineKind {
 fn d_reconcile() -> u64 {
     300
 }
+fn d_auto() -> String {
+    "auto".into()
+}
+fn d_true() -> bool {
+    true
+}
+fn d_auth_refresh() -> u64 {
+    100
+}
 fn d_timeout() -> u64 {
     60_000
 }
@@ -210,6 +219,21 @@ pub struct Config {
     /// webhook hand-over of a job that finished while the process died (default 300).
     #[serde(default = "d_reconcile")]
     pub reconcile_after_secs: u64,
+    /// Where the built-in engines' models are; empty for `<data_dir>/models`.
+    #[serde(default)]
+    pub models_dir: String,
+    /// Whether `vto serve` downloads missing models at start (default true).
+    #[serde(default = "d_true")]
+    pub fetch_models: bool,
+    /// Where the built-in engines run their vision networks: `auto` (default: native CPU
+    /// kernels when the wgpu adapter is a CPU device such as lavapipe, WGSL on a real GPU),
+    /// `cpu` or `gpu`. Read by the binary that builds the built-in engines.
+    #[serde(default = "d_auto")]
+    pub vision_backend: String,
+    /// How often the server checks the store's auth generation, in milliseconds (default
+    /// 100): the longest a revocation or a limit change made by another process waits.
+    #[serde(default = "d_auth_refresh")]
+    pub auth_refresh_ms: u64,
     /// SQLite durability.
     pub synchronous: Synchronous,
     /// Currency code.
@@ -242,6 +266,7 @@ impl Default for Config {
 enum Kind {
     Str,
     Int,
+    Bool,
     List,
 }
 
@@ -265,6 +290,10 @@ const ENV_KEYS: &[(&str, &[&str], Kind)] = &[
         &["reconcile_after_secs"],
         Kind::Int,
     ),
+    ("VTO_MODELS_DIR", &["models_dir"], Kind::Str),
+    ("VTO_FETCH_MODELS", &["fetch_models"], Kind::Bool),
+    ("VTO_VISION_BACKEND", &["vision_backend"], Kind::Str),
+    ("VTO_AUTH_REFRESH_MS", &["auth_refresh_ms"], Kind::Int),
     ("VTO_SYNCHRONOUS", &["synchronous"], Kind::Str),
     ("VTO_CURRENCY", &["currency"], Kind::Str),
     (
@@ -386,6 +415,12 @@ impl Config {
         if let Err(e) = vto_core::http_fetch::AddressPolicy::new(&self.fetch.allow) {
             return Err(invalid("fetch.allow", e.to_string()));
         }
+        if !["auto", "cpu", "gpu"].contains(&self.vision_backend.trim().to_ascii_lowercase().as_str()) {
+            return Err(invalid("vision_backend", "must be \"auto\", \"cpu\" or \"gpu\""));
+        }
+        if self.auth_refresh_ms == 0 || self.auth_refresh_ms > 60_000 {
+            return Err(invalid("auth_refresh_ms", "must be between 1 and 60000"));
+        }
         if self.webhooks.timeout_ms == 0 {
             return Err(invalid("webhooks.timeout_ms", "must be positive"));
         }
@@ -467,6 +502,15 @@ impl Config {
     /// The SQLite file.
     pub fn db_path(&self) -> PathBuf {
         self.data_dir.join("vto.db")
+    }
+
+    /// The built-in engines' models: `models_dir`, else `<data_dir>/models`.
+    pub fn models_dir(&self) -> PathBuf {
+        if self.models_dir.trim().is_empty() {
+            self.data_dir.join("models")
+        } else {
+            PathBuf::from(&self.models_dir)
+        }
     }
 
     /// The result image folder.
@@ -554,6 +598,16 @@ fn apply_env(table: &mut toml::Table, name: &str, value: &str) -> Result<(), Con
                     .map(|v| toml::Value::String(v.to_string()))
                     .collect(),
             ),
+            Kind::Bool => toml::Value::Boolean(match value.trim() {
+                "1" | "true" | "yes" | "on" => true,
+                "0" | "false" | "no" | "off" => false,
+                _ => {
+                    return Err(invalid(
+                        name,
+                        format!("expected true or false, got {value:?}"),
+                    ))
+                }
+            }),
             Kind::Int => toml::Value::Integer(
                 value
                     .trim()
@@ -651,6 +705,36 @@ mod tests {
         assert!(e(&[("VTO_RATE_GET_TRY_ON", "fast")]).starts_with("VTO_RATE_GET_TRY_ON:"));
         assert!(e(&[("VTO_PUBLIC_BASE_URL", "ftp://x")]).starts_with("public_base_url:"));
         assert!(e(&[("VTO_CURRENCY", "usd")]).starts_with("currency:"));
+        assert!(e(&[("VTO_FETCH_MODELS", "maybe")]).starts_with("VTO_FETCH_MODELS:"));
+        assert!(e(&[("VTO_AUTH_REFRESH_MS", "0")]).starts_with("auth_refresh_ms:"));
+    }
+
+    #[test]
+    fn the_models_dir_defaults_under_the_data_dir_and_follows_vto_models_dir() {
+        let c = Config::load(None, env(&[("VTO_DATA_DIR", "/srv/vto")])).unwrap();
+        assert_eq!(c.models_dir(), PathBuf::from("/srv/vto/models"));
+        assert!(c.fetch_models);
+        let c = Config::load(
+            None,
+            env(&[
+                ("VTO_DATA_DIR", "/srv/vto"),
+                ("VTO_MODELS_DIR", "/opt/models"),
+                ("VTO_FETCH_MODELS", "false"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(c.models_dir(), PathBuf::from("/opt/models"));
+        assert!(!c.fetch_models);
+    }
+
+    #[test]
+    fn the_vision_backend_defaults_to_auto_and_is_checked() {
+        let c = Config::load(None, env(&[])).unwrap();
+        assert_eq!(c.vision_backend, "auto");
+        let c = Config::load(None, env(&[("VTO_VISION_BACKEND", "cpu")])).unwrap();
+        assert_eq!(c.vision_backend, "cpu");
+        let e = Config::load(None, env(&[("VTO_VISION_BACKEND", "tpu")])).unwrap_err();
+        assert!(e.to_string().contains("vision_backend"), "{e}");
     }
 
     #[test]

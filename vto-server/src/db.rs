@@ -2,13 +2,16 @@
 //!
 //! ## How it touches SQLite
 //! - **One writer thread** owns the only write connection. Async callers send it closures over
-//!   a channel and await a oneshot reply, so SQLite never runs on the async runtime. The thread
+//!   a channel and await a oneshot reply, so no write runs on the async runtime. The thread
 //!   takes every waiting operation (up to [`MAX_BATCH`]) into one `BEGIN IMMEDIATE`
 //!   transaction, runs each inside its own `SAVEPOINT` (an operation that fails is rolled back
 //!   alone), commits once, and only then replies: group commit. Every reply is therefore
 //!   durable before the caller sees it, and a batch of 200 submits costs one WAL sync.
 //! - **Reads** run on tokio's blocking pool with connections from a small pool; WAL lets them
-//!   proceed while the writer writes.
+//!   proceed while the writer writes. The one exception is [`JobStore::get`], the status
+//!   endpoint's point read by primary key: it runs inline on the calling thread (a few pages
+//!   from the page cache cost less than the hand-off to the blocking pool), on connections
+//!   with a 50 ms busy timeout.
 //! - **Atomicity.** [`JobStore::apply`] reads the job, runs the state machine and writes it back
 //!   inside one write transaction; [`Ledger::hold`] checks the available balance and inserts
 //!   the hold in one. Because there is one writer per process and `BEGIN IMMEDIATE` takes
@@ -36,7 +39,8 @@ use vto_core::billing::{
     check_hold, Account, Balance, EntryKind, Hold, HoldStatus, Ledger, LedgerEntry, LedgerError,
     Settlement,
 };
-use vto_core::keys::{ApiKeyRecord, ApiKeyStore, KeyStoreError};
+use vto_core::keys::{ApiKeyRecord, ApiKeyStore, AuthGeneration, KeyStoreError};
+use vto_core::ratelimit::{AccountLimitStore, AccountLimits, Endpoint, Quota, RateLimitError};
 use vto_core::{
     AccountId, ApiKeyId, Currency, Job, JobEvent, JobFilter, JobQueue, JobStatus, JobStore, Money,
     RequestId, StoreError, Timestamp,
@@ -49,6 +53,11 @@ pub const MAX_BATCH: usize = 256;
 pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("../migrations/0001_init.sql")),
     (2, "trust", include_str!("../migrations/0002_trust.sql")),
+    (
+        3,
+        "account_limits",
+        include_str!("../migrations/0003_account_limits.sql"),
+    ),
 ];
 
 mod trust;
@@ -74,6 +83,12 @@ impl From<DbError> for StoreError {
 impl From<DbError> for LedgerError {
     fn from(e: DbError) -> Self {
         LedgerError::Backend(e.0)
+    }
+}
+
+impl From<DbError> for RateLimitError {
+    fn from(e: DbError) -> Self {
+        RateLimitError(e.0)
     }
 }
 
@@ -110,6 +125,7 @@ struct Inner {
     sync: Synchronous,
     writer: Mutex<mpsc::Sender<Op>>,
     readers: Mutex<Vec<Connection>>,
+    point: Mutex<Vec<Connection>>,
 }
 
 /// Jobs, queue, ledger and keys in one SQLite file. Cheap to clone.
@@ -243,6 +259,7 @@ impl SqliteStore {
                 sync,
                 writer: Mutex::new(tx),
                 readers: Mutex::new(Vec::new()),
+                point: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -293,6 +310,35 @@ impl SqliteStore {
             .map_err(|_| E::from(DbError("the write was dropped".into())))?
     }
 
+    /// Runs `f` on a pooled read connection on the calling thread, without the hand-off to
+    /// the blocking pool. Only for point reads by primary key (a few B-tree pages, in the page
+    /// cache: microseconds, less than the hand-off itself); WAL readers never wait for the
+    /// writer. Their connections have a short busy timeout, so even the rare WAL-recovery
+    /// wait cannot hold a runtime thread for long. Scans and writes keep to [`Self::read`] and
+    /// the writer thread.
+    fn point_read<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        E: From<DbError>,
+        F: FnOnce(&Connection) -> Result<T, E>,
+    {
+        let pooled = self.inner.point.lock().ok().and_then(|mut p| p.pop());
+        let conn = match pooled {
+            Some(c) => c,
+            None => {
+                let c = open_conn(&self.inner.path, self.inner.sync)?;
+                c.busy_timeout(Duration::from_millis(50)).map_err(db)?;
+                c
+            }
+        };
+        let r = f(&conn);
+        if let Ok(mut p) = self.inner.point.lock() {
+            if p.len() < 16 {
+                p.push(conn);
+            }
+        }
+        r
+    }
+
     /// Runs `f` on a pooled read connection on the blocking pool.
     async fn read<T, E, F>(&self, f: F) -> Result<T, E>
     where
@@ -328,11 +374,8 @@ fn job_from_body(body: &str) -> Result<Job, DbError> {
 
 fn load_job(c: &Connection, id: RequestId) -> Result<Option<Job>, DbError> {
     let body: Option<String> = c
-        .query_row(
-            "SELECT body FROM jobs WHERE id = ?1",
-            [id.to_string()],
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT body FROM jobs WHERE id = ?1")?
+        .query_row([id.to_string()], |r| r.get(0))
         .optional()?;
     body.as_deref().map(job_from_body).transpose()
 }
@@ -400,7 +443,8 @@ impl JobStore for SqliteStore {
     }
 
     async fn get(&self, id: RequestId) -> Result<Option<Job>, StoreError> {
-        self.read(move |c| Ok(load_job(c, id)?)).await
+        // The status endpoint's one store read: a primary-key lookup, run inline.
+        self.point_read(move |c| Ok(load_job(c, id)?))
     }
 
     async fn apply(
@@ -1044,6 +1088,122 @@ impl ApiKeyStore for SqliteStore {
                     params![id.as_str(), now.0],
                 )
                 .map_err(db)?;
+            if n > 0 {
+                bump_generation(c)?;
+            }
+            Ok(n > 0)
+        })
+        .await
+    }
+}
+
+// ---------------------------------------------------------------- account limits
+
+/// Moves the auth generation forward, inside the caller's transaction.
+fn bump_generation(c: &Connection) -> Result<(), DbError> {
+    c.execute(
+        "UPDATE auth_generation SET value = value + 1 WHERE id = 1",
+        [],
+    )?;
+    Ok(())
+}
+
+#[async_trait]
+impl AuthGeneration for SqliteStore {
+    async fn auth_generation(&self) -> Result<u64, KeyStoreError> {
+        self.read(|c| {
+            let v: i64 = c
+                .prepare_cached("SELECT value FROM auth_generation WHERE id = 1")
+                .map_err(db)?
+                .query_row([], |r| r.get(0))
+                .map_err(db)?;
+            Ok(u64::try_from(v).unwrap_or(0))
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl AccountLimitStore for SqliteStore {
+    async fn limits(&self, account: &AccountId) -> Result<Option<AccountLimits>, RateLimitError> {
+        let account = account.as_str().to_string();
+        self.read(move |c| {
+            let mut st = c
+                .prepare_cached(
+                    "SELECT endpoint, burst, period_ms FROM account_limits WHERE account_id = ?1",
+                )
+                .map_err(db)?;
+            let rows = st
+                .query_map([account], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, i64>(2)?,
+                    ))
+                })
+                .map_err(db)?;
+            let mut out = AccountLimits::new();
+            for row in rows {
+                let (ep, burst, period_ms) = row.map_err(db)?;
+                let endpoint = Endpoint::ALL
+                    .into_iter()
+                    .find(|e| e.as_str() == ep)
+                    .ok_or_else(|| DbError(format!("account_limits: unknown endpoint {ep:?}")))?;
+                let burst = u32::try_from(burst)
+                    .ok()
+                    .and_then(std::num::NonZeroU32::new)
+                    .ok_or_else(|| DbError(format!("account_limits: bad burst {burst}")))?;
+                let period_ms = u64::try_from(period_ms)
+                    .map_err(|_| DbError(format!("account_limits: bad period {period_ms}")))?;
+                out.insert(endpoint, Quota { burst, period_ms });
+            }
+            Ok((!out.is_empty()).then_some(out))
+        })
+        .await
+    }
+
+    async fn set_limits(
+        &self,
+        account: &AccountId,
+        limits: &AccountLimits,
+    ) -> Result<(), RateLimitError> {
+        let account = account.as_str().to_string();
+        let limits = limits.clone();
+        self.write(move |c| {
+            c.execute(
+                "DELETE FROM account_limits WHERE account_id = ?1",
+                [&account],
+            )
+            .map_err(db)?;
+            for (endpoint, q) in &limits {
+                c.execute(
+                    "INSERT INTO account_limits (account_id, endpoint, burst, period_ms)
+                     VALUES (?1, ?2, ?3, ?4)",
+                    params![
+                        account,
+                        endpoint.as_str(),
+                        q.burst.get(),
+                        i64::try_from(q.period_ms).unwrap_or(i64::MAX)
+                    ],
+                )
+                .map_err(db)?;
+            }
+            bump_generation(c)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn reset_limits(&self, account: &AccountId) -> Result<bool, RateLimitError> {
+        let account = account.as_str().to_string();
+        self.write(move |c| {
+            let n = c
+                .execute(
+                    "DELETE FROM account_limits WHERE account_id = ?1",
+                    [&account],
+                )
+                .map_err(db)?;
+            bump_generation(c)?;
             Ok(n > 0)
         })
         .await

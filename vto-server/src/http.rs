@@ -47,6 +47,11 @@ pub struct AppState {
     pub openapi: bytes::Bytes,
     /// False once shutdown began (`/readyz` answers 503).
     pub ready: AtomicBool,
+    /// Categories without an engine, with why and the fix (listed by `/readyz`).
+    pub unavailable: Vec<crate::Unavailable>,
+    /// Whether a built-in category the binary offers is unavailable (`/readyz` says
+    /// `degraded`).
+    pub degraded_builtin: bool,
 }
 
 type Ctx = Arc<AppState>;
@@ -418,11 +423,13 @@ async fn readyz(ctx: Ctx) -> Response {
     match ctx.store.migrations().await {
         Ok(v) if !v.is_empty() => {
             // Each engine with something to probe (external render services) is reported; an
-            // unreachable one makes the server "degraded", still 200: the other categories
-            // keep working, so a load balancer should not take the whole server out.
+            // unreachable one, or a built-in engine that could not start (models missing),
+            // makes the server "degraded", still 200: the other categories keep working, so a
+            // load balancer should not take the whole server out. Categories without an engine
+            // are listed under "unavailable" with the reason and the fix.
             let engines = ctx.service.engines();
             let mut report = serde_json::Map::new();
-            let mut degraded = false;
+            let mut degraded = ctx.degraded_builtin;
             for c in engines.categories() {
                 if let Some(e) = engines.get(c) {
                     if let Some(r) = e.readiness().await {
@@ -437,10 +444,20 @@ async fn readyz(ctx: Ctx) -> Response {
                     }
                 }
             }
+            let unavailable: serde_json::Map<String, serde_json::Value> = ctx
+                .unavailable
+                .iter()
+                .map(|u| {
+                    (
+                        u.category.as_str().to_string(),
+                        serde_json::json!({"reason": u.reason, "fix": u.fix}),
+                    )
+                })
+                .collect();
             json_reply(
                 StatusCode::OK,
                 &serde_json::json!({"status": if degraded { "degraded" } else { "ready" },
-                                    "engines": report}),
+                                    "engines": report, "unavailable": unavailable}),
             )
         }
         Ok(_) | Err(_) => json_reply(
@@ -458,7 +475,6 @@ async fn metrics(ctx: Ctx) -> Response {
             return error_reply(&ApiError::internal());
         }
     };
-    let mut text = ctx.metrics.render_text(&jobs);
     let engines = ctx.service.engines();
     let mut seen = std::collections::HashSet::new();
     let mut engine_lines = String::new();
@@ -469,15 +485,12 @@ async fn metrics(ctx: Ctx) -> Response {
             }
         }
     }
-    if !engine_lines.is_empty() {
-        text.push_str("# HELP vto_engine_calls_total External render engine calls, per engine.\n");
-        text.push_str(&engine_lines);
-    }
+    let text = ctx.metrics.encode(&jobs, &engine_lines);
     let mut resp = Response::new(text.into());
     set_header(
         &mut resp,
         "content-type",
-        "text/plain; version=0.0.4; charset=utf-8".into(),
+        crate::metrics::CONTENT_TYPE.into(),
     );
     resp
 }

@@ -13,16 +13,24 @@
 //! - **Every reply is built in one place.** Errors become `{"error": {"code", "message",
 //!   "param"?}}` through [`http::error_reply`]; unknown routes and wrong methods are answered
 //!   by a final catch-all route (404 / 405 with `Allow`), so warp never invents a reply.
-//! - **No fake engines.** [`build_engines`] registers what the config and the build provide:
-//!   the built-in eyewear engine (glasses, sunglasses) when the models are present, and an
-//!   external `HttpEngine` per `[engines.<category>]`. Any other category answers
-//!   `501 engine_unavailable`. Tests register labelled test engines.
+//! - **No renderer inside, no fake engines.** vto-server depends on no renderer (no wgpu):
+//!   the binary composes. The `vto` binary (vto-cli) builds vto-render's built-in engines and
+//!   passes them in as [`Builtins`] (engines plus the built-in categories it could not offer,
+//!   with why and the fix); [`build_engines`] adds an external `HttpEngine` per
+//!   `[engines.<category>]`. Any other category answers `501 engine_unavailable`, and every
+//!   unavailable category is logged in one line at start and listed in `/readyz`
+//!   ([`Unavailable`]). Tests register labelled test engines.
+//! - **No store read to authenticate.** API keys and per-account limits are served from an
+//!   [`AuthCache`] that empties itself when the store's auth generation moves (every
+//!   revocation and limit change moves it in the same transaction); a background task reads
+//!   that number every `auth_refresh_ms`.
 //! - **One place per pluggable part**: [`make_fetcher`] (SSRF-guarded input fetching),
 //!   [`build_engines`] (engines), [`make_webhook_sender`] and [`make_dispatcher`] (the SQLite
 //!   outbox and the Standard Webhooks dispatcher).
 //!
 //! ## Main types
-//! - [`Config`] (defaults → TOML → `VTO_*`), [`start`] → [`RunningServer`]
+//! - [`Config`] (defaults → TOML → `VTO_*`), [`Builtins`], [`start`] / [`start_with`] →
+//!   [`RunningServer`], [`serve`]
 //! - [`SqliteStore`], [`SignedResults`], [`metrics::Metrics`]
 
 #![recursion_limit = "512"]
@@ -48,8 +56,8 @@ use vto_core::http_fetch::{AddressPolicy, HttpFetcher};
 use vto_core::http_webhook::HttpWebhookTransport;
 use vto_core::outbox::{DispatchConfig, Dispatcher, OutboxSender};
 use vto_core::{
-    Backends, Category, Engines, Fetcher, FsResultStore, MemoryRateLimiter, RandomIds, SystemClock,
-    TryOnService, WebhookSender,
+    AuthCache, Backends, Category, Engines, Fetcher, FsResultStore, MemoryRateLimiter, RandomIds,
+    SystemClock, TryOnService, WebhookSender,
 };
 
 pub use config::{Config, ConfigError};
@@ -67,30 +75,36 @@ pub fn make_fetcher(config: &Config) -> anyhow::Result<Arc<dyn Fetcher>> {
     Ok(Arc::new(fetcher))
 }
 
-/// The engines per category.
-///
-/// Built-in first: `glasses` and `sunglasses` run vto-render's eyewear engine when the models
-/// are in the models dir (`VTO_MODELS_DIR`, else `<data_dir>/models`; `vto models fetch`
-/// puts them there). Then each `[engines.<category>]` section becomes vto-core's
-/// [`HttpEngine`] (an external render service; operator-configured, so private addresses are
-/// allowed) for categories without a built-in engine, or for any category with
-/// `override_builtin = true`. A category without an engine answers `501 engine_unavailable`.
-pub fn build_engines(config: &Config) -> anyhow::Result<Engines> {
-    let mut engines = Engines::new();
-    let models = vto_render::models::models_dir(&config.data_dir);
-    match vto_render::engine::Renderer::shared(&models) {
-        Ok(renderer) => {
-            let eyewear = Arc::new(vto_render::engine::EyewearEngine::new(renderer));
-            engines
-                .register(Category::Glasses, eyewear.clone())
-                .register(Category::Sunglasses, eyewear);
-        }
-        Err(e) => tracing::warn!(
-            error = %e,
-            models = %models.display(),
-            "built-in glasses/sunglasses engine unavailable (fetch the models with `vto models fetch`)"
-        ),
-    }
+/// A category this server cannot render, why, and what fixes it. The server logs all of
+/// them in one line at start and lists them in `/readyz`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Unavailable {
+    /// The category.
+    pub category: Category,
+    /// Why it has no engine (e.g. the models are missing, and where they were looked for).
+    pub reason: String,
+    /// The command or config change that fixes it.
+    pub fix: String,
+}
+
+/// What the binary brings: the built-in engines it could build (the `vto` binary brings
+/// vto-render's eyewear engine) and the built-in categories it could not offer, with why.
+/// vto-server itself has no engine of its own and does not depend on any renderer.
+#[derive(Debug, Default)]
+pub struct Builtins {
+    /// Built-in engines per category.
+    pub engines: Engines,
+    /// Built-in categories that are unavailable, with the reason and the fix.
+    pub unavailable: Vec<Unavailable>,
+}
+
+/// The engines per category: the caller's `builtin` engines, then one vto-core
+/// [`HttpEngine`] per `[engines.<category>]` section (an external render service;
+/// operator-configured, so private addresses are allowed), for categories without a
+/// built-in engine, or for any category with `override_builtin = true`. A category without
+/// an engine answers `501 engine_unavailable`.
+pub fn build_engines(config: &Config, builtin: Engines) -> anyhow::Result<Engines> {
+    let mut engines = builtin;
     for (cat, e) in &config.engines {
         let category: Category = cat
             .parse()
@@ -119,6 +133,29 @@ pub fn build_engines(config: &Config) -> anyhow::Result<Engines> {
         }
     }
     Ok(engines)
+}
+
+/// Every category without an engine in `engines`: the binary's reason where it gave one
+/// (`builtin`), else "no engine configured" with the config section that adds one.
+pub fn unavailable_categories(engines: &Engines, builtin: &[Unavailable]) -> Vec<Unavailable> {
+    Category::ALL
+        .into_iter()
+        .filter(|c| engines.get(*c).is_none())
+        .map(|c| {
+            builtin
+                .iter()
+                .find(|u| u.category == c)
+                .cloned()
+                .unwrap_or_else(|| Unavailable {
+                    category: c,
+                    reason: "no engine is configured for this category".into(),
+                    fix: format!(
+                        "add an external render service: [engines.{c}] kind = \"http\", url = \"…\" \
+                         in the config file (see `vto default-config`)"
+                    ),
+                })
+        })
+        .collect()
 }
 
 /// Webhook delivery goes through the persisted outbox in the SQLite file; the [`Dispatcher`]
@@ -161,6 +198,8 @@ pub struct RunningServer {
     pub service: TryOnService,
     /// The store.
     pub store: SqliteStore,
+    /// The cache of API keys and account limits in front of the store.
+    pub auth: Arc<AuthCache>,
     state: Arc<http::AppState>,
     stop: watch::Sender<bool>,
     server: JoinHandle<()>,
@@ -194,8 +233,20 @@ impl RunningServer {
 }
 
 /// Opens the data dir, binds, and starts the HTTP server and the workers with `engines`
-/// (production passes [`build_engines`]).
+/// (production passes [`build_engines`]); every category without an engine is reported as
+/// "no engine configured". See [`start_with`].
 pub async fn start(config: Config, engines: Engines) -> anyhow::Result<RunningServer> {
+    start_with(config, engines, &[]).await
+}
+
+/// [`start`], with the reasons the binary gives for the built-in categories it could not
+/// offer (`builtin`, from [`Builtins::unavailable`]). Every category without an engine is
+/// logged in one line and listed in `/readyz` with the fix.
+pub async fn start_with(
+    config: Config,
+    engines: Engines,
+    builtin: &[Unavailable],
+) -> anyhow::Result<RunningServer> {
     config.validate()?;
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("creating data_dir {}", config.data_dir.display()))?;
@@ -226,13 +277,22 @@ pub async fn start(config: Config, engines: Engines) -> anyhow::Result<RunningSe
     let service_config = config.service_config()?;
     let openapi = serde_json::to_vec_pretty(&openapi::document(&service_config))?;
     let store_arc = Arc::new(store.clone());
+    let auth = Arc::new(AuthCache::new(
+        store_arc.clone(),
+        store_arc.clone(),
+        store_arc.clone(),
+    ));
+    auth.refresh()
+        .await
+        .context("reading the auth generation from the store")?;
     let backends = Backends {
         jobs: store_arc.clone(),
         queue: store_arc.clone(),
         ledger: store_arc.clone(),
-        keys: store_arc.clone(),
+        keys: auth.clone(),
         idempotency: store_arc,
         limiter: Arc::new(MemoryRateLimiter::default()),
+        limits: auth.clone(),
         results: results.clone(),
         fetcher: make_fetcher(&config)?,
         webhooks: make_webhook_sender(&store),
@@ -244,6 +304,30 @@ pub async fn start(config: Config, engines: Engines) -> anyhow::Result<RunningSe
         metrics::metered(&engines, &metrics),
         service_config,
     );
+    let unavailable = unavailable_categories(&engines, builtin);
+    let degraded_builtin = unavailable
+        .iter()
+        .any(|u| builtin.iter().any(|b| b.category == u.category));
+    if !unavailable.is_empty() {
+        let mut by_fix: Vec<(String, Vec<&str>)> = Vec::new();
+        for u in &unavailable {
+            let key = format!("{} → {}", u.reason, u.fix);
+            match by_fix.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, cats)) => cats.push(u.category.as_str()),
+                None => by_fix.push((key, vec![u.category.as_str()])),
+            }
+        }
+        let summary = by_fix
+            .iter()
+            .map(|(k, cats)| format!("{}: {k}", cats.join(", ")))
+            .collect::<Vec<_>>()
+            .join("; ");
+        if degraded_builtin {
+            tracing::warn!("categories unavailable (501 engine_unavailable): {summary}");
+        } else {
+            tracing::info!("categories unavailable (501 engine_unavailable): {summary}");
+        }
+    }
     let state = Arc::new(http::AppState {
         service: service.clone(),
         store: store.clone(),
@@ -253,6 +337,8 @@ pub async fn start(config: Config, engines: Engines) -> anyhow::Result<RunningSe
         base_url: base_url.clone(),
         openapi: openapi.into(),
         ready: AtomicBool::new(true),
+        unavailable,
+        degraded_builtin,
     });
     let (stop, stop_rx) = watch::channel(false);
     let workers = {
@@ -265,12 +351,16 @@ pub async fn start(config: Config, engines: Engines) -> anyhow::Result<RunningSe
         let dispatcher = make_dispatcher(&config, &store)?;
         let dispatch_poll = Duration::from_millis(config.webhooks.poll_interval_ms);
         let drx = stop_rx.clone();
+        let arx = stop_rx.clone();
+        let cache = auth.clone();
+        let refresh = Duration::from_millis(config.auth_refresh_ms);
         tokio::spawn(async move {
-            // Workers and the webhook dispatcher stop together; the outbox keeps whatever is
-            // still pending for the next start.
+            // Workers, the webhook dispatcher and the auth cache refresher stop together; the
+            // outbox keeps whatever is still pending for the next start.
             tokio::join!(
                 svc.run_workers(n, poll, rx),
-                dispatcher.run(dispatch_poll, drx)
+                dispatcher.run(dispatch_poll, drx),
+                refresh_auth(cache, refresh, arx)
             );
         })
     };
@@ -297,11 +387,38 @@ pub async fn start(config: Config, engines: Engines) -> anyhow::Result<RunningSe
         base_url,
         service,
         store,
+        auth,
         state,
         stop,
         server,
         workers,
     })
+}
+
+/// Checks the store's auth generation every `every` until `stop`; see [`AuthCache`].
+async fn refresh_auth(cache: Arc<AuthCache>, every: Duration, mut stop: watch::Receiver<bool>) {
+    let mut failing = false;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = stop.changed() => {}
+        }
+        if *stop.borrow() {
+            return;
+        }
+        match cache.refresh().await {
+            Ok(_) if failing => {
+                failing = false;
+                tracing::info!("auth generation readable again; caching keys and limits");
+            }
+            Ok(_) => {}
+            Err(e) if !failing => {
+                failing = true;
+                tracing::error!(error = %e, "cannot read the auth generation; keys and limits are read from the store on every request");
+            }
+            Err(_) => {}
+        }
+    }
 }
 
 /// Starts logging (`RUST_LOG`, default `info`; `VTO_LOG_FORMAT=json` for JSON lines).
@@ -317,13 +434,19 @@ pub fn init_tracing() {
     };
 }
 
-/// Runs the server until Ctrl-C / SIGTERM: what `vto-server` and `vto serve` do.
-pub async fn serve(config: Config) -> anyhow::Result<()> {
-    let engines = build_engines(&config)?;
-    serve_with(config, engines).await
+/// Runs the server until Ctrl-C / SIGTERM with the binary's built-in engines plus the
+/// configured render services: what `vto serve` does.
+pub async fn serve(config: Config, builtins: Builtins) -> anyhow::Result<()> {
+    let engines = build_engines(&config, builtins.engines)?;
+    let server = start_with(config, engines, &builtins.unavailable).await?;
+    shutdown_signal().await;
+    tracing::info!("shutdown requested; finishing in-flight work");
+    server.shutdown().await;
+    Ok(())
 }
 
-/// [`serve`] with the given engines (for embedders and the benchmark).
+/// Runs the server until Ctrl-C / SIGTERM with exactly the given engines (for embedders and
+/// the benchmark).
 pub async fn serve_with(config: Config, engines: Engines) -> anyhow::Result<()> {
     let server = start(config, engines).await?;
     shutdown_signal().await;
@@ -368,8 +491,9 @@ pub fn open_admin(config: &Config) -> anyhow::Result<(TryOnService, SqliteStore)
         queue: store_arc.clone(),
         ledger: store_arc.clone(),
         keys: store_arc.clone(),
-        idempotency: store_arc,
+        idempotency: store_arc.clone(),
         limiter: Arc::new(MemoryRateLimiter::default()),
+        limits: store_arc,
         results: Arc::new(vto_core::MemoryResultStore::default()),
         fetcher: make_fetcher(config)?,
         webhooks: make_webhook_sender(&store),

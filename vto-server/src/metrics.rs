@@ -1,149 +1,192 @@
-//! `/metrics` in the Prometheus text format (0.0.4), without a metrics crate: a few counters
-//! and one histogram behind mutexes, plus job counts read from the store at scrape time.
+//! `/metrics`: the server's series on the `prometheus-client` crate (the Prometheus
+//! project's Rust client), exposed in the OpenMetrics text format, plus job counts read from
+//! the store at scrape time.
 //!
 //! - `vto_http_requests_total{route, method, status}`
 //! - `vto_http_request_duration_seconds` (histogram, by route)
 //! - `vto_jobs{status}` — jobs in each state; `vto_queue_depth` — queued jobs
 //! - `vto_render_duration_seconds{category, outcome}` — engine render time (histogram)
+//!
+//! External render engines report their own counters as sample lines
+//! ([`vto_core::Engine::prometheus`]); [`Metrics::encode`] appends them, grouped by family,
+//! before the final `# EOF`.
 
-use std::collections::{BTreeMap, HashMap};
-use std::fmt::Write as _;
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
 
 use vto_core::{Category, Engine, EngineError, Engines, JobStatus, RenderInput, Rendered};
+
+/// The content type of [`Metrics::encode`]'s output.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 const REQUEST_BUCKETS: [f64; 10] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0];
 const RENDER_BUCKETS: [f64; 11] = [0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
 
-#[derive(Debug, Clone, Default)]
-struct Histogram {
-    counts: Vec<u64>,
-    sum: f64,
-    count: u64,
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    route: &'static str,
+    method: String,
+    status: u16,
 }
 
-impl Histogram {
-    fn observe(&mut self, buckets: &[f64], secs: f64) {
-        if self.counts.is_empty() {
-            self.counts = vec![0; buckets.len()];
-        }
-        for (i, b) in buckets.iter().enumerate() {
-            if secs <= *b {
-                self.counts[i] += 1;
-            }
-        }
-        self.sum += secs;
-        self.count += 1;
-    }
-
-    fn write(&self, out: &mut String, name: &str, labels: &str, buckets: &[f64]) {
-        let sep = if labels.is_empty() { "" } else { "," };
-        for (i, b) in buckets.iter().enumerate() {
-            let n = self.counts.get(i).copied().unwrap_or(0);
-            let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"{b}\"}} {n}");
-        }
-        let _ = writeln!(
-            out,
-            "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {}",
-            self.count
-        );
-        let _ = writeln!(out, "{name}_sum{{{labels}}} {}", self.sum);
-        let _ = writeln!(out, "{name}_count{{{labels}}} {}", self.count);
-    }
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: &'static str,
 }
 
-/// The server's metrics.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RenderLabels {
+    category: &'static str,
+    outcome: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StatusLabels {
+    status: &'static str,
+}
+
+fn request_histogram() -> Histogram {
+    Histogram::new(REQUEST_BUCKETS)
+}
+
+fn render_histogram() -> Histogram {
+    Histogram::new(RENDER_BUCKETS)
+}
+
+/// The server's metrics, in one `prometheus-client` registry.
+#[derive(Debug)]
 pub struct Metrics {
-    requests: Mutex<BTreeMap<(&'static str, String, u16), u64>>,
-    durations: Mutex<BTreeMap<&'static str, Histogram>>,
-    renders: Mutex<BTreeMap<(Category, &'static str), Histogram>>,
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    durations: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    renders: Family<RenderLabels, Histogram, fn() -> Histogram>,
+    jobs: Family<StatusLabels, Gauge>,
+    queue_depth: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::default();
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "vto_http_requests",
+            "HTTP requests answered, by route, method and status",
+            requests.clone(),
+        );
+        let durations = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            request_histogram,
+        );
+        registry.register(
+            "vto_http_request_duration_seconds",
+            "Time to answer a request, by route",
+            durations.clone(),
+        );
+        let jobs = Family::<StatusLabels, Gauge>::default();
+        registry.register("vto_jobs", "Try-on jobs in each state", jobs.clone());
+        let queue_depth = Gauge::default();
+        registry.register(
+            "vto_queue_depth",
+            "Asynchronous jobs waiting for a worker",
+            queue_depth.clone(),
+        );
+        let renders = Family::<RenderLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            render_histogram,
+        );
+        registry.register(
+            "vto_render_duration_seconds",
+            "Engine render time, by category and outcome",
+            renders.clone(),
+        );
+        Self {
+            registry,
+            requests,
+            durations,
+            renders,
+            jobs,
+            queue_depth,
+        }
+    }
 }
 
 impl Metrics {
     /// Counts one answered request.
     pub fn request(&self, route: &'static str, method: &str, status: u16, took: Duration) {
-        if let Ok(mut m) = self.requests.lock() {
-            *m.entry((route, method.to_string(), status)).or_insert(0) += 1;
-        }
-        if let Ok(mut m) = self.durations.lock() {
-            m.entry(route)
-                .or_default()
-                .observe(&REQUEST_BUCKETS, took.as_secs_f64());
-        }
+        self.requests
+            .get_or_create(&RequestLabels {
+                route,
+                method: method.to_string(),
+                status,
+            })
+            .inc();
+        self.durations
+            .get_or_create(&RouteLabels { route })
+            .observe(took.as_secs_f64());
     }
 
     /// Records one engine render.
     pub fn render(&self, category: Category, ok: bool, took: Duration) {
-        if let Ok(mut m) = self.renders.lock() {
-            m.entry((category, if ok { "success" } else { "failed" }))
-                .or_default()
-                .observe(&RENDER_BUCKETS, took.as_secs_f64());
-        }
+        self.renders
+            .get_or_create(&RenderLabels {
+                category: category.as_str(),
+                outcome: if ok { "success" } else { "failed" },
+            })
+            .observe(took.as_secs_f64());
     }
 
-    /// The exposition text, with job counts from the store.
-    pub fn render_text(&self, jobs: &HashMap<JobStatus, u64>) -> String {
-        let mut out = String::new();
-        out.push_str(
-            "# HELP vto_http_requests_total HTTP requests answered, by route, method and status.\n",
-        );
-        out.push_str("# TYPE vto_http_requests_total counter\n");
-        if let Ok(m) = self.requests.lock() {
-            for ((route, method, status), n) in m.iter() {
-                let _ = writeln!(
-                    out,
-                    "vto_http_requests_total{{route=\"{route}\",method=\"{method}\",status=\"{status}\"}} {n}"
-                );
-            }
-        }
-        out.push_str(
-            "# HELP vto_http_request_duration_seconds Time to answer a request, by route.\n",
-        );
-        out.push_str("# TYPE vto_http_request_duration_seconds histogram\n");
-        if let Ok(m) = self.durations.lock() {
-            for (route, h) in m.iter() {
-                h.write(
-                    &mut out,
-                    "vto_http_request_duration_seconds",
-                    &format!("route=\"{route}\""),
-                    &REQUEST_BUCKETS,
-                );
-            }
-        }
-        out.push_str("# HELP vto_jobs Try-on jobs in each state.\n# TYPE vto_jobs gauge\n");
+    /// The exposition (OpenMetrics text, [`CONTENT_TYPE`]) with job counts from the store
+    /// and the engines' own sample lines.
+    pub fn encode(&self, jobs: &HashMap<JobStatus, u64>, engine_lines: &str) -> String {
+        let count =
+            |s: JobStatus| i64::try_from(jobs.get(&s).copied().unwrap_or(0)).unwrap_or(i64::MAX);
         for s in JobStatus::ALL {
-            let _ = writeln!(
-                out,
-                "vto_jobs{{status=\"{s}\"}} {}",
-                jobs.get(&s).copied().unwrap_or(0)
-            );
+            self.jobs
+                .get_or_create(&StatusLabels { status: s.as_str() })
+                .set(count(s));
         }
-        out.push_str("# HELP vto_queue_depth Asynchronous jobs waiting for a worker.\n# TYPE vto_queue_depth gauge\n");
-        let _ = writeln!(
-            out,
-            "vto_queue_depth {}",
-            jobs.get(&JobStatus::Queued).copied().unwrap_or(0)
-        );
-        out.push_str(
-            "# HELP vto_render_duration_seconds Engine render time, by category and outcome.\n",
-        );
-        out.push_str("# TYPE vto_render_duration_seconds histogram\n");
-        if let Ok(m) = self.renders.lock() {
-            for ((cat, outcome), h) in m.iter() {
-                h.write(
-                    &mut out,
-                    "vto_render_duration_seconds",
-                    &format!("category=\"{cat}\",outcome=\"{outcome}\""),
-                    &RENDER_BUCKETS,
-                );
-            }
+        self.queue_depth.set(count(JobStatus::Queued));
+        let mut out = String::new();
+        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+            out.clear();
         }
+        let body = out.strip_suffix("# EOF\n").unwrap_or(&out).to_string();
+        let mut out = body;
+        out.push_str(&group_by_family(engine_lines));
+        out.push_str("# EOF\n");
         out
     }
+}
+
+/// Sample lines reordered so each family's samples are contiguous (OpenMetrics requires it;
+/// engines write theirs engine by engine), keeping the order within a family.
+fn group_by_family(lines: &str) -> String {
+    let mut families: Vec<(&str, Vec<&str>)> = Vec::new();
+    for line in lines
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let name = line.split(['{', ' ']).next().unwrap_or(line);
+        match families.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => v.push(line),
+            None => families.push((name, vec![line])),
+        }
+    }
+    let mut out = String::new();
+    for (_, v) in families {
+        for l in v {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// An engine wrapper that times every render into [`Metrics`].
@@ -202,18 +245,41 @@ mod tests {
         m.request("get_try_on", "GET", 200, Duration::from_millis(3));
         m.request("get_try_on", "GET", 200, Duration::from_millis(30));
         m.render(Category::Shirt, true, Duration::from_millis(700));
-        let text = m.render_text(&HashMap::from([(JobStatus::Queued, 4)]));
-        assert!(text.contains(
-            "vto_http_requests_total{route=\"get_try_on\",method=\"GET\",status=\"200\"} 2"
-        ));
-        assert!(text.contains(
-            "vto_http_request_duration_seconds_bucket{route=\"get_try_on\",le=\"0.005\"} 1"
-        ));
-        assert!(text.contains("vto_http_request_duration_seconds_count{route=\"get_try_on\"} 2"));
-        assert!(text.contains("vto_queue_depth 4"));
-        assert!(text.contains("vto_jobs{status=\"success\"} 0"));
-        assert!(text.contains(
-            "vto_render_duration_seconds_bucket{category=\"shirt\",outcome=\"success\",le=\"1\"} 1"
-        ));
+        let text = m.encode(
+            &HashMap::from([(JobStatus::Queued, 4)]),
+            "vto_engine_calls_total{engine=\"a\"} 1\nvto_engine_in_flight{engine=\"a\"} 0\n\
+             vto_engine_calls_total{engine=\"b\"} 2\n",
+        );
+        assert!(
+            text.contains(
+                "vto_http_requests_total{route=\"get_try_on\",method=\"GET\",status=\"200\"} 2"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "vto_http_request_duration_seconds_bucket{le=\"0.005\",route=\"get_try_on\"} 1"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("vto_http_request_duration_seconds_count{route=\"get_try_on\"} 2"),
+            "{text}"
+        );
+        assert!(text.contains("vto_queue_depth 4"), "{text}");
+        assert!(text.contains("vto_jobs{status=\"success\"} 0"), "{text}");
+        assert!(
+            text.contains(
+                "vto_render_duration_seconds_bucket{le=\"1.0\",category=\"shirt\",outcome=\"success\"} 1"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "vto_engine_calls_total{engine=\"a\"} 1\nvto_engine_calls_total{engine=\"b\"} 2\n"
+            ),
+            "an engine family's samples are contiguous: {text}"
+        );
+        assert!(text.ends_with("# EOF\n"), "{text}");
     }
 }

@@ -245,20 +245,20 @@ pub fn document(config: &ServiceConfig) -> Value {
             "/readyz": { "get": {
                 "operationId": "readyz", "security": [], "summary": "Readiness: the database answers and the server is not shutting down",
                 "responses": {
-                    "200": { "description": "`{\"status\": \"ready\"}`", "content": { "application/json": {} } },
+                    "200": { "description": "`{\"status\": \"ready\" | \"degraded\", \"engines\": {<category>: {engine, reachable, error?}}, \"unavailable\": {<category>: {reason, fix}}}`. `degraded` (still 200: the other categories work) when an external render service is unreachable or a built-in engine could not start (e.g. the models are missing); `unavailable` lists every category without an engine with the exact command or config section that fixes it.", "content": { "application/json": {} } },
                     "503": { "description": "`{\"status\": \"shutting_down\" | \"database_unavailable\"}`", "content": { "application/json": {} } }
                 }
             }},
             "/metrics": { "get": {
-                "operationId": "metrics", "security": [], "summary": "Prometheus text: requests by route and status, jobs by state, queue depth, render-time histogram",
-                "responses": { "200": { "description": "text/plain; version=0.0.4", "content": { "text/plain": {} } } }
+                "operationId": "metrics", "security": [], "summary": "OpenMetrics text (prometheus-client): requests by route and status, jobs by state, queue depth, render-time histogram, external engine counters",
+                "responses": { "200": { "description": "application/openmetrics-text; version=1.0.0", "content": { "application/openmetrics-text": {} } } }
             }}
         },
         "components": {
             "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer", "description": "`Authorization: Bearer vto_sk_…`" } },
             "headers": {
                 "X-Request-Id": { "description": "The request's id (the client's own if it sent one); also in the server log.", "schema": { "type": "string" } },
-                "RateLimit-Policy": { "description": "draft-ietf-httpapi-ratelimit-headers: `\"default\";q=<burst>;w=<window seconds>`", "schema": { "type": "string" } },
+                "RateLimit-Policy": { "description": "draft-ietf-httpapi-ratelimit-headers: `\"default\";q=<burst>;w=<window seconds>`, the quota that applied: the account's own (`vto admin account limits`) or the server's default for the endpoint", "schema": { "type": "string" } },
                 "RateLimit": { "description": "draft-ietf-httpapi-ratelimit-headers: `\"default\";r=<remaining>;t=<seconds until full>`", "schema": { "type": "string" } }
             },
             "schemas": {

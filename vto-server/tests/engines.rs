@@ -64,7 +64,7 @@ async fn configured_render_services_are_routed_probed_and_counted() {
         ("VTO_POLL_INTERVAL_MS".to_string(), "20".to_string()),
     ];
     let config = vto_server::Config::load(Some(&toml), env).unwrap();
-    let engines = vto_server::build_engines(&config).unwrap();
+    let engines = vto_server::build_engines(&config, vto_core::Engines::new()).unwrap();
     // Built-in engines (glasses, sunglasses) may be there too when the models are present.
     for (c, name) in [
         (vto_core::Category::Shirt, "http:shirt"),

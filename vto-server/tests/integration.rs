@@ -42,6 +42,12 @@ async fn sqlite_ledger_conforms() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite_api_key_store_conforms() {
     vto_core::conformance::api_key_store(|| async { temp_store() }).await;
+    vto_core::conformance::key_revocation_generation(|| async { temp_store() }).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_account_limit_store_conforms() {
+    vto_core::conformance::account_limit_store(|| async { temp_store() }).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -535,10 +541,26 @@ async fn every_route_and_error_code_over_http() {
     let extra = server.service.create_api_key(&acct, "temp").await.unwrap();
     let (s, _, _) = api.get(Some(&extra.secret), "/v1/balance").await;
     assert_eq!(s, StatusCode::OK);
-    vto_core::ApiKeyStore::revoke(&server.store, &extra.record.id, server.service.now())
+    // through the server's key store (its cache): refused at the next request
+    vto_core::ApiKeyStore::revoke(&*server.auth, &extra.record.id, server.service.now())
         .await
         .unwrap();
     let (s, _, v) = api.get(Some(&extra.secret), "/v1/balance").await;
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::UNAUTHORIZED, "invalid_api_key")
+    );
+    // directly in the SQLite file, as `vto admin key revoke` in another process does:
+    // refused once the server has read the moved auth generation (every auth_refresh_ms;
+    // called here directly instead of waiting)
+    let other = server.service.create_api_key(&acct, "temp2").await.unwrap();
+    let (s, _, _) = api.get(Some(&other.secret), "/v1/balance").await;
+    assert_eq!(s, StatusCode::OK);
+    vto_core::ApiKeyStore::revoke(&server.store, &other.record.id, server.service.now())
+        .await
+        .unwrap();
+    assert!(server.auth.refresh().await.unwrap(), "the generation moved");
+    let (s, _, v) = api.get(Some(&other.secret), "/v1/balance").await;
     assert_eq!(
         (s, err_code(&v)),
         (StatusCode::UNAUTHORIZED, "invalid_api_key")

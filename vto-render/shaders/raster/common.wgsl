@@ -6,7 +6,7 @@
 struct Vert {
     // Supersampled pixel position (x, y) inside the ROI, view depth z (cm, > 0), 1 / z.
     pos: vec4<f32>,
-    // Camera-space position (cm; x right, y down, z forward) and `aux` (the lens gradient
+    // Camera-space position (cm; x right, y down, z forward) and `aux` (the tint gradient
     // coordinate: 0 at the top of the product, 1 at its bottom).
     view: vec4<f32>,
     // Camera-space unit normal.
@@ -31,8 +31,8 @@ struct Params {
     roi: vec4<u32>,
     // Supersampling factor S, supersampled width W = S·w, height H = S·h, triangle count.
     ss: vec4<u32>,
-    // Raster mode (0 occluder, 1 opaque depth, 2 opaque id, 3 lens depth, 4 lens id),
-    // lens mode (0 clear, 1 tint from material, 2 default grey gradient), unused, unused.
+    // Raster mode (0 occluder, 1 opaque depth, 2 opaque id, 3 transparent depth, 4 transparent id),
+    // transparency (0 clear, 1 tint from material, 2 default grey gradient), unused, unused.
     mode: vec4<u32>,
     // Ambient light (linear rgb), near plane (cm).
     ambient: vec4<f32>,

@@ -1,5 +1,5 @@
 // Per output pixel of the ROI: the fraction of its S×S samples covered by the opaque product
-// (x) and by the head occluder (y). Feeds the contact shadow of resolve.wgsl.
+// (x) and by the occluders, i.e. the person (y). Feeds the contact shadow of resolve.wgsl.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> zbuf: array<u32>;
@@ -15,15 +15,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let S = params.ss.x;
     let W = params.ss.y;
-    var frame = 0.0;
+    var product = 0.0;
     var head = 0.0;
     for (var j = 0u; j < S; j = j + 1u) {
         for (var i = 0u; i < S; i = i + 1u) {
             let k = (gid.y * S + j) * W + gid.x * S + i;
-            frame = frame + select(0.0, 1.0, ids[k] != NONE);
+            product = product + select(0.0, 1.0, ids[k] != NONE);
             head = head + select(0.0, 1.0, zbuf[k] != NONE);
         }
     }
     let n = f32(S * S);
-    cover[gid.y * w + gid.x] = vec2<f32>(frame / n, head / n);
+    cover[gid.y * w + gid.x] = vec2<f32>(product / n, head / n);
 }

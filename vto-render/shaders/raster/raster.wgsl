@@ -1,14 +1,14 @@
 // Triangle rasterizer, one thread per triangle, into supersampled buffers with 32-bit
 // `atomicMin` depth (the bit pattern of a positive f32 view depth orders like the float).
 //
-// `zbuf` holds three planes of W·H values: the head occluder's depth, the opaque product's
-// depth, the lens (transparent) depth. `ids` holds two planes: the winning opaque triangle and
-// the winning lens triangle. Modes (`params.mode.x`):
-//   0: occluder depth (triangles of the head proxy; depth only)
+// `zbuf` holds three planes of W·H values: the occluders' depth, the opaque product's
+// depth, the transparent-layer depth. `ids` holds two planes: the winning opaque triangle and
+// the winning transparent triangle. Modes (`params.mode.x`):
+//   0: occluder depth (occluder triangles; depth only)
 //   1: opaque depth — fragments behind the occluder are rejected and counted (counters[0])
 //   2: opaque id — the lowest triangle index whose depth equals the stored depth wins
-//   3: lens depth — behind the occluder: rejected and counted; behind the opaque: hidden
-//   4: lens id
+//   3: transparent depth — behind the occluder: rejected and counted; behind the opaque: hidden
+//   4: transparent id
 // counters[1] counts the product fragments that passed the occluder test.
 
 @group(0) @binding(0) var<uniform> params: Params;

@@ -1,6 +1,6 @@
 // Shading and resolve, one thread per output pixel of the ROI: each of the S×S samples is the
 // photo (darkened by the contact shadow), or the shaded opaque product, then seen through the
-// lens when a lens covers it; the samples are averaged (supersampled anti-aliasing). A pixel
+// transparent layer when one covers it; the samples are averaged (supersampled anti-aliasing). A pixel
 // that no product sample and no shadow touches is copied from the photo bit for bit.
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -86,12 +86,12 @@ fn shade_opaque(t: u32, p: vec2<f32>) -> vec3<f32> {
     return diffuse + spec + env;
 }
 
-struct LensLight {
+struct TransparentLight {
     transmit: vec3<f32>,
     add: vec3<f32>,
 }
 
-fn shade_lens(t: u32, p: vec2<f32>) -> LensLight {
+fn shade_transparent(t: u32, p: vec2<f32>) -> TransparentLight {
     let s = surface(t, p);
     let m = materials[tris[t].w];
     let v = normalize(-s.view);
@@ -104,16 +104,16 @@ fn shade_lens(t: u32, p: vec2<f32>) -> LensLight {
     let reflection = f * environment(reflect(-v, n)) + 0.04 * params.key_color.rgb * blinn(n, v, 0.08);
     var tint = vec3<f32>(1.0);
     var density = 0.0;
-    let lens_mode = params.mode.y;
-    if (lens_mode == 1u) {
+    let transparency = params.mode.y;
+    if (transparency == 1u) {
         tint = m.base.rgb * sample_texture(m, s.uv).rgb;
         density = m.base.a;
-    } else if (lens_mode == 2u) {
+    } else if (transparency == 2u) {
         // Default sunglasses: neutral grey, darker at the top.
         tint = vec3<f32>(0.20, 0.20, 0.21);
         density = mix(0.9, 0.6, clamp(s.aux, 0.0, 1.0));
     }
-    var res: LensLight;
+    var res: TransparentLight;
     res.transmit = (1.0 - f) * mix(vec3<f32>(1.0), tint, density);
     res.add = reflection + density * tint * params.ambient.rgb * 0.1;
     return res;
@@ -131,8 +131,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let px = unpack4x8unorm(raw);
     let photo_lin = srgb_to_linear(px.rgb);
 
-    // Contact shadow: the frame's coverage, shifted away from the key light and blurred,
-    // falling on the head only.
+    // Contact shadow: the product's coverage, shifted away from the key light and blurred,
+    // falling on the person (the occluders) only.
     var shadow = 0.0;
     let head = cover[idx].y;
     let radius = i32(params.shadow.z);
@@ -175,8 +175,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
             let l = ids[plane + k];
             if (l != NONE) {
-                let lens = shade_lens(l, p);
-                col = col * lens.transmit + lens.add;
+                let glass = shade_transparent(l, p);
+                col = col * glass.transmit + glass.add;
                 touched = true;
             }
             sum = sum + col;

@@ -7,8 +7,7 @@ use gltf::accessor::{DataType, Dimensions};
 use gltf::mesh::Mode;
 
 use super::{
-    compute_normals, normalize_or, AlphaMode, Format, Limits, Material, Primitive, Product,
-    ProductError, Texture,
+    compute_normals, AlphaMode, Format, Limits, Material, Primitive, Product, ProductError, Texture,
 };
 
 fn malformed(e: impl std::fmt::Display) -> ProductError {
@@ -189,7 +188,115 @@ pub(super) fn load(bytes: &[u8], limits: &Limits, format: Format) -> Result<Prod
     .unwrap_or_else(|_| Err(malformed("the glTF reader failed on this file")))
 }
 
+/// Extensions that change how geometry or textures are stored: a file that requires one
+/// cannot be read without its decoder, which vto does not ship.
+pub const REFUSED_EXTENSIONS: &[(&str, &str)] = &[
+    ("KHR_draco_mesh_compression", "Draco-compressed geometry"),
+    (
+        "EXT_meshopt_compression",
+        "meshoptimizer-compressed buffers",
+    ),
+    (
+        "KHR_meshopt_compression",
+        "meshoptimizer-compressed buffers",
+    ),
+    ("KHR_texture_basisu", "KTX2 / Basis Universal textures"),
+    ("KHR_mesh_quantization", "quantized vertex attributes"),
+];
+
+/// Extensions vto reads when present (required or not); every other extension is ignored
+/// when merely used, and refused when required (see `docs/products.md`).
+pub const RENDERED_EXTENSIONS: &[&str] = &["KHR_materials_transmission"];
+
+/// The JSON part of a glTF / GLB file.
+fn json_chunk(bytes: &[u8], format: Format) -> Result<&[u8], ProductError> {
+    if format != Format::Glb {
+        return Ok(bytes);
+    }
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize)
+    };
+    let len = word(12).ok_or_else(|| malformed("GLB header is truncated"))?;
+    bytes
+        .get(20..20usize.saturating_add(len))
+        .ok_or_else(|| malformed("GLB JSON chunk is truncated"))
+}
+
+/// What the file's JSON says beyond the `gltf` crate's model: required extensions (checked
+/// against [`REFUSED_EXTENSIONS`] and [`RENDERED_EXTENSIONS`]) and each material's
+/// `KHR_materials_transmission` factor.
+fn read_extensions(bytes: &[u8], format: Format) -> Result<Vec<f32>, ProductError> {
+    let json: serde_json::Value =
+        serde_json::from_slice(json_chunk(bytes, format)?).map_err(malformed)?;
+    let required = json["extensionsRequired"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for ext in required.iter().filter_map(|e| e.as_str()) {
+        if let Some((_, what)) = REFUSED_EXTENSIONS.iter().find(|(n, _)| *n == ext) {
+            return Err(ProductError::Unsupported(format!(
+                "the model requires the glTF extension {ext} ({what}); export it without \
+                 compression"
+            )));
+        }
+        if !RENDERED_EXTENSIONS.contains(&ext) {
+            return Err(ProductError::Unsupported(format!(
+                "the model requires the glTF extension {ext}, which vto does not render"
+            )));
+        }
+    }
+    Ok(json["materials"]
+        .as_array()
+        .map(|ms| {
+            ms.iter()
+                .map(|m| {
+                    let t = &m["extensions"]["KHR_materials_transmission"];
+                    if t.is_object() {
+                        t["transmissionFactor"].as_f64().unwrap_or(0.0) as f32
+                    } else {
+                        0.0
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// The lens tint of a transmissive material: the base colour's hue, its luminance raised to
+/// at least [`MIN_LENS_TRANSMITTANCE`] so eyes stay visible through near-black lenses, and the
+/// transmission factor as the tint's density (alpha) in the transparent layer.
+fn transmission_tint(base: [f32; 4], transmission: f32) -> [f32; 4] {
+    let lum = 0.2126 * base[0] + 0.7152 * base[1] + 0.0722 * base[2];
+    let rgb = if lum < MIN_LENS_TRANSMITTANCE {
+        let k = if lum > 1e-6 {
+            MIN_LENS_TRANSMITTANCE / lum
+        } else {
+            0.0
+        };
+        if k > 0.0 {
+            [base[0] * k, base[1] * k, base[2] * k]
+        } else {
+            [MIN_LENS_TRANSMITTANCE; 3]
+        }
+    } else {
+        [base[0], base[1], base[2]]
+    };
+    [
+        rgb[0].min(1.0),
+        rgb[1].min(1.0),
+        rgb[2].min(1.0),
+        transmission.clamp(0.0, 1.0),
+    ]
+}
+
+/// The least luminance a transmissive lens lets through (category-3 sunglasses transmit
+/// 8–18 % of visible light).
+pub const MIN_LENS_TRANSMITTANCE: f32 = 0.15;
+
 fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, ProductError> {
+    let transmission = read_extensions(bytes, format)?;
     let gltf = gltf::Gltf::from_slice(bytes).map_err(malformed)?;
     let doc = &gltf.document;
 
@@ -322,6 +429,23 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
         .materials()
         .map(|m| {
             let pbr = m.pbr_metallic_roughness();
+            let t = m
+                .index()
+                .and_then(|i| transmission.get(i).copied())
+                .unwrap_or(0.0);
+            if t > 0.0 {
+                // A transmissive surface (lens, gem) draws in the transparent layer.
+                return Material {
+                    name: m.name().unwrap_or_default().to_string(),
+                    base_color: transmission_tint(pbr.base_color_factor(), t),
+                    base_color_texture: None,
+                    metallic: 0.0,
+                    roughness: pbr.roughness_factor().clamp(0.0, 1.0),
+                    alpha_mode: AlphaMode::Blend,
+                    alpha_cutoff: 0.5,
+                    double_sided: m.double_sided(),
+                };
+            }
             Material {
                 name: m.name().unwrap_or_default().to_string(),
                 base_color: pbr.base_color_factor(),
@@ -430,7 +554,7 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
                             cof[2][0] * v[0] + cof[2][1] * v[1] + cof[2][2] * v[2],
                         ];
                         let t = if flip { t.map(|x| -x) } else { t };
-                        normalize_or(t, [0.0, 0.0, 1.0])
+                        crate::math::normalize_or(t.into(), crate::math::Vec3::Z).to_array()
                     })
                     .collect(),
                 None => compute_normals(&positions, &indices),

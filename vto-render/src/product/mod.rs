@@ -11,6 +11,8 @@
 //! - [`sample`] generates procedural glasses frames (used by the tests, the gallery and
 //!   `examples/make_glasses.rs`).
 
+use crate::math::{normalize_or, Vec3};
+
 mod gltf_load;
 mod obj;
 pub mod sample;
@@ -236,43 +238,18 @@ pub fn load_with_limits(bytes: &[u8], limits: &Limits) -> Result<Product, Produc
 
 /// Smooth normals from triangle areas, for primitives that have none.
 pub(crate) fn compute_normals(positions: &[[f32; 3]], indices: &[u32]) -> Vec<[f32; 3]> {
-    let mut n = vec![[0.0f32; 3]; positions.len()];
+    let mut n = vec![Vec3::ZERO; positions.len()];
     for t in indices.chunks_exact(3) {
         let [a, b, c] = [t[0] as usize, t[1] as usize, t[2] as usize];
-        let (pa, pb, pc) = (positions[a], positions[b], positions[c]);
-        let u = sub(pb, pa);
-        let v = sub(pc, pa);
-        let f = cross(u, v);
+        let [pa, pb, pc] = [a, b, c].map(|i| Vec3::from(positions[i]));
+        let f = (pb - pa).cross(pc - pa);
         for i in [a, b, c] {
-            for k in 0..3 {
-                n[i][k] += f[k];
-            }
+            n[i] += f;
         }
     }
     n.into_iter()
-        .map(|v| normalize_or(v, [0.0, 0.0, 1.0]))
+        .map(|v| normalize_or(v, Vec3::Z).to_array())
         .collect()
-}
-
-pub(crate) fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-pub(crate) fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
-
-pub(crate) fn normalize_or(v: [f32; 3], fallback: [f32; 3]) -> [f32; 3] {
-    let l = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
-    if l > 1e-20 && l.is_finite() {
-        [v[0] / l, v[1] / l, v[2] / l]
-    } else {
-        fallback
-    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use base64::Engine as _;
 use serde_json::json;
 
 use super::{AlphaMode, Format, Material, Primitive, Product, Texture};
+use crate::math::{normalize_or, Vec3};
 
 /// Lens centre offset from the bridge (metres): x of the subject's left lens, y.
 pub const LENS_CENTRE: [f32; 2] = [0.0315, -0.0065];
@@ -326,24 +327,19 @@ impl Mesh {
             } else {
                 path[i + 1]
             };
-            let t = super::normalize_or(super::sub(next, prev), [1.0, 0.0, 0.0]);
+            let t = normalize_or(Vec3::from(next) - Vec3::from(prev), Vec3::X);
             // Frame: `u` in the plane perpendicular to t, as close to +z as possible… unless the
             // path runs along z (temples), then use +x.
-            let refv = if t[2].abs() > 0.7 {
-                [1.0, 0.0, 0.0]
-            } else {
-                [0.0, 0.0, 1.0]
-            };
-            let w = super::normalize_or(super::cross(t, refv), [0.0, 1.0, 0.0]);
-            let u = super::cross(w, t);
+            let refv = if t.z.abs() > 0.7 { Vec3::X } else { Vec3::Z };
+            let w = normalize_or(t.cross(refv), Vec3::Y);
+            let u = w.cross(t);
             for k in 0..K {
                 let phi = k as f32 / K as f32 * std::f32::consts::TAU;
                 let (c, s) = (phi.cos(), phi.sin());
-                let off: [f32; 3] = std::array::from_fn(|j| w[j] * c * rw + u[j] * s * rd);
-                let nrm: [f32; 3] = std::array::from_fn(|j| w[j] * c / rw + u[j] * s / rd);
-                self.positions
-                    .push(std::array::from_fn(|j| path[i][j] + off[j]));
-                self.normals.push(super::normalize_or(nrm, u));
+                let off = w * (c * rw) + u * (s * rd);
+                let nrm = w * (c / rw) + u * (s / rd);
+                self.positions.push((Vec3::from(path[i]) + off).to_array());
+                self.normals.push(normalize_or(nrm, u).to_array());
                 self.uvs
                     .push([i as f32 / n as f32 * 4.0, k as f32 / K as f32]);
             }
@@ -383,8 +379,8 @@ impl Mesh {
                 let dy = p[1] - centre[1];
                 let rr = (dx * dx + dy * dy).max(1e-8);
                 let g = 2.0 * dome * f / rr.sqrt();
-                let dir = [dx / rr.sqrt() * g, dy / rr.sqrt() * g, 1.0];
-                self.normals.push(super::normalize_or(dir, [0.0, 0.0, 1.0]));
+                let dir = Vec3::new(dx / rr.sqrt() * g, dy / rr.sqrt() * g, 1.0);
+                self.normals.push(normalize_or(dir, Vec3::Z).to_array());
                 self.uvs.push([0.5 + dx * f * 10.0, 0.5 - dy * f * 10.0]);
             }
         }

@@ -1,21 +1,24 @@
-//! A compute-shader triangle rasterizer (WGSL) for 3D products over a photo.
+//! A product-neutral compute-shader triangle rasterizer (WGSL) for 3D products over a photo.
 //!
-//! The host ([`crate::tryon`]) projects every vertex itself (a few thousand per product) into
-//! a [`Scene`]: supersampled pixel positions inside a region of interest (the product's
-//! footprint plus the shadow margin), camera-space positions and normals, materials and
-//! textures. The GPU then runs, in one submission:
+//! The scene stages ([`crate::scene`]) project every vertex on the host (a few thousand per
+//! product) into a [`Scene`]: supersampled pixel positions inside a region of interest (the
+//! product's footprint plus the shadow margin), camera-space positions and normals, materials
+//! and textures, and any number of depth-only occluders (the head, the neck, a leg: whatever
+//! of the person stands in front of parts of the product). The GPU then runs, in one
+//! submission:
 //!
-//! 1. `raster.wgsl` mode 0 — the head occluder into its own depth plane (depth only);
-//! 2. modes 1, 2 — opaque product depth with 32-bit `atomicMin` on the bits of the positive
-//!    f32 view depth, fragments behind the occluder rejected and counted; then the triangle id
-//!    of the winning depth (lowest id on ties: deterministic);
-//! 3. modes 3, 4 — the same for the transparent (BLEND) lens layer, in front of the opaque
-//!    depth: the nearest lens layer per sample;
-//! 4. `coverage.wgsl` — per output pixel, frame and head coverage of its samples;
-//! 5. `resolve.wgsl` — per sample: photo (under a blurred, offset contact shadow of the frame),
-//!    shaded product (ambient + key light, metallic/rough Blinn–Phong, an environment
-//!    reflection), then the lens (transmission with tint and Fresnel, faint reflection);
-//!    samples averaged (S×S supersampling). Untouched pixels are copied bit for bit.
+//! 1. `raster.wgsl` mode 0 — every occluder into one depth plane (depth only);
+//! 2. modes 1, 2 — the opaque layer's depth with 32-bit `atomicMin` on the bits of the
+//!    positive f32 view depth, fragments behind an occluder rejected and counted; then the
+//!    triangle id of the winning depth (lowest id on ties: deterministic);
+//! 3. modes 3, 4 — the same for the transparent layer (BLEND materials), in front of the
+//!    opaque depth: the nearest transparent surface per sample;
+//! 4. `coverage.wgsl` — per output pixel, product and occluder coverage of its samples;
+//! 5. `resolve.wgsl` — per sample: photo (under a blurred, offset contact shadow of the
+//!    product), shaded product (ambient + key light, metallic/rough Blinn–Phong, an
+//!    environment reflection), then the transparent layer (transmission with tint and
+//!    Fresnel, faint reflection); samples averaged (S×S supersampling). Untouched pixels are
+//!    copied bit for bit.
 //!
 //! Only the ROI is read back; pixels outside it are never written. [`cpu_ids`] is the CPU
 //! reference of steps 1–3, the oracle of the tests.
@@ -24,7 +27,6 @@ use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 use image::RgbaImage;
-use wgpu::util::DeviceExt;
 
 use crate::gpu::GpuContext;
 
@@ -34,7 +36,8 @@ use crate::gpu::GpuContext;
 pub struct RasterVertex {
     /// Supersampled pixel x, y inside the ROI, view depth z (cm, > 0), 1 / z.
     pub pos: [f32; 4],
-    /// Camera-space position (cm; x right, y down, z forward), lens gradient coordinate.
+    /// Camera-space position (cm; x right, y down, z forward), the tint-gradient coordinate
+    /// (0 at the product's top, 1 at its bottom).
     pub view: [f32; 4],
     /// Camera-space unit normal (w unused).
     pub normal: [f32; 4],
@@ -66,7 +69,7 @@ pub struct RasterParams {
     pub roi: [u32; 4],
     /// S, W, H, triangle count.
     pub ss: [u32; 4],
-    /// Raster mode, lens mode, unused, unused.
+    /// Raster mode, transparency mode, unused, unused.
     pub mode: [u32; 4],
     /// Ambient rgb, near plane (cm).
     pub ambient: [f32; 4],
@@ -88,14 +91,14 @@ pub struct Mesh {
     pub triangles: Vec<[u32; 4]>,
 }
 
-/// How lenses are drawn.
+/// How the transparent layer (BLEND materials: lenses, gems, visors) is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LensMode {
-    /// Clear glass with a faint reflection (glasses).
+pub enum Transparency {
+    /// Clear glass with a faint reflection.
     Clear = 0,
-    /// Tinted by the lens material's colour and alpha (sunglasses with tinted lenses).
+    /// Tinted by the material's colour and alpha.
     Material = 1,
-    /// The default grey gradient, darker at the top (sunglasses with clear lens materials).
+    /// A default grey gradient, darker at the top (sunglasses whose lens materials are clear).
     DefaultGradient = 2,
 }
 
@@ -110,10 +113,10 @@ pub struct Lighting {
     pub key_color: [f32; 3],
 }
 
-/// The contact shadow of the frame on the skin.
+/// The contact shadow of the product on the skin.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Shadow {
-    /// Offset (pixels) of the shadow from the frame, away from the light.
+    /// Offset (pixels) of the shadow from the product, away from the light.
     pub offset: [f32; 2],
     /// Blur radius in pixels.
     pub radius: f32,
@@ -122,7 +125,7 @@ pub struct Shadow {
 }
 
 impl Shadow {
-    /// How far (pixels) the shadow can reach beyond the frame's footprint.
+    /// How far (pixels) the shadow can reach beyond the product's footprint.
     pub fn reach(&self) -> u32 {
         if self.strength <= 0.0 {
             return 0;
@@ -140,16 +143,17 @@ pub struct Scene {
     pub ss: u32,
     /// The product.
     pub product: Mesh,
-    /// The head occluder (depth only; material indices ignored).
-    pub occluder: Mesh,
+    /// Depth-only occluders (material indices ignored): parts of the person in front of
+    /// parts of the product. Any number; together they form one depth plane.
+    pub occluders: Vec<Mesh>,
     /// Materials of the product.
     pub materials: Vec<RasterMaterial>,
     /// All textures, packed RGBA8 (sRGB) words; materials point into it.
     pub texels: Vec<u32>,
     /// Light.
     pub lighting: Lighting,
-    /// Lens drawing mode.
-    pub lens_mode: LensMode,
+    /// How the transparent layer is drawn.
+    pub transparency: Transparency,
     /// Contact shadow.
     pub shadow: Shadow,
     /// Near plane (cm).
@@ -167,7 +171,7 @@ impl Scene {
                 self.roi[3] * self.ss,
                 tri_count,
             ],
-            mode: [mode, self.lens_mode as u32, 0, 0],
+            mode: [mode, self.transparency as u32, 0, 0],
             ambient: [l.ambient[0], l.ambient[1], l.ambient[2], self.near],
             key_dir: [l.key_dir[0], l.key_dir[1], l.key_dir[2], 0.0],
             key_color: [l.key_color[0], l.key_color[1], l.key_color[2], 0.0],
@@ -184,7 +188,7 @@ impl Scene {
 /// Counts from one render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RasterStats {
-    /// Product samples rejected because they lie behind the head occluder.
+    /// Product samples rejected because they lie behind an occluder.
     pub occluded_fragments: u32,
     /// Product samples that passed the occluder test.
     pub drawn_fragments: u32,
@@ -201,33 +205,39 @@ pub enum RasterError {
     Readback(String),
 }
 
-/// The WGSL sources of the three kernels (each with the shared prelude), for naga tests.
-pub fn shader_sources() -> [(&'static str, String); 3] {
-    const COMMON: &str = include_str!("../../shaders/raster/common.wgsl");
-    const TEXTURE: &str = include_str!("../../shaders/raster/texture.wgsl");
-    [
-        (
-            "raster.wgsl",
-            format!(
-                "{COMMON}\n{TEXTURE}\n{}",
-                include_str!("../../shaders/raster/raster.wgsl")
-            ),
-        ),
-        (
-            "coverage.wgsl",
-            format!(
-                "{COMMON}\n{}",
-                include_str!("../../shaders/raster/coverage.wgsl")
-            ),
-        ),
-        (
-            "resolve.wgsl",
-            format!(
-                "{COMMON}\n{TEXTURE}\n{}",
-                include_str!("../../shaders/raster/resolve.wgsl")
-            ),
-        ),
-    ]
+impl Scene {
+    /// Every occluder as one mesh (they share one depth plane).
+    pub fn occluder_mesh(&self) -> Mesh {
+        let mut all = Mesh::default();
+        for m in &self.occluders {
+            let base = all.vertices.len() as u32;
+            all.vertices.extend_from_slice(&m.vertices);
+            all.triangles.extend(
+                m.triangles
+                    .iter()
+                    .map(|t| [t[0] + base, t[1] + base, t[2] + base, 0]),
+            );
+        }
+        all
+    }
+
+    fn check(&self) -> Result<(), RasterError> {
+        let n_mat = self.materials.len() as u32;
+        let n_vert = self.product.vertices.len() as u32;
+        let bad_product = self
+            .product
+            .triangles
+            .iter()
+            .any(|t| t[..3].iter().any(|&i| i >= n_vert) || t[3] >= n_mat);
+        let bad_occluder = self.occluders.iter().any(|m| {
+            let n = m.vertices.len() as u32;
+            m.triangles.iter().any(|t| t[..3].iter().any(|&i| i >= n))
+        });
+        if bad_product || bad_occluder {
+            return Err(RasterError::BadScene("triangle index out of range".into()));
+        }
+        Ok(())
+    }
 }
 
 /// The compiled kernels on one device.
@@ -239,79 +249,90 @@ pub struct Rasterizer {
     resolve: wgpu::ComputePipeline,
 }
 
-fn storage(device: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu::Buffer {
-    // Zero-length storage bindings are invalid: pad to one word.
-    let padded;
-    let contents = if bytes.is_empty() {
-        padded = [0u8; 16];
-        &padded[..]
-    } else {
-        bytes
-    };
-    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some(label),
-        contents,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-    })
-}
-
-fn bind(
-    device: &wgpu::Device,
-    pipeline: &wgpu::ComputePipeline,
-    buffers: &[&wgpu::Buffer],
-) -> wgpu::BindGroup {
-    let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
-        .iter()
-        .enumerate()
-        .map(|(i, b)| wgpu::BindGroupEntry {
-            binding: i as u32,
-            resource: b.as_entire_binding(),
-        })
-        .collect();
-    device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: None,
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &entries,
-    })
-}
-
 /// Workgroups for `n` triangles at 64 per group, folded into 2D past the per-dimension limit.
-fn tri_groups(n: u32) -> (u32, u32) {
+fn tri_groups(n: u32) -> (u32, u32, u32) {
     let groups = n.div_ceil(64).max(1);
     if groups <= 65_535 {
-        (groups, 1)
+        (groups, 1, 1)
     } else {
-        (65_535, groups.div_ceil(65_535))
+        (65_535, groups.div_ceil(65_535), 1)
     }
+}
+
+/// The buffers of the depth and id passes, shared by [`Rasterizer::render`] and
+/// [`Rasterizer::ids`].
+struct DepthPasses {
+    zbuf: wgpu::Buffer,
+    ids: wgpu::Buffer,
+    counters: wgpu::Buffer,
+    verts: wgpu::Buffer,
+    tris: wgpu::Buffer,
+    mats: wgpu::Buffer,
+    texels: wgpu::Buffer,
 }
 
 impl Rasterizer {
     /// Compiles the kernels on `ctx`.
     pub fn new(ctx: Arc<GpuContext>) -> Self {
-        let [r, c, s] = shader_sources();
-        let make = |(name, src): (&str, String)| {
-            let module = ctx
-                .device
-                .create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some(name),
-                    source: wgpu::ShaderSource::Wgsl(src.into()),
-                });
-            ctx.device
-                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(name),
-                    layout: None,
-                    module: &module,
-                    entry_point: Some("main"),
-                    compilation_options: Default::default(),
-                    cache: None,
-                })
-        };
         Rasterizer {
-            raster: make(r),
-            coverage: make(c),
-            resolve: make(s),
+            raster: ctx.pipeline("raster/raster"),
+            coverage: ctx.pipeline("raster/coverage"),
+            resolve: ctx.pipeline("raster/resolve"),
             ctx,
         }
+    }
+
+    /// Uploads the scene and records the occluder, opaque and transparent depth and id passes
+    /// (modes 0–4 of `raster.wgsl`).
+    fn depth_passes(&self, scene: &Scene, enc: &mut wgpu::CommandEncoder) -> DepthPasses {
+        let ctx = &*self.ctx;
+        let [_, _, w, h] = scene.roi;
+        let plane = u64::from(w * scene.ss) * u64::from(h * scene.ss);
+        // Depth and ids start at all ones (the farthest depth, no triangle); queue writes land
+        // before the encoder's passes run.
+        let zbuf = ctx.storage("raster zbuf", plane * 3 * 4);
+        let ids = ctx.storage("raster ids", plane * 2 * 4);
+        let ones = vec![0xffu8; (plane * 4) as usize];
+        for k in 0..3 {
+            ctx.queue.write_buffer(&zbuf, k * plane * 4, &ones);
+        }
+        for k in 0..2 {
+            ctx.queue.write_buffer(&ids, k * plane * 4, &ones);
+        }
+        let occluder = scene.occluder_mesh();
+        let passes = DepthPasses {
+            zbuf,
+            ids,
+            counters: ctx.storage_init("raster counters", &[0u8; 16]),
+            verts: ctx.storage_init("verts", bytemuck::cast_slice(&scene.product.vertices)),
+            tris: ctx.storage_init("tris", bytemuck::cast_slice(&scene.product.triangles)),
+            mats: ctx.storage_init("materials", bytemuck::cast_slice(&scene.materials)),
+            texels: ctx.storage_init("texels", bytemuck::cast_slice(&scene.texels)),
+        };
+        let occ_verts = ctx.storage_init("occ verts", bytemuck::cast_slice(&occluder.vertices));
+        let occ_tris = ctx.storage_init("occ tris", bytemuck::cast_slice(&occluder.triangles));
+        for mode in 0..5u32 {
+            let (v, t, n) = if mode == 0 {
+                (&occ_verts, &occ_tris, occluder.triangles.len() as u32)
+            } else {
+                (
+                    &passes.verts,
+                    &passes.tris,
+                    scene.product.triangles.len() as u32,
+                )
+            };
+            if n == 0 {
+                continue;
+            }
+            let u = ctx.uniform("raster params", bytemuck::bytes_of(&scene.params(mode, n)));
+            let p = &passes;
+            let bg = ctx.bind(
+                &self.raster,
+                &[&u, v, t, &p.mats, &p.texels, &p.zbuf, &p.ids, &p.counters],
+            );
+            GpuContext::dispatch(enc, &self.raster, &bg, tri_groups(n));
+        }
+        passes
     }
 
     /// Renders `scene` over `photo` and returns the composited image (same size as `photo`).
@@ -333,151 +354,43 @@ impl Rasterizer {
                 photo.height()
             )));
         }
-        let n_mat = scene.materials.len() as u32;
-        let n_vert = scene.product.vertices.len() as u32;
-        let n_occ = scene.occluder.vertices.len() as u32;
-        if scene
-            .product
-            .triangles
-            .iter()
-            .any(|t| t[..3].iter().any(|&i| i >= n_vert) || t[3] >= n_mat)
-            || scene
-                .occluder
-                .triangles
-                .iter()
-                .any(|t| t[..3].iter().any(|&i| i >= n_occ))
-        {
-            return Err(RasterError::BadScene("triangle index out of range".into()));
-        }
-        let d = &self.ctx.device;
+        scene.check()?;
+        let ctx = &*self.ctx;
         let ss = scene.ss;
         let plane = u64::from(w * ss) * u64::from(h * ss);
-        let max = self.ctx.limits.max_storage_buffer_binding_size as u64;
+        let max = ctx.limits.max_storage_buffer_binding_size as u64;
         if plane * 3 * 4 > max {
             return Err(RasterError::BadScene(format!(
                 "ROI {w}×{h} at {ss}× supersampling needs more than the device's {max}-byte buffers"
             )));
         }
-
         let roi_pixels: Vec<u32> = (y0..y0 + h)
             .flat_map(|y| (x0..x0 + w).map(move |x| u32::from_le_bytes(photo.get_pixel(x, y).0)))
             .collect();
-        let ones = vec![0xffu8; (plane * 4) as usize];
-        let zbuf = d.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("raster zbuf"),
-            size: plane * 3 * 4,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let ids = d.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("raster ids"),
-            size: plane * 2 * 4,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        for k in 0..3 {
-            self.ctx.queue.write_buffer(&zbuf, k * plane * 4, &ones);
-        }
-        for k in 0..2 {
-            self.ctx.queue.write_buffer(&ids, k * plane * 4, &ones);
-        }
-        let counters = storage(d, "raster counters", &[0u8; 16]);
-        let verts = storage(d, "verts", bytemuck::cast_slice(&scene.product.vertices));
-        let tris = storage(d, "tris", bytemuck::cast_slice(&scene.product.triangles));
-        let occ_verts = storage(
-            d,
-            "occ verts",
-            bytemuck::cast_slice(&scene.occluder.vertices),
-        );
-        let occ_tris = storage(
-            d,
-            "occ tris",
-            bytemuck::cast_slice(&scene.occluder.triangles),
-        );
-        let mats = storage(d, "materials", bytemuck::cast_slice(&scene.materials));
-        let texels = storage(d, "texels", bytemuck::cast_slice(&scene.texels));
-        let cover = d.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("cover"),
-            size: u64::from(w * h) * 8,
-            usage: wgpu::BufferUsages::STORAGE,
-            mapped_at_creation: false,
-        });
-        let photo_buf = storage(d, "photo roi", bytemuck::cast_slice(&roi_pixels));
-        let out = d.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("out roi"),
-            size: u64::from(w * h) * 4,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let uniform = |p: RasterParams| {
-            d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("raster params"),
-                contents: bytemuck::bytes_of(&p),
-                usage: wgpu::BufferUsages::UNIFORM,
-            })
-        };
-
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        let p = self.depth_passes(scene, &mut enc);
+        let cover = ctx.storage("cover", u64::from(w * h) * 8);
+        let photo_buf = ctx.storage_init("photo roi", bytemuck::cast_slice(&roi_pixels));
+        let out_size = u64::from(w * h) * 4;
+        let out = ctx.storage("out roi", out_size);
         let n_tri = scene.product.triangles.len() as u32;
-        let n_occ_tri = scene.occluder.triangles.len() as u32;
-        let mut enc = d.create_command_encoder(&Default::default());
-        let mut keep = Vec::new();
-        for mode in 0..5u32 {
-            let (v, t, n) = if mode == 0 {
-                (&occ_verts, &occ_tris, n_occ_tri)
-            } else {
-                (&verts, &tris, n_tri)
-            };
-            if n == 0 {
-                continue;
-            }
-            let u = uniform(scene.params(mode, n));
-            let bg = bind(
-                d,
-                &self.raster,
-                &[&u, v, t, &mats, &texels, &zbuf, &ids, &counters],
-            );
-            {
-                let mut pass = enc.begin_compute_pass(&Default::default());
-                pass.set_pipeline(&self.raster);
-                pass.set_bind_group(0, &bg, &[]);
-                let (gx, gy) = tri_groups(n);
-                pass.dispatch_workgroups(gx, gy, 1);
-            }
-            keep.push(u);
-        }
-        let u = uniform(scene.params(0, n_tri));
-        let bg = bind(d, &self.coverage, &[&u, &zbuf, &ids, &cover]);
-        {
-            let mut pass = enc.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&self.coverage);
-            pass.set_bind_group(0, &bg, &[]);
-            pass.dispatch_workgroups(w.div_ceil(8), h.div_ceil(8), 1);
-        }
-        let bg = bind(
-            d,
+        let u = ctx.uniform("raster params", bytemuck::bytes_of(&scene.params(0, n_tri)));
+        let pixel_groups = (w.div_ceil(8), h.div_ceil(8), 1);
+        let bg = ctx.bind(&self.coverage, &[&u, &p.zbuf, &p.ids, &cover]);
+        GpuContext::dispatch(&mut enc, &self.coverage, &bg, pixel_groups);
+        let bg = ctx.bind(
             &self.resolve,
             &[
-                &u, &verts, &tris, &mats, &texels, &ids, &cover, &photo_buf, &out,
+                &u, &p.verts, &p.tris, &p.mats, &p.texels, &p.ids, &cover, &photo_buf, &out,
             ],
         );
-        {
-            let mut pass = enc.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&self.resolve);
-            pass.set_bind_group(0, &bg, &[]);
-            pass.dispatch_workgroups(w.div_ceil(8), h.div_ceil(8), 1);
-        }
-        let out_size = u64::from(w * h) * 4;
-        let staging = d.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("raster readback"),
-            size: out_size + 16,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        GpuContext::dispatch(&mut enc, &self.resolve, &bg, pixel_groups);
+        let staging = ctx.staging("raster readback", out_size + 16);
         enc.copy_buffer_to_buffer(&out, 0, &staging, 0, out_size);
-        enc.copy_buffer_to_buffer(&counters, 0, &staging, out_size, 16);
-        self.ctx.queue.submit([enc.finish()]);
-        let bytes = read_back(&self.ctx, &staging)?;
-        drop(keep);
+        enc.copy_buffer_to_buffer(&p.counters, 0, &staging, out_size, 16);
+        let bytes = ctx
+            .submit_and_read(enc, &staging, out_size + 16)
+            .map_err(|e| RasterError::Readback(e.0))?;
 
         let mut image = photo.clone();
         for (j, row) in bytes[..out_size as usize]
@@ -492,127 +405,36 @@ impl Rasterizer {
                 );
             }
         }
-        let c = &bytes[out_size as usize..];
-        let word =
-            |k: usize| u32::from_le_bytes([c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]]);
-        Ok((
-            image,
-            RasterStats {
-                occluded_fragments: word(0),
-                drawn_fragments: word(1),
-            },
-        ))
+        Ok((image, counters(&bytes[out_size as usize..])))
     }
 
-    /// Runs only the depth and id passes and returns the two id planes (opaque, lens) and the
-    /// counters: the GPU side of the [`cpu_ids`] comparison.
+    /// Runs only the depth and id passes and returns the two id planes (opaque, transparent)
+    /// and the counters: the GPU side of the [`cpu_ids`] comparison.
     pub fn ids(&self, scene: &Scene) -> Result<(Vec<u32>, RasterStats), RasterError> {
+        scene.check()?;
         let [_, _, w, h] = scene.roi;
-        let d = &self.ctx.device;
+        let ctx = &*self.ctx;
         let plane = u64::from(w * scene.ss) * u64::from(h * scene.ss);
-        let ones = vec![0xffu8; (plane * 4) as usize];
-        let mk = |label, n: u64| {
-            let b = d.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: plane * n * 4,
-                usage: wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_DST
-                    | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            });
-            for k in 0..n {
-                self.ctx.queue.write_buffer(&b, k * plane * 4, &ones);
-            }
-            b
-        };
-        let zbuf = mk("zbuf", 3);
-        let ids = mk("ids", 2);
-        let counters = storage(d, "counters", &[0u8; 16]);
-        let verts = storage(d, "verts", bytemuck::cast_slice(&scene.product.vertices));
-        let tris = storage(d, "tris", bytemuck::cast_slice(&scene.product.triangles));
-        let occ_verts = storage(
-            d,
-            "occ verts",
-            bytemuck::cast_slice(&scene.occluder.vertices),
-        );
-        let occ_tris = storage(
-            d,
-            "occ tris",
-            bytemuck::cast_slice(&scene.occluder.triangles),
-        );
-        let mats = storage(d, "materials", bytemuck::cast_slice(&scene.materials));
-        let texels = storage(d, "texels", bytemuck::cast_slice(&scene.texels));
-        let mut enc = d.create_command_encoder(&Default::default());
-        let mut keep = Vec::new();
-        for mode in 0..5u32 {
-            let (v, t, n) = if mode == 0 {
-                (&occ_verts, &occ_tris, scene.occluder.triangles.len() as u32)
-            } else {
-                (&verts, &tris, scene.product.triangles.len() as u32)
-            };
-            if n == 0 {
-                continue;
-            }
-            let u = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("params"),
-                contents: bytemuck::bytes_of(&scene.params(mode, n)),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
-            let bg = bind(
-                d,
-                &self.raster,
-                &[&u, v, t, &mats, &texels, &zbuf, &ids, &counters],
-            );
-            {
-                let mut pass = enc.begin_compute_pass(&Default::default());
-                pass.set_pipeline(&self.raster);
-                pass.set_bind_group(0, &bg, &[]);
-                let (gx, gy) = tri_groups(n);
-                pass.dispatch_workgroups(gx, gy, 1);
-            }
-            keep.push(u);
-        }
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        let p = self.depth_passes(scene, &mut enc);
         let size = plane * 2 * 4;
-        let staging = d.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("ids readback"),
-            size: size + 16,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        enc.copy_buffer_to_buffer(&ids, 0, &staging, 0, size);
-        enc.copy_buffer_to_buffer(&counters, 0, &staging, size, 16);
-        self.ctx.queue.submit([enc.finish()]);
-        let bytes = read_back(&self.ctx, &staging)?;
-        let words: Vec<u32> = bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
-        let n = (plane * 2) as usize;
-        Ok((
-            words[..n].to_vec(),
-            RasterStats {
-                occluded_fragments: words[n],
-                drawn_fragments: words[n + 1],
-            },
-        ))
+        let staging = ctx.staging("ids readback", size + 16);
+        enc.copy_buffer_to_buffer(&p.ids, 0, &staging, 0, size);
+        enc.copy_buffer_to_buffer(&p.counters, 0, &staging, size, 16);
+        let bytes = ctx
+            .submit_and_read(enc, &staging, size + 16)
+            .map_err(|e| RasterError::Readback(e.0))?;
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes[..size as usize]);
+        Ok((words, counters(&bytes[size as usize..])))
     }
 }
 
-fn read_back(ctx: &GpuContext, staging: &wgpu::Buffer) -> Result<Vec<u8>, RasterError> {
-    let slice = staging.slice(..);
-    let (tx, rx) = std::sync::mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| {
-        let _ = tx.send(r);
-    });
-    ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| RasterError::Readback(e.to_string()))?;
-    rx.recv()
-        .map_err(|e| RasterError::Readback(e.to_string()))?
-        .map_err(|e| RasterError::Readback(e.to_string()))?;
-    let bytes = slice.get_mapped_range().to_vec();
-    staging.unmap();
-    Ok(bytes)
+fn counters(c: &[u8]) -> RasterStats {
+    let word = |k: usize| u32::from_le_bytes([c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]]);
+    RasterStats {
+        occluded_fragments: word(0),
+        drawn_fragments: word(1),
+    }
 }
 
 fn edge(a: [f32; 2], b: [f32; 2], p: [f32; 2]) -> f32 {
@@ -621,7 +443,7 @@ fn edge(a: [f32; 2], b: [f32; 2], p: [f32; 2]) -> f32 {
 
 /// CPU reference of the depth and id passes (textures for MASK materials are not sampled:
 /// the reference treats MASK as opaque, so compare on scenes without MASK materials).
-/// Returns the opaque and lens id planes, concatenated, and the counters.
+/// Returns the opaque and transparent id planes, concatenated, and the counters.
 pub fn cpu_ids(scene: &Scene) -> (Vec<u32>, RasterStats) {
     let [_, _, w, h] = scene.roi;
     let (ww, hh) = ((w * scene.ss) as usize, (h * scene.ss) as usize);
@@ -629,12 +451,9 @@ pub fn cpu_ids(scene: &Scene) -> (Vec<u32>, RasterStats) {
     let mut z = vec![u32::MAX; plane * 3];
     let mut ids = vec![u32::MAX; plane * 2];
     let mut stats = RasterStats::default();
+    let occluder = scene.occluder_mesh();
     for mode in 0..5u32 {
-        let mesh = if mode == 0 {
-            &scene.occluder
-        } else {
-            &scene.product
-        };
+        let mesh = if mode == 0 { &occluder } else { &scene.product };
         for (t, tri) in mesh.triangles.iter().enumerate() {
             if mode != 0 {
                 let blend = scene.materials[tri[3] as usize].flags[0] == 2;

@@ -11,47 +11,6 @@ use super::prepare::{fuse, lower, Epilogue, Geo, Plan, Step};
 use super::{Model, TfliteError};
 use crate::gpu::GpuContext;
 
-const ACTIVATION_WGSL: &str = include_str!("../../shaders/shared/activation.wgsl");
-
-/// The kernels: (name, source). Kernels that use fused activations get the shared helpers
-/// prepended by [`kernel_source`].
-pub(crate) const KERNELS: &[(&str, &str)] = &[
-    ("conv2d", include_str!("../../shaders/tflite/conv2d.wgsl")),
-    (
-        "conv2d_wide",
-        include_str!("../../shaders/tflite/conv2d_wide.wgsl"),
-    ),
-    (
-        "depthwise",
-        include_str!("../../shaders/tflite/depthwise.wgsl"),
-    ),
-    (
-        "transpose_conv",
-        include_str!("../../shaders/tflite/transpose_conv.wgsl"),
-    ),
-    ("binary", include_str!("../../shaders/tflite/binary.wgsl")),
-    ("unary", include_str!("../../shaders/tflite/unary.wgsl")),
-    ("pad", include_str!("../../shaders/tflite/pad.wgsl")),
-    ("pool", include_str!("../../shaders/tflite/pool.wgsl")),
-    (
-        "resize_bilinear",
-        include_str!("../../shaders/tflite/resize_bilinear.wgsl"),
-    ),
-    (
-        "depth_to_space",
-        include_str!("../../shaders/tflite/depth_to_space.wgsl"),
-    ),
-    ("concat", include_str!("../../shaders/tflite/concat.wgsl")),
-];
-
-/// The full WGSL source of a kernel (shared helpers + kernel).
-pub(crate) fn kernel_source(name: &str) -> Option<String> {
-    KERNELS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, src)| format!("{ACTIVATION_WGSL}\n{src}"))
-}
-
 /// Mirrors `ConvParams` in `conv2d.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
@@ -422,24 +381,8 @@ impl Builder<'_> {
         if let Some(&i) = self.pipeline_index.get(name) {
             return i;
         }
-        // Every name passed here is one of KERNELS (checked by the tests).
-        let src = kernel_source(name).unwrap_or_default();
-        let module = self
-            .device
-            .create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(name),
-                source: wgpu::ShaderSource::Wgsl(src.into()),
-            });
-        let p = self
-            .device
-            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(name),
-                layout: None,
-                module: &module,
-                entry_point: Some("main"),
-                compilation_options: Default::default(),
-                cache: None,
-            });
+        // Every name passed here is a `tflite/` kernel of the shader table.
+        let p = crate::gpu::pipeline(self.device, &format!("tflite/{name}"));
         self.pipelines.push(p);
         self.pipeline_index.insert(name, self.pipelines.len() - 1);
         self.pipelines.len() - 1
@@ -1051,30 +994,19 @@ impl Executor {
             label: Some("tflite inference"),
         });
         self.record(&mut encoder);
-        self.ctx.queue.submit(Some(encoder.finish()));
-        let slice = self.staging.slice(..self.staging_size);
-        let (tx, rx) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| TfliteError::Readback(e.to_string()))?;
-        rx.recv()
-            .map_err(|e| TfliteError::Readback(e.to_string()))?
-            .map_err(|e| TfliteError::Readback(e.to_string()))?;
-        let out = {
-            let view = slice.get_mapped_range();
-            let all: &[f32] = bytemuck::cast_slice(&view);
-            self.outputs
-                .iter()
-                .map(|(_, n, off)| {
-                    let s = (*off / 4) as usize;
-                    all[s..s + n].to_vec()
-                })
-                .collect()
-        };
-        self.staging.unmap();
+        let bytes = self
+            .ctx
+            .submit_and_read(encoder, &self.staging, self.staging_size)
+            .map_err(|e| TfliteError::Readback(e.0))?;
+        let all: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes);
+        let out = self
+            .outputs
+            .iter()
+            .map(|(_, n, off)| {
+                let s = (*off / 4) as usize;
+                all[s..s + n].to_vec()
+            })
+            .collect();
         Ok(out)
     }
 }

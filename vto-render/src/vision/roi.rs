@@ -89,6 +89,39 @@ impl RotatedRect {
         .scaled(1.5)
     }
 
+    /// The face ROI from a previous pass's 468 landmarks (pixels), as MediaPipe's tracking
+    /// pass derives it (`face_landmarks_to_roi.pbtxt`): the landmarks' bounding box centre,
+    /// rotation from landmark 33 to 263 (the outer eye corners) to 0°, square on the long side,
+    /// scaled by 1.5. `None` for fewer than 468 landmarks or a degenerate box.
+    pub fn from_face_landmarks(landmarks: &[[f32; 3]]) -> Option<Self> {
+        if landmarks.len() < 468 {
+            return None;
+        }
+        let (mut lo, mut hi) = ([f32::MAX; 2], [f32::MIN; 2]);
+        for p in landmarks {
+            for k in 0..2 {
+                lo[k] = lo[k].min(p[k]);
+                hi[k] = hi[k].max(p[k]);
+            }
+        }
+        let (w, h) = (hi[0] - lo[0], hi[1] - lo[1]);
+        if !(w > 1.0 && h > 1.0 && w.is_finite() && h.is_finite()) {
+            return None;
+        }
+        let (a, b) = (landmarks[33], landmarks[263]);
+        Some(
+            Self {
+                cx: (lo[0] + hi[0]) / 2.0,
+                cy: (lo[1] + hi[1]) / 2.0,
+                width: w,
+                height: h,
+                rotation: rotation_from([a[0], a[1]], [b[0], b[1]], 0.0),
+            }
+            .square_long()
+            .scaled(1.5),
+        )
+    }
+
     /// The body ROI from a pose detection (pixels): centred on keypoint 0 (hips' centre), size
     /// twice the distance to keypoint 1, rotated so that 0 → 1 points up (90°), scaled by 1.25
     /// (`pose_detection_to_roi.pbtxt`).

@@ -8,15 +8,13 @@
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use vto_tests::{free_port, vto_bin, Server};
 use warp::Filter;
-
-const VTO: &str = env!("CARGO_BIN_EXE_vto");
 
 fn png() -> Vec<u8> {
     // A valid 1×1 PNG.
@@ -72,14 +70,6 @@ async fn receiver(seen: Arc<Mutex<HashMap<String, HashSet<String>>>>) -> SocketA
     addr
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 struct Env {
     dir: tempfile::TempDir,
     port: u16,
@@ -87,7 +77,7 @@ struct Env {
 
 impl Env {
     fn cmd(&self) -> Command {
-        let mut c = Command::new(VTO);
+        let mut c = Command::new(vto_bin());
         c.arg("--config")
             .arg(self.dir.path().join("vto.toml"))
             .env("VTO_DATA_DIR", self.dir.path().join("data"))
@@ -101,6 +91,7 @@ impl Env {
             .env("VTO_RATE_GET_TRY_ON", "100000/1")
             .env("VTO_POLL_INTERVAL_MS", "20")
             .env("VTO_MODELS_DIR", self.dir.path().join("no-models"))
+            .env("VTO_FETCH_MODELS", "false")
             .env("RUST_LOG", "error");
         c
     }
@@ -122,22 +113,6 @@ impl Env {
                 .spawn()
                 .unwrap(),
         )
-    }
-}
-
-/// The server process; SIGKILLed when dropped, so a failing test leaves nothing running.
-struct Server(Child);
-
-impl Server {
-    fn kill(&mut self) {
-        let _ = self.0.kill(); // SIGKILL
-        let _ = self.0.wait();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.kill();
     }
 }
 
@@ -301,5 +276,4 @@ async fn kill_9_at_random_moments_loses_nothing_and_bills_exactly() {
         - rust_decimal::Decimal::new(15, 2) * rust_decimal::Decimal::from(accepted.len() as u64);
     assert_eq!(b.balance, expected);
     assert_eq!(b.held, rust_decimal::Decimal::ZERO);
-    let _ = Path::new(VTO);
 }

@@ -1,0 +1,499 @@
+//! Eyewear (`glasses`, `sunglasses`): a 3D frame on the nose bridge, turned with the head.
+//!
+//! # Placement
+//! The product's origin goes onto landmark 168 (the nose bridge between the eyes),
+//! [`BRIDGE_OFFSET_CM`] in front of the skin along the head's forward axis, in the head frame
+//! of [`crate::scene::camera`]. Scale:
+//! - **real units** when the model follows the conventions of `docs/products.md` (metres, +Y
+//!   up, front +Z, origin at the bridge; recognised by a 10–20 cm wide frame whose origin is
+//!   centred and at its front): 1 m in the file is 100 cm on the canonical face;
+//! - **auto-fit** otherwise: the front is scaled to [`AUTO_FIT_WIDTH`] × the face width
+//!   (landmarks 234–454) and the bridge is taken at the front's horizontal centre, 15 % of its
+//!   height above its middle. The result metadata says which, and why.
+//!
+//! # Temples
+//! Real temples rest on the ears, which sit lower than the hinges. Each temple (the part of
+//! the frame more than [`HINGE_DEPTH_CM`] behind its front, per side) is turned about its
+//! hinge so that it runs toward the ear point of the canonical face
+//! ([`crate::scene::head::ear_point`]), within ±[`MAX_DROOP_DEG`]. The head occluder then hides what passes behind the head.
+//!
+//! # Lenses
+//! BLEND materials are the lenses (the rasterizer's transparent layer): clear with a faint
+//! reflection for `glasses`; for `sunglasses` the lens material's own tint when it has one,
+//! else a default grey gradient.
+
+use image::RgbaImage;
+use serde_json::json;
+use vto_core::Category;
+
+use super::{Look, Needs, Options, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
+use crate::math::{dist_xy, Vec2, Vec3};
+use crate::product::{AlphaMode, Product};
+use crate::raster::{RasterStats, Scene, Transparency};
+use crate::scene::camera::{HeadCamera, FOCAL_FACTOR};
+use crate::scene::head::ear_point;
+use crate::scene::{light, occluder, SceneBuilder, NEAR_CM};
+use crate::vision::Face;
+
+/// Auto-fit: frame width as a fraction of the face width (landmarks 234–454).
+pub const AUTO_FIT_WIDTH: f32 = 0.88;
+/// The bridge anchor sits this far (cm) in front of landmark 168.
+pub const BRIDGE_OFFSET_CM: f32 = 0.4;
+/// Parts of the frame more than this far (cm) behind its front are temples.
+pub const HINGE_DEPTH_CM: f32 = 1.5;
+/// The most a temple is turned at its hinge, degrees either way.
+pub const MAX_DROOP_DEG: f32 = 25.0;
+
+/// Glasses or sunglasses: decides how lenses are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Eyewear {
+    /// Clear lenses with a faint reflection.
+    Glasses,
+    /// Tinted lenses: the lens material's tint, else a default grey gradient.
+    Sunglasses,
+}
+
+impl Eyewear {
+    /// `glasses` or `sunglasses`.
+    pub fn name(self) -> &'static str {
+        self.category().as_str()
+    }
+}
+
+impl TryOn for Eyewear {
+    fn category(&self) -> Category {
+        match self {
+            Eyewear::Glasses => Category::Glasses,
+            Eyewear::Sunglasses => Category::Sunglasses,
+        }
+    }
+
+    fn engine_name(&self) -> &'static str {
+        "glasses-raster"
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            face: true,
+            ..Needs::default()
+        }
+    }
+
+    fn product_kind(&self) -> ProductKind {
+        ProductKind::Model
+    }
+
+    fn try_on(
+        &self,
+        stages: Stages<'_>,
+        person: &Person,
+        product: &ProductInput,
+    ) -> Result<Look, TryOnError> {
+        let ProductInput::Model(product) = product else {
+            return Err(TryOnError::BadProduct("eyewear needs a 3D model".into()));
+        };
+        let choice = person.face.as_ref().ok_or_else(|| {
+            TryOnError::NotFound(
+                "no face was found in the person photo; glasses need a visible face".into(),
+            )
+        })?;
+        let prepared = prepare(&person.photo, &choice.face, product, *self, stages.options)?;
+        let (image, stats) = stages.raster.render(&person.photo, &prepared.scene)?;
+        let metadata = metadata(*self, &prepared, &stats, &choice.face);
+        Ok(Look { image, metadata })
+    }
+}
+
+/// How the product was scaled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fit {
+    /// The model follows the asset conventions: real units.
+    RealUnits,
+    /// The model does not: auto-fit to the face width, with the reason.
+    AutoFit(String),
+}
+
+/// Where things landed, in image pixels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placement {
+    /// Real units or auto-fit.
+    pub fit: Fit,
+    /// Asset units → centimetres.
+    pub scale_to_cm: f32,
+    /// The focal length used (pixels).
+    pub focal_px: f32,
+    /// The product's anchor (bridge) projected.
+    pub anchor_px: [f32; 2],
+    /// Landmark 168.
+    pub landmark_168_px: [f32; 2],
+    /// The lens boxing centres (middle of each lens's bounding box) projected, image left
+    /// first, when the product has BLEND lenses.
+    pub lens_centres_px: Option<[[f32; 2]; 2]>,
+    /// Eye centres from the landmarks (image left first).
+    pub eye_centres_px: [[f32; 2]; 2],
+    /// Face width (landmarks 234–454), pixels.
+    pub face_width_px: f32,
+    /// How far each temple was turned down at its hinge (degrees; the asset's −X side first),
+    /// `None` for a frame without temples.
+    pub temple_droop_deg: Option<[f32; 2]>,
+    /// The region that was rendered: x0, y0, width, height.
+    pub roi: [u32; 4],
+}
+
+/// Decides the scale and the anchor; returns (fit, asset units → cm, asset-frame anchor).
+///
+/// Scale and anchor are decided apart: a frame 10–20 units wide is in metres (real units)
+/// even when its origin is elsewhere, and an origin is the bridge only when it is centred
+/// across the front, within the front's vertical band (20 %–95 % of its height from the
+/// bottom) and near its front face. Otherwise the bridge is estimated on the front (its
+/// horizontal centre, 15 % of its height above its middle), and the reason is reported.
+pub fn fit_product(product: &Product, face_width_cm: f32) -> (Fit, f32, Vec3) {
+    let (lo, hi) = product.bounds();
+    let width = hi[0] - lo[0];
+    // The front: the 20 % of the depth nearest +Z.
+    let depth = hi[2] - lo[2];
+    let zcut = hi[2] - 0.2 * depth.max(width * 0.1);
+    let mut flo = Vec3::splat(f32::MAX);
+    let mut fhi = Vec3::splat(f32::MIN);
+    for p in product.primitives.iter().flat_map(|p| &p.positions) {
+        if p[2] >= zcut {
+            flo = flo.min(Vec3::from(*p));
+            fhi = fhi.max(Vec3::from(*p));
+        }
+    }
+    let fw = (fhi.x - flo.x).max(1e-9);
+    let fh = fhi.y - flo.y;
+    let metres = (0.10..=0.20).contains(&width);
+    let centred = (lo[0] + hi[0]).abs() < 0.005;
+    let in_band = flo.y + 0.2 * fh <= 0.0 && 0.0 <= flo.y + 0.95 * fh;
+    let at_front = (-0.005..=0.03).contains(&hi[2]);
+    let origin_is_bridge = centred && in_band && at_front;
+    let estimated = Vec3::new(
+        (flo.x + fhi.x) / 2.0,
+        (flo.y + fhi.y) / 2.0 + 0.15 * fh,
+        fhi.z - 0.05 * fh,
+    );
+    match (metres, origin_is_bridge) {
+        (true, true) => (Fit::RealUnits, 100.0, Vec3::ZERO),
+        (true, false) => (
+            Fit::AutoFit(format!(
+                "the origin is not at the bridge (centred on the front, {:.0} % of its height \
+                 from the bottom); real units kept, the bridge estimated on the front",
+                (100.0 * -flo.y / fh.max(1e-9)).max(0.0)
+            )),
+            100.0,
+            estimated,
+        ),
+        (false, _) => (
+            Fit::AutoFit(format!("frame width {width:.4} units is not 0.10–0.20 m")),
+            AUTO_FIT_WIDTH * face_width_cm / fw,
+            estimated,
+        ),
+    }
+}
+
+/// The temple turn of one side: the hinge (y, z in the head frame) and the angle (radians,
+/// positive turns the temple's far end down).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct TempleBend {
+    hinge: Vec2,
+    angle: f32,
+}
+
+impl TempleBend {
+    /// Turns a head-frame point or direction of a temple about the hinge's x axis.
+    fn point(&self, m: Vec3) -> Vec3 {
+        let d = Vec2::new(m.y, m.z) - self.hinge;
+        let (s, c) = self.angle.sin_cos();
+        Vec3::new(
+            m.x,
+            self.hinge.x + d.x * c + d.y * s,
+            self.hinge.y + d.y * c - d.x * s,
+        )
+    }
+
+    fn dir(&self, n: Vec3) -> Vec3 {
+        let (s, c) = self.angle.sin_cos();
+        Vec3::new(n.x, n.y * c + n.z * s, n.z * c - n.y * s)
+    }
+}
+
+/// Per side (−X first): how to turn the temples of a frame placed at `points` (head frame)
+/// toward the ears, `None` when the frame has no temples (less than 4 cm deep).
+fn temple_bends(points: &[Vec3], anchor_x: f32) -> Option<[TempleBend; 2]> {
+    let front = points.iter().map(|p| p.z).fold(f32::MIN, f32::max);
+    let back = points.iter().map(|p| p.z).fold(f32::MAX, f32::min);
+    if front - back < 4.0 {
+        return None;
+    }
+    let hinge_z = front - HINGE_DEPTH_CM;
+    let bend = |side: f32| -> Option<TempleBend> {
+        let temple: Vec<Vec3> = points
+            .iter()
+            .copied()
+            .filter(|p| p.z < hinge_z && (p.x - anchor_x) * side > 0.0)
+            .collect();
+        let tip_z = temple.iter().map(|p| p.z).fold(f32::MAX, f32::min);
+        if temple.is_empty() || hinge_z - tip_z < 3.0 {
+            return None;
+        }
+        let mean_y = |lo: f32, hi: f32| {
+            let ys: Vec<f32> = temple
+                .iter()
+                .filter(|p| p.z >= lo && p.z <= hi)
+                .map(|p| p.y)
+                .collect();
+            ys.iter().sum::<f32>() / ys.len().max(1) as f32
+        };
+        let hinge = Vec2::new(mean_y(hinge_z - 1.0, hinge_z), hinge_z);
+        let tip = Vec2::new(mean_y(tip_z, tip_z + 1.0), tip_z);
+        let ear = ear_point(side)?;
+        let now = (hinge.x - tip.x).atan2(hinge.y - tip.y);
+        let want = (hinge.x - ear.y).atan2(hinge.y - ear.z);
+        let limit = MAX_DROOP_DEG.to_radians();
+        Some(TempleBend {
+            hinge,
+            angle: (want - now).clamp(-limit, limit),
+        })
+    };
+    let none = TempleBend {
+        hinge: Vec2::ZERO,
+        angle: 0.0,
+    };
+    let (a, b) = (bend(-1.0), bend(1.0));
+    (a.is_some() || b.is_some()).then(|| [a.unwrap_or(none), b.unwrap_or(none)])
+}
+
+/// A scene ready for [`crate::raster::Rasterizer::render`], with the placement.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The scene.
+    pub scene: Scene,
+    /// Where things land.
+    pub placement: Placement,
+}
+
+/// Places `product` on `face` in a `photo` and builds the scene.
+pub fn prepare(
+    photo: &RgbaImage,
+    face: &Face,
+    product: &Product,
+    kind: Eyewear,
+    options: &Options,
+) -> Result<Prepared, TryOnError> {
+    let (w, h) = (photo.width(), photo.height());
+    let cam = HeadCamera::new(face, w, h)?;
+    let lm = &face.landmarks;
+    if lm.len() < 468 {
+        return Err(crate::scene::camera::NoHeadPose.into());
+    }
+    let face_width_px = dist_xy(lm[234], lm[454]);
+    let (fit, k, origin) = fit_product(product, face_width_px / cam.scale());
+    let anchor = cam.anchor_model() + Vec3::new(0.0, 0.0, BRIDGE_OFFSET_CM);
+    let to_model = |p: Vec3| anchor + k * (p - origin);
+
+    let placed: Vec<Vec3> = product
+        .primitives
+        .iter()
+        .flat_map(|p| &p.positions)
+        .map(|q| to_model(Vec3::from(*q)))
+        .collect();
+    let bends = temple_bends(&placed, anchor.x);
+    let hinge_z = placed.iter().map(|p| p.z).fold(f32::MIN, f32::max) - HINGE_DEPTH_CM;
+    let bend_of = |m: Vec3| {
+        bends
+            .filter(|_| m.z < hinge_z)
+            .map(|b| b[usize::from(m.x >= anchor.x)])
+    };
+
+    let lighting = light::from_face(photo, face, &cam);
+    let mut builder = SceneBuilder::new(*cam.camera(), w, h, product)
+        .lighting(lighting)
+        .transparency(transparency(kind, product))
+        .supersampling(options.supersampling)
+        .contact_shadow(options.shadow_strength, cam.scale());
+    builder.product.push_product(product, |q, n| {
+        let m = to_model(q);
+        match bend_of(m) {
+            Some(b) => (cam.to_camera(b.point(m)), cam.dir_to_camera(b.dir(n))),
+            None => (cam.to_camera(m), cam.dir_to_camera(n)),
+        }
+    });
+    builder.occluders.push(occluder::head(face, &cam));
+
+    // Lens boxing centres: the bounding box of each side's lens vertices (asset x < 0, ≥ 0).
+    let mut lens_box = [(Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)); 2];
+    for p in &product.primitives {
+        let blend = product
+            .materials
+            .get(p.material)
+            .is_some_and(|m| m.alpha_mode == AlphaMode::Blend);
+        if !blend {
+            continue;
+        }
+        for q in &p.positions {
+            let m = to_model(Vec3::from(*q));
+            if cam.to_camera(m).z < NEAR_CM {
+                continue;
+            }
+            let b = &mut lens_box[usize::from(q[0] - origin.x >= 0.0)];
+            *b = (b.0.min(m), b.1.max(m));
+        }
+    }
+    let mut lens_centres_px = lens_box
+        .iter()
+        .all(|b| b.0.x <= b.1.x)
+        .then(|| lens_box.map(|b| cam.project_model((b.0 + b.1) / 2.0).to_array()));
+    if let Some(c) = lens_centres_px.as_mut() {
+        if c[0][0] > c[1][0] {
+            c.swap(0, 1);
+        }
+    }
+    let eye = |a: usize, b: usize| [(lm[a][0] + lm[b][0]) / 2.0, (lm[a][1] + lm[b][1]) / 2.0];
+    let mut eyes = [eye(33, 133), eye(362, 263)];
+    if eyes[0][0] > eyes[1][0] {
+        eyes.swap(0, 1);
+    }
+    let scene = builder.build()?;
+    Ok(Prepared {
+        placement: Placement {
+            fit,
+            scale_to_cm: k,
+            focal_px: cam.focal(),
+            anchor_px: cam.project_model(to_model(origin)).to_array(),
+            landmark_168_px: [lm[168][0], lm[168][1]],
+            lens_centres_px,
+            eye_centres_px: eyes,
+            face_width_px,
+            temple_droop_deg: bends.map(|b| b.map(|t| t.angle.to_degrees())),
+            roi: scene.roi,
+        },
+        scene,
+    })
+}
+
+/// Clear lenses for glasses; for sunglasses the lens material's tint when it has one (a BLEND
+/// material that is visibly coloured or dark), else the default gradient.
+fn transparency(kind: Eyewear, product: &Product) -> Transparency {
+    match kind {
+        Eyewear::Glasses => Transparency::Clear,
+        Eyewear::Sunglasses => {
+            let tinted = product.materials.iter().any(|m| {
+                let c = m.base_color;
+                let lum = 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+                m.alpha_mode == AlphaMode::Blend && c[3] >= 0.3 && lum < 0.8
+            });
+            if tinted {
+                Transparency::Material
+            } else {
+                Transparency::DefaultGradient
+            }
+        }
+    }
+}
+
+/// Result metadata (JSON) for a placement and a render's counts.
+pub fn metadata(
+    kind: Eyewear,
+    prepared: &Prepared,
+    stats: &RasterStats,
+    face: &Face,
+) -> serde_json::Value {
+    let p = &prepared.placement;
+    let s = &prepared.scene;
+    let (fit, reason) = match &p.fit {
+        Fit::RealUnits => ("real_units", None),
+        Fit::AutoFit(r) => ("auto_fit", Some(r.clone())),
+    };
+    json!({
+        "category": kind.name(),
+        "fit": fit,
+        "auto_fit_reason": reason,
+        "scale_to_cm": p.scale_to_cm,
+        "head_pose_deg": face.head_pose.as_ref().map(|h| json!({
+            "yaw": h.yaw_pitch_roll_deg[0], "pitch": h.yaw_pitch_roll_deg[1], "roll": h.yaw_pitch_roll_deg[2],
+        })),
+        "focal_px": p.focal_px,
+        "focal_assumption": format!("{FOCAL_FACTOR} × the longer image side"),
+        "anchor_px": p.anchor_px,
+        "landmark_168_px": p.landmark_168_px,
+        "lens_centres_px": p.lens_centres_px,
+        "eye_centres_px": p.eye_centres_px,
+        "face_width_px": p.face_width_px,
+        "temple_droop_deg": p.temple_droop_deg,
+        "roi": p.roi,
+        "supersampling": s.ss * s.ss,
+        "lens": match s.transparency {
+            Transparency::Clear => "clear",
+            Transparency::Material => "tinted_material",
+            Transparency::DefaultGradient => "tinted_default_gradient",
+        },
+        "lighting": {
+            "ambient": s.lighting.ambient,
+            "key_dir": s.lighting.key_dir,
+            "key_color": s.lighting.key_color,
+        },
+        "occluded_fragments": stats.occluded_fragments,
+        "drawn_fragments": stats.drawn_fragments,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::product::sample::SampleFrame;
+
+    #[test]
+    fn samples_are_real_units_and_rescaled_copies_auto_fit() {
+        let p = SampleFrame::RoundBlack.product();
+        let (fit, k, o) = fit_product(&p, 15.0);
+        assert_eq!(fit, Fit::RealUnits);
+        assert_eq!(k, 100.0);
+        assert_eq!(o, Vec3::ZERO);
+        let mut cm = p.clone();
+        for prim in &mut cm.primitives {
+            for v in &mut prim.positions {
+                *v = [v[0] * 100.0 + 3.0, v[1] * 100.0 - 2.0, v[2] * 100.0];
+            }
+        }
+        let (fit, k, o) = fit_product(&cm, 15.0);
+        assert!(matches!(fit, Fit::AutoFit(_)));
+        // The front is ~13 cm wide (in file units): scaled to 0.88 × 15 cm, so k ≈ 1.
+        assert!((0.9..1.1).contains(&k), "{k}");
+        // The bridge is estimated within 3 mm of the true one (3, -2, 0).
+        assert!((o.x - 3.0).abs() < 0.05 && (o.y + 2.0).abs() < 0.3, "{o:?}");
+    }
+
+    #[test]
+    fn temples_turn_down_toward_the_ears_and_keep_their_length() {
+        // A frame in the head frame: a front at z = 1 (y = 3.6) and two straight, level
+        // temples 12 cm long at the hinge height.
+        let mut pts = Vec::new();
+        for x in [-7.0f32, 7.0] {
+            for i in 0..=24 {
+                pts.push(Vec3::new(x, 3.6, 1.0 - 0.5 * i as f32));
+            }
+        }
+        pts.push(Vec3::new(0.0, 3.4, 1.2));
+        let bends = temple_bends(&pts, 0.0).expect("a frame with temples");
+        for (side, b) in [-1.0f32, 1.0].iter().zip(bends) {
+            let deg = b.angle.to_degrees();
+            assert!((5.0..=20.0).contains(&deg), "side {side}: droop {deg}°");
+            let tip = b.point(Vec3::new(7.0 * side, 3.6, -11.0));
+            let ear = ear_point(*side).unwrap();
+            // The tip comes down to the ear's height, and the temple keeps its length.
+            assert!(
+                tip.y < 3.0 && tip.y > ear.y - 1.5,
+                "tip {tip:?} ear {ear:?}"
+            );
+            let len = (Vec2::new(tip.y, tip.z) - b.hinge).length();
+            let before = (Vec2::new(3.6, -11.0) - b.hinge).length();
+            assert!((len - before).abs() < 1e-3);
+        }
+        // A flat front (no temples) is left alone.
+        let flat: Vec<Vec3> = (0..10)
+            .map(|i| Vec3::new(i as f32 - 5.0, 3.0, 1.0))
+            .collect();
+        assert!(temple_bends(&flat, 0.0).is_none());
+    }
+}
