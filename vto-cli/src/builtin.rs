@@ -11,10 +11,7 @@ use vto_server::Unavailable;
 /// The built-in engines over the models in `models_dir` (vision networks where `backend`
 /// puts them), and the built-in categories that
 /// could not be offered, each with the reason and the exact command that fixes it.
-pub fn builtin_engines(
-    models_dir: &Path,
-    backend: VisionBackend,
-) -> (Engines, Vec<Unavailable>) {
+pub fn builtin_engines(models_dir: &Path, backend: VisionBackend) -> (Engines, Vec<Unavailable>) {
     use vto_render::engine::RenderError;
     match vto_render::engine::builtin_with(models_dir, backend) {
         Ok(engines) => (engines, Vec::new()),

@@ -658,8 +658,12 @@ fn main() -> anyhow::Result<()> {
             backend,
             cli.json,
         ),
-        Command::Inspect { photo, overlay } => {
-            vision::inspect(&config.models_dir(), backend, &photo, overlay.as_deref(), cli.json)
-        }
+        Command::Inspect { photo, overlay } => vision::inspect(
+            &config.models_dir(),
+            backend,
+            &photo,
+            overlay.as_deref(),
+            cli.json,
+        ),
     }
 }

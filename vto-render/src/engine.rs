@@ -130,7 +130,10 @@ impl Renderer {
     }
 
     /// [`Renderer::new`] with an explicit vision backend.
-    pub fn with_backend(models_dir: &Path, backend: VisionBackend) -> Result<Renderer, RenderError> {
+    pub fn with_backend(
+        models_dir: &Path,
+        backend: VisionBackend,
+    ) -> Result<Renderer, RenderError> {
         let ctx = GpuContext::shared()?;
         let store = ModelStore::open(models_dir)?;
         let nets = Networks::for_context(&ctx, &store, backend)?;

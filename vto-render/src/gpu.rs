@@ -295,7 +295,7 @@ impl GpuContext {
             })
     }
 
-    /// A bind group for group 0 of `pipeline`, binding `buffers` in order (binding i = buffers[i]).
+    /// A bind group for group 0 of `pipeline`, binding `buffers` in order (binding `i` is `buffers[i]`).
     pub fn bind(
         &self,
         pipeline: &wgpu::ComputePipeline,

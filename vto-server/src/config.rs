@@ -415,8 +415,13 @@ impl Config {
         if let Err(e) = vto_core::http_fetch::AddressPolicy::new(&self.fetch.allow) {
             return Err(invalid("fetch.allow", e.to_string()));
         }
-        if !["auto", "cpu", "gpu"].contains(&self.vision_backend.trim().to_ascii_lowercase().as_str()) {
-            return Err(invalid("vision_backend", "must be \"auto\", \"cpu\" or \"gpu\""));
+        if !["auto", "cpu", "gpu"]
+            .contains(&self.vision_backend.trim().to_ascii_lowercase().as_str())
+        {
+            return Err(invalid(
+                "vision_backend",
+                "must be \"auto\", \"cpu\" or \"gpu\"",
+            ));
         }
         if self.auth_refresh_ms == 0 || self.auth_refresh_ms > 60_000 {
             return Err(invalid("auth_refresh_ms", "must be between 1 and 60000"));
