@@ -10,7 +10,8 @@
 #                                   # answers `success`, stop the server; exit 0 or 1 (CI)
 #
 # Env: VTO_DATA_DIR (./vto-data), VTO_MODELS_DIR (./models), VTO_LISTEN (127.0.0.1:8080),
-#      VTO_PROFILE (release, the default, or dev: reuse the test build), CARGO_TARGET_DIR.
+#      VTO_PROFILE (release, the default, or dev: reuse the test build), CARGO_TARGET_DIR,
+#      VTO_BIN (use this vto binary, with examples/make_glasses beside it; no build).
 # The binaries are built by name (`--bin vto`, `--example make_glasses`), so a fresh clone
 # with an empty target dir works; the first release build takes several minutes.
 set -euo pipefail
@@ -32,12 +33,19 @@ esac
 
 scripts/setup.sh
 scripts/fetch-models.sh --test-photos "$VTO_MODELS_DIR" >/dev/null
-echo "quickstart: building vto and the sample frames (${VTO_PROFILE:-release}; a first build takes several minutes)" >&2
-cargo build "${profile[@]}" -q -p vto-cli --bin vto -p vto-examples --example make_glasses
-target=$(cargo metadata --format-version 1 --no-deps |
-         python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-vto="$target/$pdir/vto"
-make_glasses="$target/$pdir/examples/make_glasses"
+if [ -n "${VTO_BIN:-}" ]; then
+  # An already built binary (the end-to-end tests pass the one their cargo test built); the
+  # sample-frame writer is expected beside it, in examples/.
+  vto="$VTO_BIN"
+  make_glasses="$(dirname "$VTO_BIN")/examples/make_glasses"
+else
+  echo "quickstart: building vto and the sample frames (${VTO_PROFILE:-release}; a first build takes several minutes)" >&2
+  cargo build "${profile[@]}" -q -p vto-cli --bin vto -p vto-examples --example make_glasses
+  target=$(cargo metadata --format-version 1 --no-deps |
+           python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+  vto="$target/$pdir/vto"
+  make_glasses="$target/$pdir/examples/make_glasses"
+fi
 for bin in "$vto" "$make_glasses"; do
   [ -x "$bin" ] || { echo "quickstart: $bin was not built" >&2; exit 1; }
 done
@@ -87,6 +95,8 @@ if [ "$smoke" = 1 ]; then
   if [ "$status" = success ]; then
     url=$(printf '%s' "$reply" | python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["image_url"])')
     curl -sf -o /dev/null "$url" || { echo "smoke: FAILED: the result image $url did not download" >&2; exit 1; }
+    curl -sf "$base/metrics" | grep -q '^vto_builtin_render_concurrency_limit{category="glasses"} [1-9]' ||
+      { echo "smoke: FAILED: /metrics does not show the built-in render concurrency" >&2; exit 1; }
     echo "smoke: success in $(( $(date +%s) - started )) s (server start + one glasses try-on; result $url)"
     exit 0
   fi

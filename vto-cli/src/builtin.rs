@@ -5,15 +5,34 @@
 use std::path::Path;
 
 use vto_core::Engines;
-use vto_render::vision::VisionBackend;
+use vto_render::engine::RendererConfig;
 use vto_server::Unavailable;
 
-/// The built-in engines over the models in `models_dir` (vision networks where `backend`
-/// puts them), and the built-in categories that
-/// could not be offered, each with the reason and the exact command that fixes it.
-pub fn builtin_engines(models_dir: &Path, backend: VisionBackend) -> (Engines, Vec<Unavailable>) {
+/// The built-in engines over the models in `models_dir` (built as `config` says and warmed
+/// up: every network has run once, so the first request pays no first-run cost), and the
+/// built-in categories that could not be offered, each with the reason and the exact command
+/// that fixes it. Logs how long building and warming took.
+pub fn builtin_engines(models_dir: &Path, config: RendererConfig) -> (Engines, Vec<Unavailable>) {
     use vto_render::engine::RenderError;
-    match vto_render::engine::builtin_with(models_dir, backend) {
+    let started = std::time::Instant::now();
+    let built = vto_render::engine::builtin_with(models_dir, config).and_then(|engines| {
+        let renderer = vto_render::engine::Renderer::shared_with(models_dir, config)?;
+        let built_in = started.elapsed();
+        let warm = renderer.warm_up()?;
+        tracing::info!(
+            build_ms = built_in.as_millis() as u64,
+            warm_up_ms = warm.as_millis() as u64,
+            vision = if renderer.vision_on_cpu() {
+                "cpu"
+            } else {
+                "gpu"
+            },
+            concurrency = renderer.concurrency(),
+            "built-in engines ready"
+        );
+        Ok(engines)
+    });
+    match built {
         Ok(engines) => (engines, Vec::new()),
         Err(e) => {
             let fix = match &e {

@@ -635,7 +635,16 @@ fn main() -> anyhow::Result<()> {
                     tracing::warn!(error = %format!("{e:#}"), "fetching the models failed");
                 }
             }
-            let (engines, unavailable) = builtin::builtin_engines(&models, backend);
+            let (engines, unavailable) = builtin::builtin_engines(
+                &models,
+                vto_render::engine::RendererConfig {
+                    backend,
+                    concurrency: match config.render_concurrency {
+                        0 => vto_render::engine::default_concurrency(),
+                        n => n,
+                    },
+                },
+            );
             rt.block_on(vto_server::serve(
                 config,
                 vto_server::Builtins {

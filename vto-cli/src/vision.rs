@@ -222,7 +222,13 @@ pub fn try_on(
     let person = rt.block_on(read_input(person, "person photo"))?;
     let model = rt.block_on(read_input(product, "product model"))?;
     progress("loading the models and the GPU context");
-    let renderer = vto_render::engine::Renderer::shared_with(models, backend)?;
+    let renderer = vto_render::engine::Renderer::shared_with(
+        models,
+        vto_render::engine::RendererConfig {
+            backend,
+            concurrency: 1,
+        },
+    )?;
     progress("finding the face and rendering");
     let started = std::time::Instant::now();
     let result = renderer.try_on(tryon.as_ref(), &person, &model)?;

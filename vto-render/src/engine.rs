@@ -24,10 +24,16 @@
 //! metadata says how many candidates were seen, which was chosen and whether it was refined
 //! (`face`).
 //!
-//! GPU work is serialised: the vision pipelines sit behind a mutex (one device per process).
+//! # Concurrency
+//! A [`Renderer`] renders up to [`RendererConfig::concurrency`] try-ons at once: it keeps that
+//! many [`Vision`] instances (each with its own networks and scratch buffers) in a pool, and a
+//! try-on holds one from decoding to encoding; further requests wait for one to come back.
+//! The rasterizer and the GPU device are shared (wgpu queues are thread-safe). The limit and
+//! the renders in flight are in `/metrics` ([`BuiltinEngine`]'s `vto_builtin_render_*`).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -112,11 +118,120 @@ pub struct TryOnOutput {
     pub timings: Timings,
 }
 
+/// How a [`Renderer`] is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RendererConfig {
+    /// Where the vision networks run.
+    pub backend: VisionBackend,
+    /// Try-ons rendered at once (at least 1); each holds its own vision networks and scratch.
+    pub concurrency: usize,
+}
+
+impl Default for RendererConfig {
+    /// `VisionBackend::Auto` and [`default_concurrency`].
+    fn default() -> Self {
+        RendererConfig {
+            backend: VisionBackend::Auto,
+            concurrency: default_concurrency(),
+        }
+    }
+}
+
+/// The default number of try-ons a renderer runs at once: the machine's cores, at most 4
+/// (each one holds a copy of the networks' scratch buffers, and the CPU kernels already spread
+/// one inference over the cores).
+pub fn default_concurrency() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 4)
+}
+
+/// [`Vision`] instances for concurrent try-ons: a try-on takes one ([`VisionPool::take`]) and
+/// gives it back when its lease drops; callers beyond the pool's size wait.
+#[derive(Debug)]
+struct VisionPool {
+    idle: Mutex<Vec<Vision>>,
+    returned: Condvar,
+    size: usize,
+    in_use: AtomicUsize,
+}
+
+/// One [`Vision`] taken from a [`VisionPool`]; back in the pool when dropped.
+struct Lease<'a> {
+    pool: &'a VisionPool,
+    vision: Option<Vision>,
+}
+
+impl VisionPool {
+    fn new(visions: Vec<Vision>) -> Self {
+        VisionPool {
+            size: visions.len(),
+            idle: Mutex::new(visions),
+            returned: Condvar::new(),
+            in_use: AtomicUsize::new(0),
+        }
+    }
+
+    fn lock(&self) -> Result<MutexGuard<'_, Vec<Vision>>, RenderError> {
+        self.idle.lock().map_err(|_| RenderError::Poisoned)
+    }
+
+    /// Waits for an idle [`Vision`] and lends it.
+    fn take(&self) -> Result<Lease<'_>, RenderError> {
+        let mut idle = self.lock()?;
+        loop {
+            if let Some(vision) = idle.pop() {
+                self.in_use.fetch_add(1, Ordering::Relaxed);
+                return Ok(Lease {
+                    pool: self,
+                    vision: Some(vision),
+                });
+            }
+            idle = self
+                .returned
+                .wait(idle)
+                .map_err(|_| RenderError::Poisoned)?;
+        }
+    }
+}
+
+impl std::ops::Deref for Lease<'_> {
+    type Target = Vision;
+    fn deref(&self) -> &Vision {
+        self.vision
+            .as_ref()
+            .expect("a lease holds its vision until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Lease<'_> {
+    fn deref_mut(&mut self) -> &mut Vision {
+        self.vision
+            .as_mut()
+            .expect("a lease holds its vision until dropped")
+    }
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        if let Some(vision) = self.vision.take() {
+            // A poisoned pool lock means an earlier panic while it was held; the vision is
+            // dropped then, and later callers get `Poisoned` from `take`.
+            if let Ok(mut idle) = self.pool.idle.lock() {
+                idle.push(vision);
+            }
+            self.pool.in_use.fetch_sub(1, Ordering::Relaxed);
+            self.pool.returned.notify_one();
+        }
+    }
+}
+
 /// The render house: vision + rasterizer on one GPU context (see the module docs).
 #[derive(Debug)]
 pub struct Renderer {
     vision_on_cpu: bool,
-    vision: Mutex<Vision>,
+    visions: VisionPool,
     raster: Rasterizer,
     options: Options,
 }
@@ -124,43 +239,65 @@ pub struct Renderer {
 impl Renderer {
     /// Loads and verifies the models in `models_dir` and builds every pipeline, with the
     /// networks on the executor `VTO_VISION_BACKEND` picks (default `auto`: native CPU
-    /// kernels on a CPU wgpu device, WGSL on a real GPU; see [`VisionBackend`]).
+    /// kernels on a CPU wgpu device, WGSL on a real GPU; see [`VisionBackend`]) and the
+    /// default concurrency.
     pub fn new(models_dir: &Path) -> Result<Renderer, RenderError> {
-        Self::with_backend(models_dir, VisionBackend::from_env()?)
+        Self::with_config(
+            models_dir,
+            RendererConfig {
+                backend: VisionBackend::from_env()?,
+                ..RendererConfig::default()
+            },
+        )
     }
 
-    /// [`Renderer::new`] with an explicit vision backend.
-    pub fn with_backend(
-        models_dir: &Path,
-        backend: VisionBackend,
-    ) -> Result<Renderer, RenderError> {
+    /// [`Renderer::new`] with an explicit configuration.
+    pub fn with_config(models_dir: &Path, config: RendererConfig) -> Result<Renderer, RenderError> {
         let ctx = GpuContext::shared()?;
         let store = ModelStore::open(models_dir)?;
-        let nets = Networks::for_context(&ctx, &store, backend)?;
-        Ok(Self::with_networks(ctx, nets))
+        let mut nets = Vec::new();
+        for _ in 0..config.concurrency.max(1) {
+            nets.push(Networks::for_context(&ctx, &store, config.backend)?);
+        }
+        Ok(Self::with_pool(ctx, nets))
     }
 
-    /// Builds a renderer on given networks (tests may pass a reference interpreter).
+    /// Builds a renderer on given networks, one try-on at a time (tests may pass a reference
+    /// interpreter).
     pub fn with_networks(ctx: Arc<GpuContext>, nets: Networks) -> Renderer {
+        Self::with_pool(ctx, vec![nets])
+    }
+
+    fn with_pool(ctx: Arc<GpuContext>, nets: Vec<Networks>) -> Renderer {
         Renderer {
-            vision_on_cpu: nets.runs_on_cpu(),
+            vision_on_cpu: nets.iter().all(Networks::runs_on_cpu),
             raster: Rasterizer::new(ctx.clone()),
-            vision: Mutex::new(Vision::new(ctx, nets)),
+            visions: VisionPool::new(
+                nets.into_iter()
+                    .map(|n| Vision::new(ctx.clone(), n))
+                    .collect(),
+            ),
             options: Options::default(),
         }
     }
 
     /// The process-wide renderer, created on first use from `models_dir` (later calls reuse
-    /// it whatever directory they pass), with the vision backend of `VTO_VISION_BACKEND`.
+    /// it whatever directory they pass), configured as [`Renderer::new`].
     /// A failure is not cached: a later call retries.
     pub fn shared(models_dir: &Path) -> Result<Arc<Renderer>, RenderError> {
-        Self::shared_with(models_dir, VisionBackend::from_env()?)
+        Self::shared_with(
+            models_dir,
+            RendererConfig {
+                backend: VisionBackend::from_env()?,
+                ..RendererConfig::default()
+            },
+        )
     }
 
-    /// [`Renderer::shared`] with an explicit vision backend for the first creation.
+    /// [`Renderer::shared`] with an explicit configuration for the first creation.
     pub fn shared_with(
         models_dir: &Path,
-        backend: VisionBackend,
+        config: RendererConfig,
     ) -> Result<Arc<Renderer>, RenderError> {
         static SHARED: OnceLock<Mutex<Option<Arc<Renderer>>>> = OnceLock::new();
         let slot = SHARED.get_or_init(|| Mutex::new(None));
@@ -168,7 +305,7 @@ impl Renderer {
         if let Some(r) = guard.as_ref() {
             return Ok(r.clone());
         }
-        let r = Arc::new(Renderer::with_backend(models_dir, backend)?);
+        let r = Arc::new(Renderer::with_config(models_dir, config)?);
         *guard = Some(r.clone());
         Ok(r)
     }
@@ -176,6 +313,28 @@ impl Renderer {
     /// Whether the vision networks run on the native CPU executor (else on wgpu).
     pub fn vision_on_cpu(&self) -> bool {
         self.vision_on_cpu
+    }
+
+    /// How many try-ons this renderer runs at once.
+    pub fn concurrency(&self) -> usize {
+        self.visions.size
+    }
+
+    /// Try-ons rendering right now.
+    pub fn in_flight(&self) -> usize {
+        self.visions.in_use.load(Ordering::Relaxed)
+    }
+
+    /// Runs every network of every pooled [`Vision`] once ([`Vision::warm_up`]) so that the
+    /// first requests pay no first-run costs; returns how long it took.
+    pub fn warm_up(&self) -> Result<Duration, RenderError> {
+        let t0 = Instant::now();
+        let mut idle = self.visions.lock()?;
+        for vision in idle.iter_mut() {
+            vision.warm_up()?;
+        }
+        drop(idle);
+        Ok(t0.elapsed())
     }
 
     /// The rasterizer.
@@ -193,7 +352,7 @@ impl Renderer {
 
     /// Runs the face pipeline on a decoded photo: all faces, largest first.
     pub fn faces(&self, photo: &RgbaImage) -> Result<Vec<Face>, RenderError> {
-        let mut vision = self.vision.lock().map_err(|_| RenderError::Poisoned)?;
+        let mut vision = self.visions.take()?;
         let gpu = vision
             .image_ops()
             .upload(photo)
@@ -217,30 +376,8 @@ impl Renderer {
 
     /// Runs the vision stage for `needs` on a decoded photo.
     pub fn see(&self, photo: &RgbaImage, needs: Needs) -> Result<Person, RenderError> {
-        let mut person = Person {
-            photo: photo.clone(),
-            face: None,
-            body: None,
-            mask: None,
-        };
-        if !(needs.face || needs.body || needs.person_mask) {
-            return Ok(person);
-        }
-        let mut vision = self.vision.lock().map_err(|_| RenderError::Poisoned)?;
-        let gpu = vision
-            .image_ops()
-            .upload(photo)
-            .map_err(VisionError::from)?;
-        if needs.face {
-            person.face = choose_face(&mut vision, &gpu)?;
-        }
-        if needs.body {
-            person.body = vision.body(&gpu)?;
-        }
-        if needs.person_mask {
-            person.mask = Some(vision.selfie_mask(&gpu)?);
-        }
-        Ok(person)
+        let mut vision = self.visions.take()?;
+        see(&mut vision, photo, needs)
     }
 
     /// Dresses the person in `person` (PNG / JPEG / WebP bytes) with `product` (a 3D model or
@@ -251,6 +388,7 @@ impl Renderer {
         person: &[u8],
         product: &[u8],
     ) -> Result<TryOnOutput, RenderError> {
+        let mut vision = self.visions.take()?;
         let t0 = Instant::now();
         let photo = decode_photo(person)?;
         let product = match tryon.product_kind() {
@@ -263,7 +401,7 @@ impl Renderer {
         };
         let t1 = Instant::now();
         let needs = tryon.needs();
-        let seen = self.see(&photo, needs)?;
+        let seen = see(&mut vision, &photo, needs)?;
         if needs.face && seen.face.is_none() {
             return Err(TryOnError::NotFound(format!(
                 "no face was found in the person photo; {} need a visible face",
@@ -432,14 +570,20 @@ pub fn builtin_tryon(category: Category) -> Option<Arc<dyn TryOn>> {
 }
 
 /// The engines of every built-in category, on the process-wide [`Renderer`] built from
-/// `models_dir` (vision backend from `VTO_VISION_BACKEND`).
+/// `models_dir` as [`Renderer::new`] builds it.
 pub fn builtin(models_dir: &Path) -> Result<Engines, RenderError> {
-    builtin_with(models_dir, VisionBackend::from_env()?)
+    builtin_with(
+        models_dir,
+        RendererConfig {
+            backend: VisionBackend::from_env()?,
+            ..RendererConfig::default()
+        },
+    )
 }
 
-/// [`builtin`] with an explicit vision backend.
-pub fn builtin_with(models_dir: &Path, backend: VisionBackend) -> Result<Engines, RenderError> {
-    let renderer = Renderer::shared_with(models_dir, backend)?;
+/// [`builtin`] with an explicit renderer configuration.
+pub fn builtin_with(models_dir: &Path, config: RendererConfig) -> Result<Engines, RenderError> {
+    let renderer = Renderer::shared_with(models_dir, config)?;
     let mut engines = Engines::new();
     for t in builtin_tryons() {
         engines.register(
@@ -466,6 +610,33 @@ pub fn try_on(
     let r = Renderer::shared(&default_models_dir())?;
     let out = r.try_on(tryon.as_ref(), person, product)?;
     Ok((out.png, out.metadata))
+}
+
+/// The vision stage for `needs` on a decoded photo, with one pooled [`Vision`].
+fn see(vision: &mut Vision, photo: &RgbaImage, needs: Needs) -> Result<Person, RenderError> {
+    let mut person = Person {
+        photo: photo.clone(),
+        face: None,
+        body: None,
+        mask: None,
+    };
+    if !(needs.face || needs.body || needs.person_mask) {
+        return Ok(person);
+    }
+    let gpu = vision
+        .image_ops()
+        .upload(photo)
+        .map_err(VisionError::from)?;
+    if needs.face {
+        person.face = choose_face(vision, &gpu)?;
+    }
+    if needs.body {
+        person.body = vision.body(&gpu)?;
+    }
+    if needs.person_mask {
+        person.mask = Some(vision.selfie_mask(&gpu)?);
+    }
+    Ok(person)
 }
 
 impl RenderError {
@@ -518,6 +689,16 @@ impl BuiltinEngine {
 impl Engine for BuiltinEngine {
     fn name(&self) -> &str {
         self.tryon.engine_name()
+    }
+
+    fn prometheus(&self) -> Option<String> {
+        let category = self.tryon.category().as_str();
+        Some(format!(
+            "vto_builtin_render_concurrency_limit{{category=\"{category}\"}} {}\n\
+             vto_builtin_renders_in_flight{{category=\"{category}\"}} {}\n",
+            self.renderer.concurrency(),
+            self.renderer.in_flight()
+        ))
     }
 
     async fn render(&self, input: RenderInput<'_>) -> Result<Rendered, EngineError> {

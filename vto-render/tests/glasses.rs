@@ -1073,3 +1073,44 @@ fn required_compression_extensions_are_refused_by_name() {
     });
     assert!(product::load(&used).is_ok());
 }
+
+/// A renderer with a pool of two renders two try-ons at once, each the same as one rendered
+/// alone, after a warm-up; nothing is left in flight afterwards.
+#[test]
+fn two_try_ons_render_at_once_on_a_pool_of_two_and_match_one_at_a_time() {
+    use vto_render::engine::RendererConfig;
+    use vto_render::vision::VisionBackend;
+    let r = Renderer::with_config(
+        &models_dir(),
+        RendererConfig {
+            backend: VisionBackend::from_env().unwrap(),
+            concurrency: 2,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.concurrency(), 2);
+    r.warm_up().unwrap();
+    let tryon = Eyewear::Sunglasses;
+    let glb = SampleFrame::AviatorGoldTinted.glb();
+    let alone = r.try_on(&tryon, astronaut_bytes(), &glb).unwrap();
+    let both: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|_| s.spawn(|| r.try_on(&tryon, astronaut_bytes(), &glb).unwrap()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for out in &both {
+        assert_eq!(out.image.dimensions(), alone.image.dimensions());
+        let differing = out
+            .image
+            .pixels()
+            .zip(alone.image.pixels())
+            .filter(|(a, b)| a != b)
+            .count();
+        assert_eq!(
+            differing, 0,
+            "a concurrent render differs from the one rendered alone"
+        );
+    }
+    assert_eq!(r.in_flight(), 0);
+}

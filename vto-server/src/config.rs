@@ -230,6 +230,11 @@ pub struct Config {
     /// `cpu` or `gpu`. Read by the binary that builds the built-in engines.
     #[serde(default = "d_auto")]
     pub vision_backend: String,
+    /// Built-in try-ons rendered at once (each holds its own vision networks and scratch
+    /// buffers); 0 (default) for the machine's cores, at most 4. Read by the binary that
+    /// builds the built-in engines; `/metrics` shows it as `vto_builtin_render_concurrency_limit`.
+    #[serde(default)]
+    pub render_concurrency: usize,
     /// How often the server checks the store's auth generation, in milliseconds (default
     /// 100): the longest a revocation or a limit change made by another process waits.
     #[serde(default = "d_auth_refresh")]
@@ -293,6 +298,7 @@ const ENV_KEYS: &[(&str, &[&str], Kind)] = &[
     ("VTO_MODELS_DIR", &["models_dir"], Kind::Str),
     ("VTO_FETCH_MODELS", &["fetch_models"], Kind::Bool),
     ("VTO_VISION_BACKEND", &["vision_backend"], Kind::Str),
+    ("VTO_RENDER_CONCURRENCY", &["render_concurrency"], Kind::Int),
     ("VTO_AUTH_REFRESH_MS", &["auth_refresh_ms"], Kind::Int),
     ("VTO_SYNCHRONOUS", &["synchronous"], Kind::Str),
     ("VTO_CURRENCY", &["currency"], Kind::Str),
@@ -421,6 +427,12 @@ impl Config {
             return Err(invalid(
                 "vision_backend",
                 "must be \"auto\", \"cpu\" or \"gpu\"",
+            ));
+        }
+        if self.render_concurrency > 64 {
+            return Err(invalid(
+                "render_concurrency",
+                "must be between 0 (auto) and 64",
             ));
         }
         if self.auth_refresh_ms == 0 || self.auth_refresh_ms > 60_000 {
@@ -740,6 +752,11 @@ mod tests {
         assert_eq!(c.vision_backend, "cpu");
         let e = Config::load(None, env(&[("VTO_VISION_BACKEND", "tpu")])).unwrap_err();
         assert!(e.to_string().contains("vision_backend"), "{e}");
+        assert_eq!(c.render_concurrency, 0);
+        let c = Config::load(None, env(&[("VTO_RENDER_CONCURRENCY", "3")])).unwrap();
+        assert_eq!(c.render_concurrency, 3);
+        let e = Config::load(None, env(&[("VTO_RENDER_CONCURRENCY", "500")])).unwrap_err();
+        assert!(e.to_string().contains("render_concurrency"), "{e}");
     }
 
     #[test]

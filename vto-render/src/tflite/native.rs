@@ -2,7 +2,13 @@
 //! whose wgpu adapter is itself a CPU (lavapipe, SwiftShader, WARP), where WGSL through a
 //! Vulkan emulation runs MobileNet-style networks 50–100× slower than native code.
 //!
-//! Design (chosen by measurement over `tract-core`; see the crate docs):
+//! Why our own kernels and not `tract-core`: they consume the very plan the wgpu executor
+//! runs (one lowering, one set of LiteRT goldens for both), and the GEMM-bound layers run on a
+//! maintained SIMD GEMM (`matrixmultiply`). We did not benchmark a tract lowering;
+//! the measure we hold this executor to is LiteRT's time in the same run
+//! (`scripts/bench-vision.sh`).
+//!
+//! Design:
 //! - The same [`lower`] + [`fuse`] plan the wgpu executor consumes: NHWC float32, PAD folded
 //!   into convolutions, activations / PRELU / residual ADDs fused into their epilogue.
 //! - Convolutions are GEMMs on `matrixmultiply` (through `ndarray`'s safe

@@ -114,10 +114,18 @@ impl Infer for CpuNet {
 }
 
 impl Networks {
-    /// All six models from a verified store, on the native CPU executor. A [`super::Vision`]
-    /// built with these prepares the model inputs on the CPU too.
+    /// All six models from a verified store, on the native CPU executor, each built on its
+    /// first run ([`super::OnFirstUse`]). A [`super::Vision`] built with these prepares the
+    /// model inputs on the CPU too.
     pub fn cpu(store: &ModelStore) -> Result<Networks, VisionError> {
-        let mut nets = Networks::from_fn(|id| Ok(Box::new(CpuNet::new(id, store.bytes(id))?)))?;
+        let mut nets = Networks::from_fn(|id| {
+            let bytes = store.bytes(id).to_vec();
+            let make: super::MakeNet = Box::new(move || {
+                let net: Box<dyn Infer + Send> = Box::new(CpuNet::new(id, &bytes)?);
+                Ok(net)
+            });
+            Ok(Box::new(super::OnFirstUse::new(id, make)))
+        })?;
         nets.host_inputs = true;
         Ok(nets)
     }

@@ -121,7 +121,7 @@ impl DetectorSpec {
 /// NMS overlap threshold of all three detectors.
 const NMS_IOU: f32 = 0.3;
 /// Face mesh input size.
-const MESH: u32 = 192;
+pub(crate) const MESH: u32 = 192;
 
 /// Decodes a detector's raw outputs (any order) into detections in the letterbox tensor's
 /// normalized coordinates, after weighted NMS.

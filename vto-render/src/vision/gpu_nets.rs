@@ -45,8 +45,17 @@ impl Infer for GpuNet {
 }
 
 impl Networks {
-    /// All six models from a verified store, on the GPU executor.
+    /// All six models from a verified store, on the GPU executor, each built on its first
+    /// run ([`super::OnFirstUse`]).
     pub fn gpu(ctx: &Arc<GpuContext>, store: &ModelStore) -> Result<Networks, VisionError> {
-        Networks::from_fn(|id| Ok(Box::new(GpuNet::new(ctx.clone(), id, store.bytes(id))?)))
+        Networks::from_fn(|id| {
+            let ctx = ctx.clone();
+            let bytes = store.bytes(id).to_vec();
+            let make: super::MakeNet = Box::new(move || {
+                let net: Box<dyn Infer + Send> = Box::new(GpuNet::new(ctx, id, &bytes)?);
+                Ok(net)
+            });
+            Ok(Box::new(super::OnFirstUse::new(id, make)))
+        })
     }
 }

@@ -78,6 +78,44 @@ pub trait Infer {
     fn run(&mut self, inputs: &[&[f32]]) -> Result<Vec<Vec<f32>>, VisionError>;
 }
 
+/// Builds one network.
+pub type MakeNet = Box<dyn FnOnce() -> Result<Box<dyn Infer + Send>, VisionError> + Send>;
+
+/// A network built the first time it runs: a one-off `vto try-on` of glasses never builds the
+/// body networks, and the server builds them all up front with [`Vision::warm_up`].
+pub struct OnFirstUse {
+    model: ModelId,
+    make: Option<MakeNet>,
+    net: Option<Box<dyn Infer + Send>>,
+}
+
+impl OnFirstUse {
+    /// `model`, to be built by `make` on its first run.
+    pub fn new(model: ModelId, make: MakeNet) -> Self {
+        OnFirstUse {
+            model,
+            make: Some(make),
+            net: None,
+        }
+    }
+}
+
+impl Infer for OnFirstUse {
+    fn run(&mut self, inputs: &[&[f32]]) -> Result<Vec<Vec<f32>>, VisionError> {
+        if self.net.is_none() {
+            let make = self.make.take().ok_or_else(|| VisionError::Infer {
+                model: self.model,
+                message: "building this network failed earlier".into(),
+            })?;
+            self.net = Some(make()?);
+        }
+        match self.net.as_mut() {
+            Some(net) => net.run(inputs),
+            None => unreachable!("built just above"),
+        }
+    }
+}
+
 /// One boxed [`Infer`] per model.
 pub struct Networks {
     face_short: Box<dyn Infer + Send>,
@@ -158,6 +196,25 @@ impl Vision {
     /// The image kernels.
     pub fn image_ops(&self) -> &ImageOps {
         &self.ops
+    }
+
+    /// Runs every network once, so that the first request pays no first-run costs (kernel
+    /// compilation in a GPU driver, scratch buffers): both face detectors, pose detection and
+    /// the selfie mask through their real pipelines on a blank photo, then the face mesh and
+    /// the pose landmarks (which a blank photo never reaches) on neutral tensors.
+    pub fn warm_up(&mut self) -> Result<(), VisionError> {
+        let blank = image::RgbaImage::from_pixel(320, 240, image::Rgba([128, 128, 128, 255]));
+        let photo = self.ops.upload(&blank)?;
+        self.detect_faces(&photo)?;
+        self.body(&photo)?;
+        self.selfie_mask(&photo)?;
+        let side = face::MESH as usize;
+        self.nets
+            .run(ModelId::FaceLandmark, &vec![0.5; side * side * 3])?;
+        let side = pose::SIZE as usize;
+        self.nets
+            .run(ModelId::PoseLandmarkFull, &vec![0.5; side * side * 3])?;
+        Ok(())
     }
 
     /// Crops a model input: on the CPU when the networks run there and the image has a

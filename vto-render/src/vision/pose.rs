@@ -12,7 +12,7 @@ use crate::image_ops::{Border, GpuImage, TensorSpec};
 use crate::models::ModelId;
 
 /// Pose landmark model input size.
-const SIZE: u32 = 256;
+pub(crate) const SIZE: u32 = 256;
 /// Heatmap side.
 const HEATMAP: usize = 64;
 /// Landmarks the model outputs (33 body + 6 auxiliary).
