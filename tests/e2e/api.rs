@@ -19,46 +19,7 @@ use serde_json::{json, Value};
 use vto_tests::{free_port, vto_bin, vto_json, Server};
 use warp::Filter;
 
-fn png() -> Vec<u8> {
-    // A valid 1×1 PNG.
-    vec![
-        0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44,
-        0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F,
-        0x15, 0xC4, 0x89, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0xF8,
-        0xCF, 0xC0, 0xF0, 0x1F, 0x00, 0x05, 0x00, 0x01, 0xFF, 0x89, 0x99, 0x3D, 0x1D, 0x00, 0x00,
-        0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82,
-    ]
-}
-
-fn data_url(bytes: &[u8]) -> String {
-    data_url_of("image/png", bytes)
-}
-
-fn data_url_of(mime: &str, bytes: &[u8]) -> String {
-    use base64::Engine as _;
-    format!(
-        "data:{mime};base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    )
-}
-
-/// TEST DOUBLE render service: 200 + a PNG for every render.
-async fn render_service() -> SocketAddr {
-    let render = warp::post()
-        .and(warp::path("render"))
-        .and(warp::body::bytes())
-        .map(|_b: bytes::Bytes| {
-            warp::http::Response::builder()
-                .header("content-type", "image/png")
-                .body(png())
-                .unwrap()
-        });
-    let health = warp::get().and(warp::path("healthz")).map(warp::reply);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(warp::serve(render.or(health)).incoming(listener).run());
-    addr
-}
+use crate::doubles::{data_url, data_url_of, png, render_service};
 
 type Hooks = Arc<Mutex<Vec<(HashMap<String, String>, Value)>>>;
 
@@ -139,7 +100,7 @@ fn code(v: &Value) -> &str {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_endpoint_and_error_code_of_the_real_binary() {
-    let render = render_service().await;
+    let render = render_service(Duration::ZERO).await;
     let hooks: Hooks = Arc::default();
     let hook_addr = receiver(hooks.clone()).await;
     let dir = tempfile::tempdir().unwrap();

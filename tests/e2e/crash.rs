@@ -16,43 +16,7 @@ use serde_json::{json, Value};
 use vto_tests::{free_port, vto_bin, Server};
 use warp::Filter;
 
-fn png() -> Vec<u8> {
-    // A valid 1×1 PNG.
-    vec![
-        0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44,
-        0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F,
-        0x15, 0xC4, 0x89, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0xF8,
-        0xCF, 0xC0, 0xF0, 0x1F, 0x00, 0x05, 0x00, 0x01, 0xFF, 0x89, 0x99, 0x3D, 0x1D, 0x00, 0x00,
-        0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82,
-    ]
-}
-
-fn data_url(bytes: &[u8]) -> String {
-    use base64::Engine as _;
-    format!(
-        "data:image/png;base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    )
-}
-
-/// TEST DOUBLE render service: 200 + a PNG after 30 ms.
-async fn render_service() -> SocketAddr {
-    let render = warp::post()
-        .and(warp::path("render"))
-        .and(warp::body::bytes())
-        .then(|_body: bytes::Bytes| async {
-            tokio::time::sleep(Duration::from_millis(30)).await;
-            warp::http::Response::builder()
-                .header("content-type", "image/png")
-                .body(png())
-                .unwrap()
-        });
-    let health = warp::get().and(warp::path("healthz")).map(warp::reply);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(warp::serve(render.or(health)).incoming(listener).run());
-    addr
-}
+use crate::doubles::{data_url, png, render_service};
 
 /// TEST DOUBLE webhook receiver: records each delivery's request id and webhook id.
 async fn receiver(seen: Arc<Mutex<HashMap<String, HashSet<String>>>>) -> SocketAddr {
@@ -133,7 +97,7 @@ async fn up(http: &reqwest::Client, port: u16) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_at_random_moments_loses_nothing_and_bills_exactly() {
-    let render = render_service().await;
+    let render = render_service(Duration::from_millis(30)).await;
     let seen = Arc::new(Mutex::new(HashMap::new()));
     let hooks = receiver(seen.clone()).await;
     let env = Env {

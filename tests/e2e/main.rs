@@ -3,4 +3,5 @@
 
 mod api;
 mod crash;
+mod doubles;
 mod quickstart;

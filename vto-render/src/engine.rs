@@ -137,14 +137,16 @@ impl Default for RendererConfig {
     }
 }
 
-/// The default number of try-ons a renderer runs at once: the machine's cores, at most 4
-/// (each one holds a copy of the networks' scratch buffers, and the CPU kernels already spread
-/// one inference over the cores).
+/// The default number of try-ons a renderer runs at once: half the machine's cores, at least
+/// 1 and at most 4. The CPU kernels already spread one inference over every core, and each
+/// pooled pipeline holds about 100 MB (its networks' buffers and image buffers); measured on 2
+/// cores (docs/performance.md), 1 gives 17.8 sync glasses try-ons/s at 284 MB and 2 gives
+/// 22.2/s at 384 MB.
 pub fn default_concurrency() -> usize {
-    std::thread::available_parallelism()
+    let cores = std::thread::available_parallelism()
         .map(|n| n.get())
-        .unwrap_or(1)
-        .clamp(1, 4)
+        .unwrap_or(1);
+    (cores / 2).clamp(1, 4)
 }
 
 /// [`Vision`] instances for concurrent try-ons: a try-on takes one ([`VisionPool::take`]) and

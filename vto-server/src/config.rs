@@ -231,7 +231,7 @@ pub struct Config {
     #[serde(default = "d_auto")]
     pub vision_backend: String,
     /// Built-in try-ons rendered at once (each holds its own vision networks and scratch
-    /// buffers); 0 (default) for the machine's cores, at most 4. Read by the binary that
+    /// buffers); 0 (default) for half the machine's cores, 1 to 4. Read by the binary that
     /// builds the built-in engines; `/metrics` shows it as `vto_builtin_render_concurrency_limit`.
     #[serde(default)]
     pub render_concurrency: usize,
