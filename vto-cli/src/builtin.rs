@@ -15,23 +15,23 @@ use vto_server::Unavailable;
 pub fn builtin_engines(models_dir: &Path, config: RendererConfig) -> (Engines, Vec<Unavailable>) {
     use vto_render::engine::RenderError;
     let started = std::time::Instant::now();
-    let built = vto_render::engine::builtin_with(models_dir, config).and_then(|engines| {
-        let renderer = vto_render::engine::Renderer::shared_with(models_dir, config)?;
-        let built_in = started.elapsed();
-        let warm = renderer.warm_up()?;
-        tracing::info!(
-            build_ms = built_in.as_millis() as u64,
-            warm_up_ms = warm.as_millis() as u64,
-            vision = if renderer.vision_on_cpu() {
-                "cpu"
-            } else {
-                "gpu"
-            },
-            concurrency = renderer.concurrency(),
-            "built-in engines ready"
-        );
-        Ok(engines)
-    });
+    let built =
+        vto_render::engine::Renderer::shared_with(models_dir, config).and_then(|renderer| {
+            let built_in = started.elapsed();
+            let warm = renderer.warm_up()?;
+            tracing::info!(
+                build_ms = built_in.as_millis() as u64,
+                warm_up_ms = warm.as_millis() as u64,
+                vision = if renderer.vision_on_cpu() {
+                    "cpu"
+                } else {
+                    "gpu"
+                },
+                concurrency = renderer.concurrency(),
+                "built-in engines ready"
+            );
+            Ok(vto_render::engine::builtin_on(&renderer))
+        });
     match built {
         Ok(engines) => (engines, Vec::new()),
         Err(e) => {

@@ -32,7 +32,6 @@
 //! the renders in flight are in `/metrics` ([`BuiltinEngine`]'s `vto_builtin_render_*`).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -156,7 +155,6 @@ struct VisionPool {
     idle: Mutex<Vec<Vision>>,
     returned: Condvar,
     size: usize,
-    in_use: AtomicUsize,
 }
 
 /// One [`Vision`] taken from a [`VisionPool`]; back in the pool when dropped.
@@ -171,7 +169,6 @@ impl VisionPool {
             size: visions.len(),
             idle: Mutex::new(visions),
             returned: Condvar::new(),
-            in_use: AtomicUsize::new(0),
         }
     }
 
@@ -184,7 +181,6 @@ impl VisionPool {
         let mut idle = self.lock()?;
         loop {
             if let Some(vision) = idle.pop() {
-                self.in_use.fetch_add(1, Ordering::Relaxed);
                 return Ok(Lease {
                     pool: self,
                     vision: Some(vision),
@@ -223,7 +219,6 @@ impl Drop for Lease<'_> {
             if let Ok(mut idle) = self.pool.idle.lock() {
                 idle.push(vision);
             }
-            self.pool.in_use.fetch_sub(1, Ordering::Relaxed);
             self.pool.returned.notify_one();
         }
     }
@@ -324,7 +319,11 @@ impl Renderer {
 
     /// Try-ons rendering right now.
     pub fn in_flight(&self) -> usize {
-        self.visions.in_use.load(Ordering::Relaxed)
+        // A poisoned pool renders nothing.
+        self.visions
+            .idle
+            .lock()
+            .map_or(0, |idle| self.visions.size - idle.len())
     }
 
     /// Runs every network of every pooled [`Vision`] once ([`Vision::warm_up`]) so that the
@@ -585,7 +584,11 @@ pub fn builtin(models_dir: &Path) -> Result<Engines, RenderError> {
 
 /// [`builtin`] with an explicit renderer configuration.
 pub fn builtin_with(models_dir: &Path, config: RendererConfig) -> Result<Engines, RenderError> {
-    let renderer = Renderer::shared_with(models_dir, config)?;
+    Ok(builtin_on(&Renderer::shared_with(models_dir, config)?))
+}
+
+/// The engines of every built-in category on `renderer`.
+pub fn builtin_on(renderer: &Arc<Renderer>) -> Engines {
     let mut engines = Engines::new();
     for t in builtin_tryons() {
         engines.register(
@@ -593,7 +596,7 @@ pub fn builtin_with(models_dir: &Path, config: RendererConfig) -> Result<Engines
             Arc::new(BuiltinEngine::new(renderer.clone(), t)),
         );
     }
-    Ok(engines)
+    engines
 }
 
 /// A one-off try-on with the process-wide renderer (models from [`default_models_dir`]): the
