@@ -645,11 +645,17 @@ fn main() -> anyhow::Result<()> {
                     },
                 },
             );
+            let samples = if config.playground {
+                builtin::playground_samples(&models)
+            } else {
+                Vec::new()
+            };
             rt.block_on(vto_server::serve(
                 config,
                 vto_server::Builtins {
                     engines,
                     unavailable,
+                    samples,
                 },
             ))
         }

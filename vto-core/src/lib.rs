@@ -96,7 +96,7 @@ pub use ratelimit::{
     Quota, RateLimiter, RateLimits,
 };
 pub use request::{CreateRequest, InputRef, RequestLimits, ValidatedRequest};
-pub use result::{ResultImage, ResultObject};
+pub use result::{ResultImage, ResultList, ResultObject, MAX_LIST_LIMIT};
 pub use results::{FsResultStore, MemoryResultStore, ResultStore, StoredResult};
 pub use service::{
     Backends, Caller, Created, Maintenance, MemoryBackends, ServiceConfig, TryOnService,

@@ -37,6 +37,20 @@ pub struct ResultObject {
     pub error: Option<ErrorBody>,
 }
 
+/// The most a list of try-ons returns in one page.
+pub const MAX_LIST_LIMIT: usize = 100;
+
+/// A page of try-ons (`GET /v1/virtual-try-on`), newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultList {
+    /// Always `"list"`.
+    pub object: String,
+    /// The try-ons, newest first.
+    pub data: Vec<ResultObject>,
+    /// Whether older try-ons exist beyond this page.
+    pub has_more: bool,
+}
+
 impl ResultObject {
     /// Builds the object from a job; `image_url` is the result's URL when the job succeeded.
     pub fn from_job(job: &Job, image_url: Option<String>) -> Self {

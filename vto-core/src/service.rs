@@ -26,7 +26,7 @@ use crate::ratelimit::{
     RateLimits,
 };
 use crate::request::{CreateRequest, RequestLimits};
-use crate::result::ResultObject;
+use crate::result::{ResultList, ResultObject, MAX_LIST_LIMIT};
 use crate::results::{MemoryResultStore, ResultStore};
 use crate::store::{JobQueue, JobStore, MemoryJobStore, StoreError};
 use crate::webhook::{MemoryWebhookSender, WebhookEvent, WebhookSender};
@@ -443,6 +443,42 @@ impl TryOnService {
     pub async fn get(&self, caller: &Caller, request_id: &str) -> Result<ResultObject, ApiError> {
         let job = self.find(caller, request_id).await?;
         Ok(self.result_object(&job))
+    }
+
+    /// The caller's account's most recent try-ons, newest first: at most `limit` (1–100;
+    /// out-of-range values answer `invalid_request` with `param: "limit"`), optionally only
+    /// those in `status`. `has_more` says whether older ones exist.
+    pub async fn list(
+        &self,
+        caller: &Caller,
+        limit: usize,
+        status: Option<JobStatus>,
+    ) -> Result<ResultList, ApiError> {
+        if !(1..=MAX_LIST_LIMIT).contains(&limit) {
+            let mut e = ApiError::new(
+                ErrorCode::InvalidRequest,
+                format!("limit must be between 1 and {MAX_LIST_LIMIT}"),
+            );
+            e.param = Some("limit".into());
+            return Err(e);
+        }
+        let mut jobs = self
+            .b
+            .jobs
+            .list(&crate::store::JobFilter {
+                account_id: Some(caller.account_id.clone()),
+                status,
+                limit: limit + 1,
+            })
+            .await
+            .map_err(backend)?;
+        let has_more = jobs.len() > limit;
+        jobs.truncate(limit);
+        Ok(ResultList {
+            object: "list".into(),
+            data: jobs.iter().map(|j| self.result_object(j)).collect(),
+            has_more,
+        })
     }
 
     async fn find(&self, caller: &Caller, request_id: &str) -> Result<Job, ApiError> {

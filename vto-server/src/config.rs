@@ -239,6 +239,10 @@ pub struct Config {
     /// 100): the longest a revocation or a limit change made by another process waits.
     #[serde(default = "d_auth_refresh")]
     pub auth_refresh_ms: u64,
+    /// Whether the server serves the playground page at `/playground` (default true; a shop
+    /// that wants no browser page in production sets `playground = false`).
+    #[serde(default = "d_true")]
+    pub playground: bool,
     /// SQLite durability.
     pub synchronous: Synchronous,
     /// Currency code.
@@ -300,6 +304,7 @@ const ENV_KEYS: &[(&str, &[&str], Kind)] = &[
     ("VTO_VISION_BACKEND", &["vision_backend"], Kind::Str),
     ("VTO_RENDER_CONCURRENCY", &["render_concurrency"], Kind::Int),
     ("VTO_AUTH_REFRESH_MS", &["auth_refresh_ms"], Kind::Int),
+    ("VTO_PLAYGROUND", &["playground"], Kind::Bool),
     ("VTO_SYNCHRONOUS", &["synchronous"], Kind::Str),
     ("VTO_CURRENCY", &["currency"], Kind::Str),
     (

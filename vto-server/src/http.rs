@@ -52,13 +52,15 @@ pub struct AppState {
     /// Whether a built-in category the binary offers is unavailable (`/readyz` says
     /// `degraded`).
     pub degraded_builtin: bool,
+    /// The playground page and its samples; `None` when `playground = false`.
+    pub playground: Option<crate::playground::Playground>,
 }
 
 type Ctx = Arc<AppState>;
 
 /// The routes and their methods, for 404 vs 405 (and `Allow`).
 const ROUTES: &[(&[&str], &str)] = &[
-    (&["v1", "virtual-try-on"], "POST"),
+    (&["v1", "virtual-try-on"], "GET, POST"),
     (&["v1", "virtual-try-on", "*"], "GET"),
     (&["v1", "virtual-try-on", "*", "cancel"], "POST"),
     (&["v1", "results", "*"], "GET"),
@@ -361,6 +363,65 @@ async fn get_try_on(ctx: Ctx, id: String, headers: HeaderMap) -> Response {
     finish(result, decision)
 }
 
+/// `GET /v1/virtual-try-on?limit=N&status=S`: the account's latest try-ons (counted against
+/// the `get_try_on` limit). Unknown parameters are refused, as a typo should not pass silently.
+async fn list_try_ons(ctx: Ctx, query: String, headers: HeaderMap) -> Response {
+    let (caller, decision) = match authorize(&ctx, &headers, Endpoint::GetTryOn).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let result = async {
+        let (limit, status) = list_params(&query)?;
+        let list = ctx.service.list(&caller, limit, status).await?;
+        Ok(json_reply(StatusCode::OK, &list))
+    }
+    .await;
+    finish(result, decision)
+}
+
+/// The default page size of the list.
+const DEFAULT_LIST_LIMIT: usize = 10;
+
+fn list_params(query: &str) -> Result<(usize, Option<JobStatus>), ApiError> {
+    let bad = |param: &str, message: String| {
+        let mut e = ApiError::new(ErrorCode::InvalidRequest, message);
+        e.param = Some(param.into());
+        e
+    };
+    let (mut limit, mut status) = (DEFAULT_LIST_LIMIT, None);
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match name {
+            "limit" => {
+                limit = value.parse().map_err(|_| {
+                    bad(
+                        "limit",
+                        format!(
+                            "limit must be a whole number from 1 to {}",
+                            vto_core::MAX_LIST_LIMIT
+                        ),
+                    )
+                })?
+            }
+            "status" => {
+                status = Some(value.parse().map_err(|_| {
+                    bad(
+                        "status",
+                        "status must be queued, processing, success, failed or canceled".into(),
+                    )
+                })?)
+            }
+            other => {
+                return Err(bad(
+                    other,
+                    format!("unknown query parameter {other:?}; use limit and status"),
+                ))
+            }
+        }
+    }
+    Ok((limit, status))
+}
+
 async fn cancel(ctx: Ctx, id: String, headers: HeaderMap) -> Response {
     let (caller, decision) = match authorize(&ctx, &headers, Endpoint::CancelTryOn).await {
         Ok(x) => x,
@@ -505,7 +566,7 @@ impl AppState {
 
 async fn fallback(method: Method, path: warp::path::FullPath) -> Response {
     match allowed_methods(path.as_str()) {
-        Some(allow) if allow != method.as_str() => {
+        Some(allow) if !allow.split(", ").any(|m| m == method.as_str()) => {
             let mut r = error_reply(&ApiError::new(
                 ErrorCode::MethodNotAllowed,
                 format!("{} does not accept {method}; use {allow}", path.as_str()),
@@ -545,6 +606,48 @@ pub fn routes(
                 create(ctx, h, body),
             )
             .await
+        });
+    let list_r = warp::path!("v1" / "virtual-try-on")
+        .and(warp::get())
+        .and(warp::query::raw().or(warp::any().map(String::new)).unify())
+        .and(with.clone())
+        .and(headers)
+        .then(|query: String, ctx: Ctx, h: HeaderMap| async move {
+            let c = ctx.clone();
+            run(
+                &c,
+                "list_try_ons",
+                &Method::GET,
+                &h.clone(),
+                list_try_ons(ctx, query, h),
+            )
+            .await
+        });
+    let playground_r = warp::get()
+        .and(warp::path("playground"))
+        .and(warp::path::tail())
+        .and(with.clone())
+        .and(headers)
+        .and_then(
+            |tail: warp::path::Tail, ctx: Ctx, h: HeaderMap| async move {
+                let reply = ctx.playground.as_ref().and_then(|p| p.reply(tail.as_str()));
+                match reply {
+                    Some(r) => Ok(run(&ctx, "playground", &Method::GET, &h, async { r }).await),
+                    None => Err(warp::reject::not_found()),
+                }
+            },
+        );
+    let root_r = warp::get()
+        .and(warp::path::end())
+        .and(with.clone())
+        .and_then(|ctx: Ctx| async move {
+            if ctx.playground.is_none() {
+                return Err(warp::reject::not_found());
+            }
+            let mut r = Response::new("".into());
+            *r.status_mut() = StatusCode::SEE_OTHER;
+            set_header(&mut r, "location", "/playground".into());
+            Ok(r)
         });
     let get_r = warp::path!("v1" / "virtual-try-on" / String)
         .and(warp::get())
@@ -649,7 +752,13 @@ pub fn routes(
         );
 
     create_r
+        .or(list_r)
+        .unify()
         .or(get_r)
+        .unify()
+        .or(playground_r)
+        .unify()
+        .or(root_r)
         .unify()
         .or(cancel_r)
         .unify()
@@ -675,7 +784,7 @@ mod tests {
 
     #[test]
     fn known_paths_give_their_method_unknown_paths_none() {
-        assert_eq!(allowed_methods("/v1/virtual-try-on"), Some("POST"));
+        assert_eq!(allowed_methods("/v1/virtual-try-on"), Some("GET, POST"));
         assert_eq!(allowed_methods("/v1/virtual-try-on/abc"), Some("GET"));
         assert_eq!(
             allowed_methods("/v1/virtual-try-on/abc/cancel"),

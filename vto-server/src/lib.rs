@@ -40,6 +40,7 @@ pub mod db;
 pub mod http;
 pub mod metrics;
 pub mod openapi;
+pub mod playground;
 pub mod results;
 
 use std::net::SocketAddr;
@@ -96,6 +97,8 @@ pub struct Builtins {
     pub engines: Engines,
     /// Built-in categories that are unavailable, with the reason and the fix.
     pub unavailable: Vec<Unavailable>,
+    /// What the playground offers to try (a portrait, the generated sample products).
+    pub samples: Vec<playground::Sample>,
 }
 
 /// The engines per category: the caller's `builtin` engines, then one vto-core
@@ -236,16 +239,18 @@ impl RunningServer {
 /// (production passes [`build_engines`]); every category without an engine is reported as
 /// "no engine configured". See [`start_with`].
 pub async fn start(config: Config, engines: Engines) -> anyhow::Result<RunningServer> {
-    start_with(config, engines, &[]).await
+    start_with(config, engines, &[], Vec::new()).await
 }
 
 /// [`start`], with the reasons the binary gives for the built-in categories it could not
-/// offer (`builtin`, from [`Builtins::unavailable`]). Every category without an engine is
-/// logged in one line and listed in `/readyz` with the fix.
+/// offer (`builtin`, from [`Builtins::unavailable`]) and the samples the playground offers
+/// ([`Builtins::samples`]). Every category without an engine is logged in one line and
+/// listed in `/readyz` with the fix.
 pub async fn start_with(
     config: Config,
     engines: Engines,
     builtin: &[Unavailable],
+    samples: Vec<playground::Sample>,
 ) -> anyhow::Result<RunningServer> {
     config.validate()?;
     std::fs::create_dir_all(&config.data_dir)
@@ -337,6 +342,9 @@ pub async fn start_with(
         base_url: base_url.clone(),
         openapi: openapi.into(),
         ready: AtomicBool::new(true),
+        playground: config.playground.then(|| {
+            playground::Playground::new(samples, service.config(), service.engines(), &unavailable)
+        }),
         unavailable,
         degraded_builtin,
     });
@@ -438,7 +446,7 @@ pub fn init_tracing() {
 /// configured render services: what `vto serve` does.
 pub async fn serve(config: Config, builtins: Builtins) -> anyhow::Result<()> {
     let engines = build_engines(&config, builtins.engines)?;
-    let server = start_with(config, engines, &builtins.unavailable).await?;
+    let server = start_with(config, engines, &builtins.unavailable, builtins.samples).await?;
     shutdown_signal().await;
     tracing::info!("shutdown requested; finishing in-flight work");
     server.shutdown().await;

@@ -158,6 +158,27 @@ pub fn document(config: &ServiceConfig) -> Value {
         "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Result" } } }
     }));
 
+    let mut list_responses = common_errors(&[(
+        "400",
+        error_response(
+            "`limit` outside 1–100, an unknown `status`, or an unknown query parameter (`param` names it)",
+            &[ErrorCode::InvalidRequest],
+        ),
+    )]);
+    list_responses.insert("200".into(), json!({
+        "description": "`{\"object\": \"list\", \"data\": [result objects, newest first], \"has_more\": bool}`: the account's latest try-ons.",
+        "headers": limited_headers(),
+        "content": { "application/json": { "schema": {
+            "type": "object",
+            "required": ["object", "data", "has_more"],
+            "properties": {
+                "object": { "type": "string", "enum": ["list"] },
+                "data": { "type": "array", "items": { "$ref": "#/components/schemas/Result" } },
+                "has_more": { "type": "boolean", "description": "Older try-ons exist beyond this page." }
+            }
+        } } }
+    }));
+
     let mut cancel_responses = common_errors(&[
         (
             "404",
@@ -204,6 +225,14 @@ pub fn document(config: &ServiceConfig) -> Value {
                 }],
                 "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/CreateRequest" } } } },
                 "responses": create_responses
+            }, "get": {
+                "operationId": "listTryOns",
+                "summary": "The account's latest try-ons, newest first (counted against the `get_try_on` limit)",
+                "parameters": [
+                    { "name": "limit", "in": "query", "required": false, "description": "How many (1–100, default 10).", "schema": { "type": "integer", "minimum": 1, "maximum": 100, "default": 10 } },
+                    { "name": "status", "in": "query", "required": false, "description": "Only try-ons in this state.", "schema": { "type": "string", "enum": ["queued", "processing", "success", "failed", "canceled"] } }
+                ],
+                "responses": list_responses
             }},
             "/v1/virtual-try-on/{request_id}": { "get": {
                 "operationId": "getTryOn",

@@ -287,6 +287,9 @@ const EXERCISED: &[(&str, &str, u16)] = &[
     ("/v1/virtual-try-on", "post", 429),
     ("/v1/virtual-try-on", "post", 500),
     ("/v1/virtual-try-on", "post", 501),
+    ("/v1/virtual-try-on", "get", 200),
+    ("/v1/virtual-try-on", "get", 400),
+    ("/v1/virtual-try-on", "get", 401),
     ("/v1/virtual-try-on/{request_id}", "get", 200),
     ("/v1/virtual-try-on/{request_id}", "get", 404),
     ("/v1/virtual-try-on/{request_id}", "get", 429),
@@ -499,12 +502,20 @@ async fn every_route_and_error_code_over_http() {
     // 404 unknown route, 405 with Allow
     let (s, _, v) = api.get(Some(&key), "/v2/nothing").await;
     assert_eq!((s, err_code(&v)), (StatusCode::NOT_FOUND, "not_found"));
-    let (s, h, v) = api.get(Some(&key), "/v1/virtual-try-on").await;
+    let r = api
+        .http
+        .put(format!("{}/v1/virtual-try-on", api.base))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    let (s, h) = (r.status(), r.headers().clone());
+    let v: Value = r.json().await.unwrap();
     assert_eq!(
         (s, err_code(&v)),
         (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed")
     );
-    assert_eq!(h["allow"], "POST");
+    assert_eq!(h["allow"], "GET, POST");
     let r = api
         .http
         .delete(format!("{}/v1/balance", api.base))
@@ -977,5 +988,200 @@ async fn openapi_lists_every_route_status_and_error_code_the_server_uses() {
         (s, err_code(&v)),
         (StatusCode::NOT_IMPLEMENTED, "engine_unavailable")
     );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_list_shows_the_accounts_latest_try_ons_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut engines = Engines::new();
+    engines.register(Category::Glasses, Arc::new(TintEngine::default()));
+    let server = vto_server::start(config(dir.path(), &[]), engines)
+        .await
+        .unwrap();
+    let api = Api::new(&server);
+    let (_, key) = account_with_key(&server, "1.00").await;
+    let (_, other) = account_with_key(&server, "1.00").await;
+    let mut ids = Vec::new();
+    for i in 0..3u8 {
+        let (s, _, v) = api.post(&key, &glasses(&png(4, 4, [i, 0, 0]))).await;
+        assert_eq!(s, StatusCode::OK);
+        ids.push(v["request_id"].as_str().unwrap().to_string());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (s, _, v) = api.post(&other, &glasses(&png(4, 4, [9, 9, 9]))).await;
+    assert_eq!(s, StatusCode::OK);
+    let foreign = v["request_id"].as_str().unwrap().to_string();
+
+    let (s, _, v) = api.get(Some(&key), "/v1/virtual-try-on?limit=2").await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v["object"], "list");
+    assert_eq!(v["has_more"], true);
+    let listed: Vec<&str> = v["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["request_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, [ids[2].as_str(), ids[1].as_str()], "newest first");
+    assert_eq!(v["data"][0]["cost"]["amount"], "0.05");
+    assert!(v["data"][0]["result"]["image_url"].is_string());
+
+    let (s, _, v) = api
+        .get(Some(&key), "/v1/virtual-try-on?status=success")
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(
+        v["data"].as_array().unwrap().len(),
+        3,
+        "the default page holds all three"
+    );
+    assert_eq!(v["has_more"], false);
+    assert!(
+        !v.to_string().contains(&foreign),
+        "another account's job listed"
+    );
+    let (_, _, v) = api
+        .get(Some(&key), "/v1/virtual-try-on?status=failed")
+        .await;
+    assert_eq!(v["data"].as_array().unwrap().len(), 0);
+
+    for (query, param) in [
+        ("limit=0", "limit"),
+        ("limit=101", "limit"),
+        ("limit=ten", "limit"),
+        ("status=done", "status"),
+        ("colour=red", "colour"),
+    ] {
+        let (s, _, v) = api
+            .get(Some(&key), &format!("/v1/virtual-try-on?{query}"))
+            .await;
+        assert_eq!(
+            (s, err_code(&v), v["error"]["param"].as_str()),
+            (StatusCode::BAD_REQUEST, "invalid_request", Some(param)),
+            "{query}"
+        );
+    }
+    let (s, _, v) = api.get(None, "/v1/virtual-try-on").await;
+    assert_eq!(
+        (s, err_code(&v)),
+        (StatusCode::UNAUTHORIZED, "missing_api_key")
+    );
+    // The list path takes GET and POST; anything else is 405 naming both.
+    let r = api
+        .http
+        .delete(format!("{}/v1/virtual-try-on", api.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(r.headers()["allow"], "GET, POST");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_playground_is_served_with_a_strict_policy_and_can_be_turned_off() {
+    use vto_server::playground::{Sample, SampleRole};
+    let sample = Sample {
+        id: "person-test".into(),
+        label: "A test photo".into(),
+        role: SampleRole::Person,
+        categories: Vec::new(),
+        content_type: "image/png".into(),
+        bytes: png(4, 4, [1, 2, 3]).into(),
+        credit: "made by this test".into(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut engines = Engines::new();
+    engines.register(Category::Glasses, Arc::new(TintEngine::default()));
+    let server =
+        vto_server::start_with(config(dir.path(), &[]), engines, &[], vec![sample.clone()])
+            .await
+            .unwrap();
+    let api = Api::new(&server);
+    let no_redirect = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let r = no_redirect
+        .get(format!("{}/", api.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(r.headers()["location"], "/playground");
+    let r = api
+        .http
+        .get(format!("{}/playground", api.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let csp = r.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(csp.starts_with("default-src 'none'") && csp.contains("script-src 'self'"));
+    assert!(r.text().await.unwrap().contains("vto playground"));
+    let (s, _, v) = api.get(None, "/playground/config.json").await;
+    assert_eq!(s, StatusCode::OK);
+    let glasses = v["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["category"] == "glasses")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (glasses["available"].clone(), glasses["price"].clone()),
+        (json!(true), json!("0.05"))
+    );
+    let shirt = v["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["category"] == "shirt")
+        .unwrap()
+        .clone();
+    assert_eq!(shirt["available"], false);
+    assert!(shirt["reason"].is_string());
+    let (_, _, v) = api.get(None, "/playground/samples").await;
+    assert_eq!(v["samples"][0]["id"], "person-test");
+    let r = api
+        .http
+        .get(format!("{}/playground/samples/person-test", api.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["content-type"], "image/png");
+    assert_eq!(r.bytes().await.unwrap(), sample.bytes);
+    let (s, _, v) = api.get(None, "/playground/samples/nothing").await;
+    assert_eq!((s, err_code(&v)), (StatusCode::NOT_FOUND, "not_found"));
+    server.shutdown().await;
+
+    // Off: every playground path is an unknown path.
+    let dir = tempfile::tempdir().unwrap();
+    let server = vto_server::start_with(
+        config(dir.path(), &[("VTO_PLAYGROUND", "false")]),
+        Engines::new(),
+        &[],
+        vec![sample],
+    )
+    .await
+    .unwrap();
+    let api = Api::new(&server);
+    for path in [
+        "/",
+        "/playground",
+        "/playground/app.js",
+        "/playground/samples",
+    ] {
+        let (s, _, v) = api.get(None, path).await;
+        assert_eq!(
+            (s, err_code(&v)),
+            (StatusCode::NOT_FOUND, "not_found"),
+            "{path}"
+        );
+    }
     server.shutdown().await;
 }

@@ -9,10 +9,12 @@
 //! - A malformed file gives a [`ProductError`] with a stable [`ProductError::code`], never a
 //!   panic.
 //! - [`sample`] generates procedural glasses frames (used by the tests, the gallery and
-//!   `examples/make_glasses.rs`).
+//!   `examples/make_glasses.rs`); [`catalog`] lists every generated sample product (the
+//!   server's playground offers them).
 
 use crate::math::{normalize_or, Vec3};
 
+pub mod catalog;
 mod gltf_load;
 mod obj;
 pub mod sample;
