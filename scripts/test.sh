@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up (scripts/setup.sh, the public-domain test photos, and a Python with the independent
-# `standardwebhooks` package that verifies our webhook signatures) and runs every test.
+# Sets up (scripts/setup.sh, the public-domain test photos, a Python with the independent
+# `standardwebhooks` package that verifies our webhook signatures, and Chromium for the
+# playground's browser test) and runs every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VTO_MODELS_DIR="${VTO_MODELS_DIR:-$PWD/models}"
@@ -17,6 +18,15 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import standardwebhoo
   "$venv/bin/pip" install -q standardwebhooks==1.1.0
 fi
 export VTO_TEST_PYTHON="$venv/bin/python"
+
+# Chromium (the distribution's package) for the playground's browser test; with
+# VTO_REQUIRE_BROWSER set, that test fails rather than skips when no browser is found.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium
+fi
+export VTO_REQUIRE_BROWSER=1
 
 # The end-to-end tests in tests/ run the `vto` binary this same `cargo test` builds (for
 # vto-cli's tests) and the examples beside it; see tests/lib.rs.

@@ -7,7 +7,8 @@
 //!   a shop relies on (per-account limits and revocation applied to a running server);
 //! - `quickstart`: the README's demo (account, key, server, the printed glasses request with
 //!   the public-domain photo and a sample frame) answers `success`;
-//! - `crash`: `vto serve` killed with SIGKILL at random moments loses no job and bills exactly.
+//! - `crash`: `vto serve` killed with SIGKILL at random moments loses no job and bills exactly;
+//! - `playground`: headless Chromium drives the playground page through a glasses try-on.
 //!
 //! ## How the binary is found
 //! `env!("CARGO_BIN_EXE_vto")` only exists inside the package that owns the binary (vto-cli),

@@ -1,7 +1,9 @@
 //! End-to-end tests of the real `vto` binary over HTTP (see the `vto_tests` crate docs for
-//! how the binary is found). One test binary, three parts.
+//! how the binary is found). One test binary, four parts.
 
 mod api;
+mod cdp;
 mod crash;
 mod doubles;
+mod playground;
 mod quickstart;
