@@ -23,7 +23,7 @@ use crate::category::Category;
 use crate::clock::Timestamp;
 use crate::error::{ErrorBody, ErrorCode};
 use crate::ids::{AccountId, ApiKeyId, IdGen, RequestId, SequentialIds};
-use crate::job::{Job, JobEvent, JobStatus};
+use crate::job::{Job, JobEvent, JobStatus, JobSummary};
 use crate::keys::{generate_key, ApiKeyStore};
 use crate::money::{Currency, Money};
 use crate::request::{InputRef, ValidatedRequest};
@@ -97,6 +97,13 @@ where
         .expect("claim")
         .expect("a job");
     assert_eq!(c.id, older.id);
+    assert_eq!(
+        s.get_summary(newer.id)
+            .await
+            .expect("summary")
+            .map(|j| j.status),
+        Some(JobStatus::Queued)
+    );
     assert_eq!(c.status, JobStatus::Processing);
     assert_eq!(c.lease_until, Some(at(30_100)));
     assert_eq!(c.started_at, Some(at(100)));
@@ -144,6 +151,14 @@ where
         .expect("claim")
         .expect("job");
     assert_eq!((again.id, again.attempt), (newer.id, 2));
+    // A status read right after a claim sees it (a summary cache must follow every write).
+    assert_eq!(
+        s.get_summary(newer.id)
+            .await
+            .expect("summary")
+            .map(|j| j.status),
+        Some(JobStatus::Processing)
+    );
 
     // a stale attempt cannot complete; the current one can, once.
     let stale = JobEvent::Complete {
@@ -169,6 +184,10 @@ where
     assert_eq!(finished.processing_time_ms, Some(5));
     assert_eq!(finished.finished_at, Some(at(40_003)));
     assert_eq!(s.get(newer.id).await.expect("get"), Some(finished.clone()));
+    assert_eq!(
+        s.get_summary(newer.id).await.expect("summary"),
+        Some(JobSummary::from(&finished))
+    );
     // terminal states never change.
     for e in [
         JobEvent::Cancel,
@@ -218,6 +237,21 @@ where
         .await
         .expect("deadline")
         .is_empty());
+
+    // Summaries follow every change: each equals the summary of the job as stored now.
+    for id in [older.id, newer.id, late.id] {
+        let job = s.get(id).await.expect("get").expect("stored");
+        assert_eq!(
+            s.get_summary(id).await.expect("summary"),
+            Some(JobSummary::from(&job))
+        );
+    }
+    assert_eq!(
+        s.get_summary(RequestId(uuid::Uuid::from_u128(77)))
+            .await
+            .expect("summary"),
+        None
+    );
 
     // list filters by account and status, newest first; counts per status add up.
     let all = s.list(&JobFilter::default()).await.expect("list");

@@ -219,6 +219,44 @@ pub struct Job {
     pub error: Option<ErrorBody>,
 }
 
+/// What a client sees of a job (the fields of its result object), without its inputs: what
+/// the status endpoint reads. A job's inputs can be megabytes of `data:` URLs; its summary is a
+/// few hundred bytes, so a store can keep it apart and a status read never touches the inputs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobSummary {
+    /// The request id.
+    pub id: RequestId,
+    /// The owning account.
+    pub account_id: AccountId,
+    /// The category.
+    pub category: Category,
+    /// Where the job is.
+    pub status: JobStatus,
+    /// The price held at submit and captured on success.
+    pub price: Money,
+    /// The result-store key of the image (success only).
+    pub result_key: Option<String>,
+    /// Render time (success only).
+    pub processing_time_ms: Option<u64>,
+    /// Why it failed (failed only).
+    pub error: Option<ErrorBody>,
+}
+
+impl From<&Job> for JobSummary {
+    fn from(job: &Job) -> Self {
+        JobSummary {
+            id: job.id,
+            account_id: job.account_id.clone(),
+            category: job.category,
+            status: job.status,
+            price: job.price,
+            result_key: job.result_key.clone(),
+            processing_time_ms: job.processing_time_ms,
+            error: job.error.clone(),
+        }
+    }
+}
+
 impl Job {
     /// A new queued job.
     pub fn new(

@@ -87,7 +87,7 @@ pub use engine::{Engine, EngineError, Engines, RenderInput, Rendered};
 pub use error::{ApiError, ErrorBody, ErrorCode};
 pub use fetch::{FetchError, FetchLimits, Fetched, Fetcher, MemoryFetcher};
 pub use ids::{AccountId, ApiKeyId, IdGen, RandomIds, RequestId, SequentialIds};
-pub use job::{Job, JobEvent, JobStatus};
+pub use job::{Job, JobEvent, JobStatus, JobSummary};
 pub use keys::{ApiKeyRecord, ApiKeyStore, AuthGeneration, MemoryKeyStore, NewApiKey};
 pub use money::{Currency, Money};
 pub use pricing::PriceTable;

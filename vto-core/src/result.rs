@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::category::Category;
 use crate::error::ErrorBody;
 use crate::ids::RequestId;
-use crate::job::{Job, JobStatus};
+use crate::job::{Job, JobStatus, JobSummary};
 use crate::money::Money;
 
 /// `{ "image_url": … }`.
@@ -54,6 +54,11 @@ pub struct ResultList {
 impl ResultObject {
     /// Builds the object from a job; `image_url` is the result's URL when the job succeeded.
     pub fn from_job(job: &Job, image_url: Option<String>) -> Self {
+        Self::from_summary(&JobSummary::from(job), image_url)
+    }
+
+    /// Builds the object from a job's summary; `image_url` as in [`ResultObject::from_job`].
+    pub fn from_summary(job: &JobSummary, image_url: Option<String>) -> Self {
         let success = job.status == JobStatus::Success;
         Self {
             request_id: job.id,

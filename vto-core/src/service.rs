@@ -441,8 +441,24 @@ impl TryOnService {
 
     /// The caller's job as a result object; another account's id is `not_found` too.
     pub async fn get(&self, caller: &Caller, request_id: &str) -> Result<ResultObject, ApiError> {
-        let job = self.find(caller, request_id).await?;
-        Ok(self.result_object(&job))
+        let not_found = || {
+            ApiError::new(
+                ErrorCode::NotFound,
+                format!("no try-on request with id {request_id:?}"),
+            )
+        };
+        let id: RequestId = request_id.parse().map_err(|_| not_found())?;
+        // The summary, not the job: a status read never loads the inputs.
+        match self.b.jobs.get_summary(id).await.map_err(backend)? {
+            Some(job) if job.account_id == caller.account_id => {
+                let url = job
+                    .result_key
+                    .as_deref()
+                    .map(|k| self.b.results.url(k, self.now()));
+                Ok(ResultObject::from_summary(&job, url))
+            }
+            _ => Err(not_found()),
+        }
     }
 
     /// The caller's account's most recent try-ons, newest first: at most `limit` (1–100;

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::Timestamp;
 use crate::ids::{AccountId, RequestId};
-use crate::job::{Job, JobEvent, JobStatus, TransitionError};
+use crate::job::{Job, JobEvent, JobStatus, JobSummary, TransitionError};
 
 /// Job store and queue failures.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -50,6 +50,11 @@ pub trait JobStore: Send + Sync {
     async fn insert(&self, job: &Job) -> Result<(), StoreError>;
     /// A job by id.
     async fn get(&self, id: RequestId) -> Result<Option<Job>, StoreError>;
+    /// A job's summary by id: what the status endpoint shows. The default reads the whole
+    /// job; a store that keeps summaries apart (or caches them) answers without the inputs.
+    async fn get_summary(&self, id: RequestId) -> Result<Option<JobSummary>, StoreError> {
+        Ok(self.get(id).await?.as_ref().map(JobSummary::from))
+    }
     /// Applies an event atomically; returns the updated job.
     async fn apply(
         &self,

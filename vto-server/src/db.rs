@@ -42,8 +42,8 @@ use vto_core::billing::{
 use vto_core::keys::{ApiKeyRecord, ApiKeyStore, AuthGeneration, KeyStoreError};
 use vto_core::ratelimit::{AccountLimitStore, AccountLimits, Endpoint, Quota, RateLimitError};
 use vto_core::{
-    AccountId, ApiKeyId, Currency, Job, JobEvent, JobFilter, JobQueue, JobStatus, JobStore, Money,
-    RequestId, StoreError, Timestamp,
+    AccountId, ApiKeyId, Currency, Job, JobEvent, JobFilter, JobQueue, JobStatus, JobStore,
+    JobSummary, Money, RequestId, StoreError, Timestamp,
 };
 
 /// The most operations committed in one transaction.
@@ -58,8 +58,14 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "account_limits",
         include_str!("../migrations/0003_account_limits.sql"),
     ),
+    (
+        4,
+        "job_summaries",
+        include_str!("../migrations/0004_job_summaries.sql"),
+    ),
 ];
 
+pub mod summaries;
 mod trust;
 pub use trust::SqliteWebhookSecrets;
 
@@ -126,6 +132,10 @@ struct Inner {
     writer: Mutex<mpsc::Sender<Op>>,
     readers: Mutex<Vec<Connection>>,
     point: Mutex<Vec<Connection>>,
+    /// Job summaries this process has read (see [`summaries`]).
+    summaries: summaries::SummaryCache,
+    /// The one connection `PRAGMA data_version` is read on (its value is per connection).
+    monitor: Mutex<Option<Connection>>,
 }
 
 /// Jobs, queue, ledger and keys in one SQLite file. Cheap to clone.
@@ -260,6 +270,8 @@ impl SqliteStore {
                 writer: Mutex::new(tx),
                 readers: Mutex::new(Vec::new()),
                 point: Mutex::new(Vec::new()),
+                summaries: summaries::SummaryCache::default(),
+                monitor: Mutex::new(None),
             }),
         })
     }
@@ -279,6 +291,33 @@ impl SqliteStore {
             Ok(v)
         })
         .await
+    }
+
+    /// Empties the job-summary cache if another process changed the database since the last
+    /// call (`PRAGMA data_version` on a dedicated connection); the server calls this every
+    /// `auth_refresh_ms`. Returns whether the cache was emptied.
+    pub fn refresh_summaries(&self) -> Result<bool, DbError> {
+        let mut monitor = self
+            .inner
+            .monitor
+            .lock()
+            .map_err(|_| DbError("the monitor connection lock is poisoned".into()))?;
+        if monitor.is_none() {
+            *monitor = Some(open_conn(&self.inner.path, self.inner.sync)?);
+        }
+        let conn = monitor.as_ref().expect("opened above");
+        let version: i64 = conn.query_row("PRAGMA data_version", [], |r| r.get(0))?;
+        Ok(self.inner.summaries.notice_data_version(version))
+    }
+
+    /// Empties the job-summary cache.
+    pub fn forget_summaries(&self) {
+        self.inner.summaries.forget_all();
+    }
+
+    /// How many job summaries are cached in this process.
+    pub fn cached_summaries(&self) -> usize {
+        self.inner.summaries.len()
     }
 
     /// Runs `f` in the writer's transaction; the result arrives after the commit.
@@ -392,7 +431,7 @@ fn save_job(c: &Connection, job: &Job) -> Result<(), DbError> {
             body
         ],
     )?;
-    Ok(())
+    summaries::save(c, job)
 }
 
 fn ids_from(c: &Connection, sql: &str, now: Timestamp) -> Result<Vec<RequestId>, DbError> {
@@ -412,10 +451,11 @@ fn ids_from(c: &Connection, sql: &str, now: Timestamp) -> Result<Vec<RequestId>,
 #[async_trait]
 impl JobStore for SqliteStore {
     async fn insert(&self, job: &Job) -> Result<(), StoreError> {
-        let job = job.clone();
-        self.write(move |c| {
-            let body = serde_json::to_string(&job).map_err(|e| DbError(e.to_string()))?;
-            c.prepare_cached(
+        let (job, id) = (job.clone(), job.id);
+        let r = self
+            .write(move |c| {
+                let body = serde_json::to_string(&job).map_err(|e| DbError(e.to_string()))?;
+                c.prepare_cached(
                 "INSERT INTO jobs (id, account_id, status, created_at, lease_until, deadline, body)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )
@@ -437,14 +477,33 @@ impl JobStore for SqliteStore {
                     db(e).into()
                 }
             })?;
-            Ok(())
-        })
-        .await
+                summaries::save(c, &job)?;
+                Ok(())
+            })
+            .await;
+        self.inner.summaries.forget(id);
+        r
     }
 
     async fn get(&self, id: RequestId) -> Result<Option<Job>, StoreError> {
-        // The status endpoint's one store read: a primary-key lookup, run inline.
         self.point_read(move |c| Ok(load_job(c, id)?))
+    }
+
+    async fn get_summary(&self, id: RequestId) -> Result<Option<JobSummary>, StoreError> {
+        // The status endpoint's one store read: the cache, else a primary-key lookup of the
+        // summary row, run inline (the body, with the inputs, only for pre-0004 jobs).
+        let epoch = match self.inner.summaries.get(id) {
+            Ok(hit) => return Ok(Some(hit)),
+            Err(epoch) => epoch,
+        };
+        let found = self.point_read(move |c| match summaries::load(c, id)? {
+            Some(s) => Ok::<_, StoreError>(Some(s)),
+            None => Ok(load_job(c, id)?.as_ref().map(JobSummary::from)),
+        })?;
+        if let Some(s) = &found {
+            self.inner.summaries.put(s.clone(), epoch);
+        }
+        Ok(found)
     }
 
     async fn apply(
@@ -454,13 +513,16 @@ impl JobStore for SqliteStore {
         now: Timestamp,
     ) -> Result<Job, StoreError> {
         let event = event.clone();
-        self.write(move |c| {
-            let mut job = load_job(c, id)?.ok_or(StoreError::NotFound(id))?;
-            job.apply(&event, now)?;
-            save_job(c, &job)?;
-            Ok(job)
-        })
-        .await
+        let r = self
+            .write(move |c| {
+                let mut job = load_job(c, id)?.ok_or(StoreError::NotFound(id))?;
+                job.apply(&event, now)?;
+                save_job(c, &job)?;
+                Ok(job)
+            })
+            .await;
+        self.inner.summaries.forget(id);
+        r
     }
 
     async fn list(&self, filter: &JobFilter) -> Result<Vec<Job>, StoreError> {
@@ -516,28 +578,35 @@ impl JobStore for SqliteStore {
 #[async_trait]
 impl JobQueue for SqliteStore {
     async fn claim(&self, now: Timestamp, lease: Duration) -> Result<Option<Job>, StoreError> {
-        self.write(move |c| {
-            let id: Option<String> = c
+        let r = self
+            .write(move |c| {
+                let id: Option<String> = c
                 .prepare_cached(
                     "SELECT id FROM jobs WHERE status = 'queued' ORDER BY created_at, id LIMIT 1",
                 )
                 .and_then(|mut st| st.query_row([], |r| r.get(0)).optional())
                 .map_err(db)?;
-            let Some(id) = id else { return Ok(None) };
-            let id: RequestId = id
-                .parse()
-                .map_err(|_| DbError(format!("corrupt job id {id:?}")))?;
-            let mut job = load_job(c, id)?.ok_or(StoreError::NotFound(id))?;
-            job.apply(
-                &JobEvent::Claim {
-                    lease_until: now.plus(lease),
-                },
-                now,
-            )?;
-            save_job(c, &job)?;
-            Ok(Some(job))
-        })
-        .await
+                let Some(id) = id else { return Ok(None) };
+                let id: RequestId = id
+                    .parse()
+                    .map_err(|_| DbError(format!("corrupt job id {id:?}")))?;
+                let mut job = load_job(c, id)?.ok_or(StoreError::NotFound(id))?;
+                job.apply(
+                    &JobEvent::Claim {
+                        lease_until: now.plus(lease),
+                    },
+                    now,
+                )?;
+                save_job(c, &job)?;
+                Ok(Some(job))
+            })
+            .await;
+        match &r {
+            Ok(Some(job)) => self.inner.summaries.forget(job.id),
+            Ok(None) => {}
+            Err(_) => self.inner.summaries.forget_all(),
+        }
+        r
     }
 
     async fn extend_lease(
@@ -546,15 +615,18 @@ impl JobQueue for SqliteStore {
         attempt: u32,
         until: Timestamp,
     ) -> Result<bool, StoreError> {
-        self.write(move |c| match load_job(c, id)? {
-            Some(mut j) if j.status == JobStatus::Processing && j.attempt == attempt => {
-                j.lease_until = Some(until);
-                save_job(c, &j)?;
-                Ok(true)
-            }
-            _ => Ok(false),
-        })
-        .await
+        let r = self
+            .write(move |c| match load_job(c, id)? {
+                Some(mut j) if j.status == JobStatus::Processing && j.attempt == attempt => {
+                    j.lease_until = Some(until);
+                    save_job(c, &j)?;
+                    Ok(true)
+                }
+                _ => Ok(false),
+            })
+            .await;
+        self.inner.summaries.forget(id);
+        r
     }
 
     async fn expired_leases(&self, now: Timestamp) -> Result<Vec<RequestId>, StoreError> {

@@ -23,7 +23,10 @@
 //! - **No store read to authenticate.** API keys and per-account limits are served from an
 //!   [`AuthCache`] that empties itself when the store's auth generation moves (every
 //!   revocation and limit change moves it in the same transaction); a background task reads
-//!   that number every `auth_refresh_ms`.
+//!   that number every `auth_refresh_ms`. Job statuses are served the same way: from a cache
+//!   of the job summaries this process read: its own writes remove their job's entry, and the
+//!   whole cache empties within `auth_refresh_ms` of any commit by another connection
+//!   (`db::summaries`), so `GET /v1/virtual-try-on/{id}` rarely touches SQLite.
 //! - **One place per pluggable part**: [`make_fetcher`] (SSRF-guarded input fetching),
 //!   [`build_engines`] (engines), [`make_webhook_sender`] and [`make_dispatcher`] (the SQLite
 //!   outbox and the Standard Webhooks dispatcher).
@@ -361,6 +364,7 @@ pub async fn start_with(
         let drx = stop_rx.clone();
         let arx = stop_rx.clone();
         let cache = auth.clone();
+        let summaries = store.clone();
         let refresh = Duration::from_millis(config.auth_refresh_ms);
         tokio::spawn(async move {
             // Workers, the webhook dispatcher and the auth cache refresher stop together; the
@@ -368,7 +372,7 @@ pub async fn start_with(
             tokio::join!(
                 svc.run_workers(n, poll, rx),
                 dispatcher.run(dispatch_poll, drx),
-                refresh_auth(cache, refresh, arx)
+                refresh_auth(cache, summaries, refresh, arx)
             );
         })
     };
@@ -403,8 +407,15 @@ pub async fn start_with(
     })
 }
 
-/// Checks the store's auth generation every `every` until `stop`; see [`AuthCache`].
-async fn refresh_auth(cache: Arc<AuthCache>, every: Duration, mut stop: watch::Receiver<bool>) {
+/// Every `every` until `stop`: checks the store's auth generation (see [`AuthCache`]) and
+/// whether another process changed the database (the job-summary cache of
+/// [`db::summaries`] then empties).
+async fn refresh_auth(
+    cache: Arc<AuthCache>,
+    store: SqliteStore,
+    every: Duration,
+    mut stop: watch::Receiver<bool>,
+) {
     let mut failing = false;
     loop {
         tokio::select! {
@@ -413,6 +424,11 @@ async fn refresh_auth(cache: Arc<AuthCache>, every: Duration, mut stop: watch::R
         }
         if *stop.borrow() {
             return;
+        }
+        if let Err(e) = store.refresh_summaries() {
+            // Without the check, other processes' changes could stay unseen: read through.
+            store.forget_summaries();
+            tracing::warn!(error = %e, "cannot read the database's data_version; job summaries are not cached until it can");
         }
         match cache.refresh().await {
             Ok(_) if failing => {

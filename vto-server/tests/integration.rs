@@ -51,6 +51,56 @@ async fn sqlite_account_limit_store_conforms() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_processs_change_is_seen_after_the_next_summary_refresh() {
+    use vto_core::{JobEvent, JobStore, Timestamp};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vto.db");
+    // Two stores on one file: as two processes (a server and `vto admin`) would be.
+    let server = SqliteStore::open(&path, Default::default()).unwrap();
+    let admin = SqliteStore::open(&path, Default::default()).unwrap();
+    let job = vto_core::conformance::sample_job(1, "acct_a", Category::Shirt, 10);
+    server.insert(&job).await.unwrap();
+    server.refresh_summaries().unwrap();
+    let seen = server.get_summary(job.id).await.unwrap().unwrap();
+    assert_eq!(seen.status, vto_core::JobStatus::Queued);
+    assert_eq!(server.cached_summaries(), 1);
+    admin
+        .apply(job.id, &JobEvent::Cancel, Timestamp(20))
+        .await
+        .unwrap();
+    assert!(
+        server.refresh_summaries().unwrap(),
+        "the other store's commit was noticed"
+    );
+    assert_eq!(server.cached_summaries(), 0);
+    let seen = server.get_summary(job.id).await.unwrap().unwrap();
+    assert_eq!(seen.status, vto_core::JobStatus::Canceled);
+    // Its own writes need no refresh.
+    let other = vto_core::conformance::sample_job(2, "acct_a", Category::Shirt, 11);
+    server.insert(&other).await.unwrap();
+    assert_eq!(
+        server
+            .get_summary(other.id)
+            .await
+            .unwrap()
+            .map(|s| s.status),
+        Some(vto_core::JobStatus::Queued)
+    );
+    server
+        .apply(other.id, &JobEvent::Cancel, Timestamp(30))
+        .await
+        .unwrap();
+    assert_eq!(
+        server
+            .get_summary(other.id)
+            .await
+            .unwrap()
+            .map(|s| s.status),
+        Some(vto_core::JobStatus::Canceled)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrations_are_numbered_recorded_and_run_once() {
     let dir = tempfile::tempdir().unwrap();
     let s = SqliteStore::open(dir.path().join("vto.db"), Default::default()).unwrap();
