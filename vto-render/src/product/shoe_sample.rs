@@ -135,6 +135,16 @@ impl SampleShoe {
         }
     }
 
+    /// The shoe as a binary glTF file.
+    pub fn glb(self) -> Vec<u8> {
+        let meshes: Vec<(Primitive, [f32; 3])> = self
+            .primitives()
+            .into_iter()
+            .map(|p| (p, [0.0; 3]))
+            .collect();
+        super::sample::write_glb(&meshes, &self.materials(), &self.textures())
+    }
+
     /// The primitives (upper, sole, laces, lining), for writers.
     pub fn primitives(self) -> Vec<Primitive> {
         let last = self.last();
@@ -268,9 +278,9 @@ fn interp(knots: &[(f32, f32)], t: f32) -> f32 {
 fn outline(t: f32) -> (f32, f32) {
     let base = interp(
         &[
-            (0.0, 0.030),
-            (0.15, 0.032),
-            (0.45, 0.034),
+            (0.0, 0.035),
+            (0.15, 0.037),
+            (0.45, 0.036),
             (0.72, 0.046),
             (0.88, 0.040),
             (1.0, 0.030),
@@ -386,7 +396,12 @@ fn section(last: &Last, t: f32, a: f32) -> Vec3 {
     let centre = (med + lat) / 2.0;
     let half = (med - lat) / 2.0;
     let base = sole_top(last, t) - 0.002;
-    let h = interp(last.height, t);
+    let toe_round = if t > 0.86 {
+        (1.0 - ((t - 0.86) / 0.14).powi(2)).max(0.0).sqrt()
+    } else {
+        1.0
+    };
+    let h = interp(last.height, t) * (0.35 + 0.65 * toe_round);
     let ang = std::f32::consts::PI * (1.0 - a);
     let (s, c) = ang.sin_cos();
     let e = 2.0 / 2.6;
@@ -416,10 +431,15 @@ fn upper(last: &Last, g: &mut Grid) {
         );
         // Over the collar, the top arc sinks into a bowl: a smooth dip across the arc that
         // fades out at the collar's ends.
-        let fade = if t > c0 && t < c1 {
-            (std::f32::consts::PI * (t - c0) / (c1 - c0))
-                .sin()
-                .powf(0.35)
+        // Over the heel's end and the collar's back half the top is fully open; toward the
+        // instep it closes smoothly.
+        let mid = (c0 + c1) / 2.0;
+        let fade = if t <= mid {
+            1.0
+        } else if t < c1 {
+            let u = (t - mid) / (c1 - mid);
+            let k = 1.0 - u;
+            k * k * (3.0 - 2.0 * k)
         } else {
             0.0
         };

@@ -205,6 +205,25 @@ pub enum Hidden {
     LowVisibility(f32),
 }
 
+/// Whether the `side` foot of `body` is visible enough to wear a shoe in a photo of `size`.
+pub fn visible(body: &Body, side: Side, size: (u32, u32)) -> Result<f32, Hidden> {
+    let [_, _, ankle, heel, toe] = side.keypoints();
+    let get = |i| kp(body, i).ok_or(Hidden::OutOfFrame);
+    let (a, h, t) = (get(ankle)?, get(heel)?, get(toe)?);
+    if ![a, h, t].iter().all(|k| inside(k, size)) {
+        return Err(Hidden::OutOfFrame);
+    }
+    let visibility = a.visibility.min(h.visibility).min(t.visibility);
+    if !(visibility >= MIN_VISIBILITY) {
+        return Err(Hidden::LowVisibility(visibility));
+    }
+    Ok(visibility)
+}
+
+fn inside(k: &PoseKeypoint, size: (u32, u32)) -> bool {
+    k.x >= 0.0 && k.y >= 0.0 && k.x < size.0 as f32 && k.y < size.1 as f32
+}
+
 /// The pose of the `side` foot of `body`, or why it gets no shoe.
 pub fn foot(
     body: &Body,
@@ -212,18 +231,10 @@ pub fn foot(
     side: Side,
     size: (u32, u32),
 ) -> Result<FootPose, Hidden> {
+    let visibility = visible(body, side, size)?;
     let [_, knee, ankle, heel, toe] = side.keypoints();
     let get = |i| kp(body, i).ok_or(Hidden::OutOfFrame);
     let (a, h, t) = (get(ankle)?, get(heel)?, get(toe)?);
-    let inside =
-        |k: &PoseKeypoint| k.x >= 0.0 && k.y >= 0.0 && k.x < size.0 as f32 && k.y < size.1 as f32;
-    if ![a, h, t].iter().all(inside) {
-        return Err(Hidden::OutOfFrame);
-    }
-    let visibility = a.visibility.min(h.visibility).min(t.visibility);
-    if !(visibility >= MIN_VISIBILITY) {
-        return Err(Hidden::LowVisibility(visibility));
-    }
     let s = frame.px_per_cm;
     let cos_down = frame.view_down_deg.to_radians().cos();
     let heel_floor = frame.floor_point(px(h) + Vec2::new(0.0, HEEL_HEIGHT_CM * s * cos_down));
@@ -253,7 +264,7 @@ pub fn foot(
         ankle_px: px(a),
         heel_px: px(h),
         toe_px: px(t),
-        knee_px: kp(body, knee).filter(inside).map(px),
+        knee_px: kp(body, knee).filter(|k| inside(k, size)).map(px),
     })
 }
 

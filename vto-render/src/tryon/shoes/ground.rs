@@ -2,7 +2,8 @@
 //! that must not peek out, and the shadow on the floor.
 //!
 //! - [`leg`]: a depth-only shin (knee → ankle) whose radius follows the person mask's width
-//!   across the leg, its camera-facing half only. It starts [`LEG_START_CM`] above the floor
+//!   across the leg (below 12 cm above the floor, where the old shoe widens the mask, the
+//!   width at 12 cm), its camera-facing half only. It starts [`LEG_START_CM`] above the floor
 //!   under the ankle, so the trouser hem or the ankle's skin stays in front of the collar and
 //!   the back of the collar passes behind the leg; a leg in front of the other foot hides it.
 //! - [`erase_old_feet`]: the person-mask pixels of each shod foot below its ankle (nearer that
@@ -18,8 +19,9 @@ use crate::math::{normalize_or, Vec2, Vec3};
 use crate::scene::CameraMesh;
 use crate::vision::Mask;
 
-/// The shin occluder starts this high above the floor (cm).
-pub const LEG_START_CM: f32 = 6.5;
+/// The shin occluder starts this high above the floor (cm): at the ankle keypoint, where
+/// the old feet's fill ends (below it the photo no longer shows the leg).
+pub const LEG_START_CM: f32 = ANKLE_HEIGHT_CM;
 
 /// Person-mask width (pixels) across the segment `a` → `b` at fraction `u`: the run of
 /// mask > 0.5 through the point, perpendicular to the segment, at most `max` each way.
@@ -63,10 +65,22 @@ pub fn leg(foot: &FootPose, frame: &BodyFrame, mask: Option<&Mask>) -> Option<Ca
     let len = (knee - start).length();
     const RINGS: usize = 10;
     const SEG: usize = 16;
+    // The leg's width from the mask, measured where no low shoe reaches (from 12 cm above
+    // the floor up): the ankle inside a collar is no wider than the shin just above it.
+    let u_low = ((12.0 - LEG_START_CM) / len.max(1.0)).clamp(0.0, 0.9);
+    let measured = |u: f32| -> Option<f32> {
+        let m = mask?;
+        let w = mask_width(m, foot.ankle_px, knee_px, u, 16.0 * s)?;
+        Some((w / 2.0 / s).clamp(2.5, 12.0))
+    };
+    let low = measured(u_low);
     let radius = |u: f32| -> f32 {
-        let default = 4.5 + 2.0 * u;
-        let w = mask.and_then(|m| mask_width(m, foot.ankle_px, knee_px, u.max(0.02), 16.0 * s));
-        w.map_or(default, |w| (w / 2.0 / s).clamp(3.0, 12.0))
+        let default = 3.2 + 2.0 * u;
+        if u <= u_low {
+            low.unwrap_or(default)
+        } else {
+            measured(u).or(low).unwrap_or(default)
+        }
     };
     let side = normalize_or(axis.cross(Vec3::Z), Vec3::X);
     let front = side.cross(axis);
@@ -127,6 +141,7 @@ pub fn erase_old_feet(
     for f in feet {
         let reach = 7.0 * s;
         let top = f.ankle_px.y.min(f.heel_px.y).min(f.toe_px.y - 2.0 * s);
+        // (The shin occluder starts at the same height: nothing filled shows through it.)
         let x0 = (f.heel_px.x.min(f.toe_px.x) - reach - 4.0).floor().max(0.0) as i64;
         let x1 = (f.heel_px.x.max(f.toe_px.x) + reach + 4.0)
             .ceil()

@@ -155,22 +155,13 @@ pub fn prepare(
     options: &Options,
 ) -> Result<Prepared, TryOnError> {
     let (w, h) = (photo.width(), photo.height());
-    let frame = BodyFrame::new(body, w, h).ok_or_else(|| {
-        TryOnError::NotFound(
-            "the body's legs and torso are not visible enough to measure it; shoes need a \
-             full-body photo"
-                .into(),
-        )
-    })?;
-    let mut poses = Vec::new();
     let mut hidden = Vec::new();
     for side in [Side::Left, Side::Right] {
-        match feet::foot(body, &frame, side, (w, h)) {
-            Ok(p) => poses.push(p),
-            Err(why) => hidden.push((side, why)),
+        if let Err(why) = feet::visible(body, side, (w, h)) {
+            hidden.push((side, why));
         }
     }
-    if poses.is_empty() {
+    if hidden.len() == 2 {
         let why: Vec<String> = hidden
             .iter()
             .map(|(s, h)| match h {
@@ -185,6 +176,19 @@ pub fn prepare(
              the feet in it",
             why.join(", ")
         )));
+    }
+    let frame = BodyFrame::new(body, w, h).ok_or_else(|| {
+        TryOnError::NotFound(
+            "the body's legs and torso are not visible enough to measure it; shoes need a \
+             full-body photo"
+                .into(),
+        )
+    })?;
+    let mut poses = Vec::new();
+    for side in [Side::Left, Side::Right] {
+        if let Ok(p) = feet::foot(body, &frame, side, (w, h)) {
+            poses.push(p);
+        }
     }
     let fit = model::fit(product);
     let mut out = photo.clone();

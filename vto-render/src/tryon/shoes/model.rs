@@ -172,7 +172,7 @@ pub fn fit(product: &Product) -> ShoeFit {
             "length {length:.4} units is not 0.20–0.36 m: scaled to a {DEFAULT_LENGTH_CM} cm shoe"
         ));
     }
-    if !origin_is_heel && !(turns == 0 && metres && lo.y.abs() < 0.01) {
+    if !origin_is_heel {
         reasons.push("the origin is not at the heel's bottom: estimated at its back".into());
     }
     let scale_to_cm = if metres {
