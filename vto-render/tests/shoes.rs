@@ -209,6 +209,10 @@ fn each_visible_foot_wears_the_shoe_over_its_heel_and_toe() {
         for shoe in [SampleShoe::Sneaker, SampleShoe::Boot] {
             let (prepared, image, _) = render(&raster, &photo, &body, &shoe.product());
             assert_eq!(prepared.feet.len(), 2, "{pose} {}", shoe.name());
+            // VTO_SHOES_DUMP=DIR keeps the renders for a person to look at.
+            if let Some(dir) = std::env::var_os("VTO_SHOES_DUMP") {
+                let _ = image.save(PathBuf::from(dir).join(format!("{pose}-{}.png", shoe.name())));
+            }
             assert_eq!(image.dimensions(), photo.dimensions());
             let keypoints: Vec<[f32; 2]> = prepared
                 .feet

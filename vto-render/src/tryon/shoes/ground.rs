@@ -8,7 +8,9 @@
 //!   the back of the collar passes behind the leg; a leg in front of the other foot hides it.
 //! - [`erase_old_feet`]: the person-mask pixels of each shod foot below its ankle (nearer that
 //!   foot than the other) are filled from their surroundings (a push-pull pyramid), so what
-//!   the new shoe does not cover shows floor, not the old shoe.
+//!   the new shoe does not cover shows floor, not the old shoe; the leg's own column (its
+//!   mask run just above the cut) is continued 4 cm further down instead, so a sock, an
+//!   ankle or a trouser hem shows between a low collar and the cut, not floor.
 //! - [`contact_shadow`]: under each sole, a tight dark core and a wide soft penumbra, shifted
 //!   away from the key light, multiplied onto the floor.
 
@@ -22,6 +24,8 @@ use crate::vision::Mask;
 /// The shin occluder starts this high above the floor (cm): at the ankle keypoint, where
 /// the old feet's fill ends (below it the photo no longer shows the leg).
 pub const LEG_START_CM: f32 = ANKLE_HEIGHT_CM;
+/// The leg's radius inside a shoe's collar or shaft (cm).
+pub const ANKLE_RADIUS_CM: f32 = 3.0;
 
 /// Person-mask width (pixels) across the segment `a` → `b` at fraction `u`: the run of
 /// mask > 0.5 through the point, perpendicular to the segment, at most `max` each way.
@@ -50,7 +54,12 @@ fn mask_width(mask: &Mask, a: Vec2, b: Vec2, u: f32, max: f32) -> Option<f32> {
 }
 
 /// The shin of `foot` as a depth-only mesh (see the module docs), `None` without a knee.
-pub fn leg(foot: &FootPose, frame: &BodyFrame, mask: Option<&Mask>) -> Option<CameraMesh> {
+pub fn leg(
+    foot: &FootPose,
+    frame: &BodyFrame,
+    mask: Option<&Mask>,
+    shoe_top_cm: f32,
+) -> Option<CameraMesh> {
     let knee_px = foot.knee_px?;
     let s = frame.px_per_cm;
     // The ankle's axis: above the heel, a third of the way to the toe keypoint's floor
@@ -76,10 +85,17 @@ pub fn leg(foot: &FootPose, frame: &BodyFrame, mask: Option<&Mask>) -> Option<Ca
     let low = measured(u_low);
     let radius = |u: f32| -> f32 {
         let default = 3.2 + 2.0 * u;
-        if u <= u_low {
+        let r = if u <= u_low {
             low.unwrap_or(default)
         } else {
             measured(u).or(low).unwrap_or(default)
+        };
+        // Inside the shoe (up to 1 cm over its top) the leg is an ankle in a collar: no wider
+        // than a slim ankle, so the collar and a boot's shaft stay whole (a tucked-in look).
+        if LEG_START_CM + len * u <= shoe_top_cm + 1.0 {
+            r.min(ANKLE_RADIUS_CM)
+        } else {
+            r
         }
     };
     let side = normalize_or(axis.cross(Vec3::Z), Vec3::X);
@@ -195,9 +211,31 @@ pub fn erase_old_feet(
             })
             .collect();
         let out = push_pull(&crop, &grown, bw, bh);
+        // The leg's column just above the cut, continued down a few centimetres (socks,
+        // trouser hems, ankles between the new collar and the cut stay leg-coloured).
+        let cut = (top.floor() as i64 - 2).clamp(y0, y1 - 1);
+        let row_y = (cut - y0) as usize;
+        let ax = (f.ankle_px.x.round() as i64 - x0).clamp(0, bw as i64 - 1) as usize;
+        let leg_at = |x: usize| mask.data[(cut * w + x0 + x as i64) as usize] >= 0.5;
+        let (mut l, mut r) = (ax, ax);
+        if leg_at(ax) {
+            while l > 0 && leg_at(l - 1) && ax - l < (8.0 * s) as usize {
+                l -= 1;
+            }
+            while r + 1 < bw && leg_at(r + 1) && r - ax < (8.0 * s) as usize {
+                r += 1;
+            }
+        }
+        let column_rows = (4.0 * s) as usize;
         for (i, in_hole) in grown.iter().enumerate() {
             if *in_hole {
-                let c = out[i];
+                let (x, y) = (i % bw, i / bw);
+                let in_column = leg_at(ax) && (l..=r).contains(&x) && y > row_y;
+                let c = if in_column && y - row_y <= column_rows {
+                    crop[row_y * bw + x]
+                } else {
+                    out[i]
+                };
                 let px = photo
                     .get_pixel_mut((x0 + (i % bw) as i64) as u32, (y0 + (i / bw) as i64) as u32);
                 px.0 = [c[0] as u8, c[1] as u8, c[2] as u8, px.0[3]];

@@ -89,6 +89,8 @@ pub struct ShodFoot {
     pub size: f32,
     /// The shoe's projected bounding box: x0, y0, x1, y1 (pixels).
     pub footprint_px: [f32; 4],
+    /// The shoe's height above the floor (cm).
+    pub top_cm: f32,
 }
 
 /// A scene ready for the rasterizer, the photo to draw it on, and where things went.
@@ -228,6 +230,7 @@ pub fn prepare(
         let mut lo = Vec2::splat(f32::MAX);
         let mut hi = Vec2::splat(f32::MIN);
         let mut sole = Vec::new();
+        let mut top_cm = 0.0f32;
         let mut k = 0usize;
         for prim in &product.primitives {
             for q in &prim.positions {
@@ -236,7 +239,9 @@ pub fn prepare(
                 let p = frame.camera.project(c);
                 lo = lo.min(p);
                 hi = hi.max(p);
-                if ff.shoe(Vec3::from(*q)).y < 1.0 && k % 3 == 0 {
+                let m = ff.shoe(Vec3::from(*q));
+                top_cm = top_cm.max(m.y);
+                if m.y < 1.0 && k % 3 == 0 {
                     sole.push(p);
                 }
             }
@@ -247,6 +252,7 @@ pub fn prepare(
             mirrored,
             size,
             footprint_px: [lo.x, lo.y, hi.x, hi.y],
+            top_cm,
         });
     }
     let light_x = lighting.key_dir[0];
@@ -258,8 +264,8 @@ pub fn prepare(
         (options.shadow_strength * 1.6).min(0.7),
     );
     let mut legs = 0;
-    for pose in &poses {
-        if let Some(mesh) = ground::leg(pose, &frame, body.mask.as_ref()) {
+    for (pose, foot) in poses.iter().zip(&shod) {
+        if let Some(mesh) = ground::leg(pose, &frame, body.mask.as_ref(), foot.top_cm) {
             builder.occluders.push(mesh);
             legs += 1;
         }
