@@ -1,6 +1,6 @@
 //! The shoes gallery: the sample sneaker and boot on every full-body photo given, plus studio
 //! shots of each shoe on a plain floor (a synthetic body: side and three-quarter views), and
-//! the warm time of each try-on.
+//! the warm time of each try-on; and warm timings at 1024² (vision and the shoes stage).
 //!
 //! `cargo run -p vto-render --release --example shoes_gallery -- [OUT_DIR] [PHOTO...]`
 //! (default `target/gallery/shoes`; full-body photos: `scripts/fetch-models.sh --test-photos`
@@ -13,11 +13,15 @@ use std::time::Instant;
 use image::{Rgba, RgbaImage};
 use vto_render::engine::{default_models_dir, Renderer};
 use vto_render::gpu::GpuContext;
+use vto_render::math::Vec2;
 use vto_render::product::shoe_sample::SampleShoe;
 use vto_render::raster::Rasterizer;
 use vto_render::tryon::shoes::{self, Shoes};
 use vto_render::tryon::Options;
-use vto_render::vision::{Body, Detection, PoseKeypoint, RotatedRect};
+use vto_render::vision::{Body, Detection, Mask, PoseKeypoint, RotatedRect};
+
+/// Keypoints: (index, x, y).
+type Keypoints = Vec<(usize, f32, f32)>;
 
 /// A body whose only visible keypoints are `pts` (index, x, y).
 fn body(pts: &[(usize, f32, f32)]) -> Body {
@@ -76,6 +80,124 @@ fn studio(w: u32, h: u32) -> RgbaImage {
     })
 }
 
+fn median_ms(mut f: impl FnMut(), runs: usize) -> f64 {
+    f();
+    let mut t: Vec<f64> = (0..runs)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[runs / 2]
+}
+
+/// Warm timings at 1024²: the body vision on a real photo (astronaut.png scaled), and the
+/// shoes stage (feet, fill, light, scene, shadow; then the rasterizer) on a drawn standing
+/// person with a person mask.
+fn bench(raster: &Rasterizer, renderer: &Renderer) {
+    const S: u32 = 1024;
+    let astronaut = default_models_dir().join("test-photos/astronaut.png");
+    if let Ok(img) = image::open(&astronaut) {
+        let photo =
+            image::imageops::resize(&img.to_rgba8(), S, S, image::imageops::FilterType::Triangle);
+        let needs = vto_render::tryon::Needs {
+            body: true,
+            ..Default::default()
+        };
+        let ms = median_ms(
+            || {
+                let _ = renderer.see(&photo, needs);
+            },
+            5,
+        );
+        println!("bench 1024²: vision (pose detection + landmarks + person mask) {ms:.1} ms");
+    }
+    // A standing person: the test scene's keypoints scaled to 1024².
+    let k = S as f32 / 1000.0;
+    let pts: Keypoints = [
+        (11, 350.0, 250.0),
+        (12, 250.0, 250.0),
+        (23, 330.0, 520.0),
+        (24, 270.0, 520.0),
+        (25, 332.0, 700.0),
+        (26, 268.0, 700.0),
+        (27, 335.0, 880.0),
+        (28, 265.0, 880.0),
+        (29, 332.0, 895.0),
+        (30, 268.0, 895.0),
+        (31, 345.0, 925.0),
+        (32, 255.0, 925.0),
+    ]
+    .iter()
+    .map(|&(i, x, y)| (i, x * k + 150.0, y * k))
+    .collect();
+    let mut b = body(&pts);
+    let at = |i: usize| {
+        pts.iter()
+            .find(|p| p.0 == i)
+            .map(|p| Vec2::new(p.1, p.2))
+            .unwrap_or_default()
+    };
+    let mut data = vec![0.0f32; (S * S) as usize];
+    let photo = RgbaImage::from_fn(S, S, |x, y| {
+        let p = Vec2::new(x as f32, y as f32);
+        let near = |a: Vec2, c: Vec2, r: f32| {
+            let ab = c - a;
+            let t = ((p - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0);
+            p.distance(a + ab * t) < r
+        };
+        let leg = [(23, 25, 27), (24, 26, 28)]
+            .iter()
+            .any(|&(h, kn, a)| near(at(h), at(kn), 28.0) || near(at(kn), at(a), 21.0));
+        let shoe = [(29, 31), (30, 32)]
+            .iter()
+            .any(|&(h, t)| near(at(h), at(t), 14.0));
+        if leg || shoe {
+            data[(y * S + x) as usize] = 1.0;
+            if shoe {
+                Rgba([190, 40, 40, 255])
+            } else {
+                Rgba([40, 50, 75, 255])
+            }
+        } else {
+            Rgba([150, 146, 140, 255])
+        }
+    });
+    b.mask = Some(Mask {
+        width: S,
+        height: S,
+        data,
+    });
+    for shoe in [SampleShoe::Sneaker, SampleShoe::Boot] {
+        let product = shoe.product();
+        let options = Options::default();
+        let prep = median_ms(
+            || {
+                let _ = shoes::prepare(&photo, &b, &product, &options);
+            },
+            5,
+        );
+        let prepared = shoes::prepare(&photo, &b, &product, &options).expect("prepare");
+        let draw = median_ms(
+            || {
+                let _ = raster.render(&prepared.photo, &prepared.scene);
+            },
+            5,
+        );
+        let roi = prepared.scene.roi;
+        println!(
+            "bench 1024²: {} shoes stage {prep:.1} ms + rasterizer {draw:.1} ms (ROI {}×{}, {}× supersampling, {} triangles)",
+            shoe.name(),
+            roi[2],
+            roi[3],
+            prepared.scene.ss * prepared.scene.ss,
+            prepared.scene.product.triangles.len()
+        );
+    }
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let out = args
@@ -101,7 +223,7 @@ fn main() {
 
     // Studio shots: a leg seen from the side (toe to the right) and turned three-quarters.
     let raster = Rasterizer::new(GpuContext::shared().expect("a wgpu adapter"));
-    let views: [(&str, Vec<(usize, f32, f32)>); 2] = [
+    let views: [(&str, Keypoints); 2] = [
         (
             "side",
             vec![
@@ -144,6 +266,7 @@ fn main() {
     html.push_str("</tr>");
 
     let renderer = Renderer::new(&default_models_dir()).unwrap_or_else(|e| panic!("{e}"));
+    bench(&raster, &renderer);
     for photo in &photos {
         let Ok(person) = std::fs::read(photo) else {
             eprintln!("skipping {}: unreadable", photo.display());

@@ -193,7 +193,7 @@ impl SampleShoe {
                         let grain = 0.05 * (n - 0.5);
                         let mut c = [0.36 + grain, 0.20 + grain * 0.8, 0.10 + grain * 0.5];
                         // Darker toe cap and heel counter, seams in tan.
-                        if v > 0.8 || v < 0.16 {
+                        if !(0.16..=0.8).contains(&v) {
                             c = [c[0] * 0.8, c[1] * 0.8, c[2] * 0.8];
                         }
                         let seam = ((v - 0.8).abs() < 0.005 || (v - 0.16).abs() < 0.005)

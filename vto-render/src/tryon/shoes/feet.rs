@@ -214,7 +214,8 @@ pub fn visible(body: &Body, side: Side, size: (u32, u32)) -> Result<f32, Hidden>
         return Err(Hidden::OutOfFrame);
     }
     let visibility = a.visibility.min(h.visibility).min(t.visibility);
-    if !(visibility >= MIN_VISIBILITY) {
+    // NaN visibility counts as not visible.
+    if visibility.is_nan() || visibility < MIN_VISIBILITY {
         return Err(Hidden::LowVisibility(visibility));
     }
     Ok(visibility)
