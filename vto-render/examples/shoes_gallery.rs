@@ -213,6 +213,10 @@ fn main() {
         }
     }
     std::fs::create_dir_all(&out).expect("create the output directory");
+    // The sample products, for `vto try-on --category shoes --product OUT_DIR/sneaker.glb`.
+    for shoe in [SampleShoe::Sneaker, SampleShoe::Boot] {
+        std::fs::write(out.join(format!("{}.glb", shoe.name())), shoe.glb()).expect("write");
+    }
     let mut html = String::from(
         "<!doctype html><meta charset=utf-8><title>vto shoes gallery</title>\
          <style>body{font-family:sans-serif;background:#222;color:#eee}\
