@@ -116,7 +116,7 @@ impl SampleShoe {
                 m("lining", [0.05, 0.05, 0.06, 1.0], 0.9, None),
             ],
             SampleShoe::Boot => vec![
-                m("leather upper", [1.0; 4], 0.45, Some(0)),
+                m("leather upper", [1.0; 4], 0.6, Some(0)),
                 m("lug sole", [1.0; 4], 0.8, Some(1)),
                 m("laces", [0.55, 0.40, 0.24, 1.0], 0.85, None),
                 m("lining", [0.09, 0.06, 0.04, 1.0], 0.9, None),
@@ -484,31 +484,42 @@ fn sole(last: &Last, g: &mut Grid) {
             let z = t * last.length;
             let zs = z + grow * ((t - 0.5) * 2.0).clamp(-1.0, 1.0).powi(5);
             let (bot, top) = (toe_spring(t), sole_top(last, t));
+            // The margin narrows with the outline, so the walls meet at the heel and toe.
+            let gx = grow * ((med - lat) / 0.02).min(1.0);
             (
-                Vec3::new(med + grow, bot, zs),
-                Vec3::new(lat - grow, bot, zs),
-                Vec3::new(med + grow, top, zs),
-                Vec3::new(lat - grow, top, zs),
+                Vec3::new(med + gx, bot, zs),
+                Vec3::new(lat - gx, bot, zs),
+                Vec3::new(med + gx, top, zs),
+                Vec3::new(lat - gx, top, zs),
             )
         })
         .collect();
-    let inside = |p: Vec3| Vec3::new(0.004, p.y.min(0.015) * 0.5 + 0.004, p.z.clamp(0.06, 0.24));
-    let mut prev: Option<[u32; 4]> = None;
+    // Walls, bottom and top each get their own vertices, so their normals stay crisp: the
+    // walls' point away from the sole's centre line, the bottom's down, the top's up.
+    let mut prev: Option<[u32; 8]> = None;
     for (i, &(mb, lb, mt, lt)) in loops.iter().enumerate() {
         let t = station_t(i);
+        let (med, lat) = outline(t);
+        let axis = |p: Vec3| Vec3::new((med + lat) / 2.0, p.y, p.z);
+        let below = |p: Vec3| p + Vec3::Y;
+        let above = |p: Vec3| p - Vec3::Y;
         // Sidewall texture: u along the foot, v from the ground (0) to the top edge (1).
         let ids = [
-            g.vertex(mb, [t, 0.0], inside(mb)),
-            g.vertex(lb, [t, 0.0], inside(lb)),
-            g.vertex(mt, [t, 0.98], inside(mt)),
-            g.vertex(lt, [t, 0.98], inside(lt)),
+            g.vertex(mb, [t, 0.0], axis(mb)),
+            g.vertex(lb, [t, 0.0], axis(lb)),
+            g.vertex(mt, [t, 0.98], axis(mt)),
+            g.vertex(lt, [t, 0.98], axis(lt)),
+            g.vertex(mb, [t, 0.05], below(mb)),
+            g.vertex(lb, [t, 0.05], below(lb)),
+            g.vertex(mt, [t, 0.98], above(mt)),
+            g.vertex(lt, [t, 0.98], above(lt)),
         ];
         if let Some(p) = prev {
             // Medial wall, lateral wall, bottom, top.
             g.quad(SOLE, p[0], ids[0], ids[2], p[2]);
             g.quad(SOLE, p[1], ids[1], ids[3], p[3]);
-            g.quad(SOLE, p[0], ids[0], ids[1], p[1]);
-            g.quad(SOLE, p[2], ids[2], ids[3], p[3]);
+            g.quad(SOLE, p[4], ids[4], ids[5], p[5]);
+            g.quad(SOLE, p[6], ids[6], ids[7], p[7]);
         }
         prev = Some(ids);
     }
