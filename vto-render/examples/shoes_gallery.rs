@@ -96,7 +96,7 @@ fn median_ms(mut f: impl FnMut(), runs: usize) -> f64 {
 /// Warm timings at 1024²: the body vision on a real photo (astronaut.png scaled), and the
 /// shoes stage (feet, fill, light, scene, shadow; then the rasterizer) on a drawn standing
 /// person with a person mask.
-fn bench(raster: &Rasterizer, renderer: &Renderer) {
+fn bench(raster: &Rasterizer, renderer: &Renderer, out: &std::path::Path) {
     const S: u32 = 1024;
     let astronaut = default_models_dir().join("test-photos/astronaut.png");
     if let Ok(img) = image::open(&astronaut) {
@@ -186,6 +186,9 @@ fn bench(raster: &Rasterizer, renderer: &Renderer) {
             },
             5,
         );
+        if let Ok((img, _)) = raster.render(&prepared.photo, &prepared.scene) {
+            let _ = img.save(out.join(format!("drawn-{}.png", shoe.name())));
+        }
         let roi = prepared.scene.roi;
         println!(
             "bench 1024²: {} shoes stage {prep:.1} ms + rasterizer {draw:.1} ms (ROI {}×{}, {}× supersampling, {} triangles)",
@@ -270,7 +273,8 @@ fn main() {
     html.push_str("</tr>");
 
     let renderer = Renderer::new(&default_models_dir()).unwrap_or_else(|e| panic!("{e}"));
-    bench(&raster, &renderer);
+    bench(&raster, &renderer, &out);
+    html.push_str("<tr><th colspan=4>a drawn standing person (keypoints and mask given), 1024²</th></tr><tr><td><img src=drawn-sneaker.png></td><td><img src=drawn-boot.png></td></tr>");
     for photo in &photos {
         let Ok(person) = std::fs::read(photo) else {
             eprintln!("skipping {}: unreadable", photo.display());
