@@ -469,3 +469,94 @@ fn a_photo_without_feet_is_processing_failed_saying_so() {
         "{message}"
     );
 }
+
+#[test]
+fn the_nearer_foot_hides_the_farther_one() {
+    // A side view, toes to the right: the right foot nearer the camera (lower in the photo),
+    // the left one just behind it (higher), their shoes overlapping in the image.
+    let pts = vec![
+        (11, 300.0, 250.0),
+        (12, 295.0, 255.0),
+        (23, 300.0, 520.0),
+        (24, 298.0, 522.0),
+        (25, 322.0, 690.0),
+        (26, 330.0, 700.0),
+        (27, 325.0, 860.0),
+        (28, 305.0, 885.0),
+        (29, 320.0, 875.0),
+        (30, 300.0, 900.0),
+        (31, 420.0, 882.0),
+        (32, 400.0, 907.0),
+    ];
+    let (photo, body) = scene(&pts);
+    let raster = raster();
+    let (prepared, _, _) = render(&raster, &photo, &body, &SampleShoe::Sneaker.product());
+    assert_eq!(prepared.feet.len(), 2);
+    let (left, right) = (&prepared.feet[0], &prepared.feet[1]);
+    assert_eq!(left.pose.side, shoes::feet::Side::Left);
+    assert!(
+        right.pose.heel.z < left.pose.heel.z,
+        "the right foot is nearer"
+    );
+    // Triangles: the left shoe's first, then the right shoe's.
+    let per_shoe = prepared.scene.product.triangles.len() as u32 / 2;
+    let scene = &prepared.scene;
+    let (ids, _) = raster.ids(scene).expect("ids");
+    let [x0, y0, w, h] = scene.roi;
+    let ww = (w * scene.ss) as usize;
+    // Every sample both footprints could hold: where any shoe is drawn inside the overlap of
+    // the two bounding boxes, count whose it is.
+    let (a, b) = (left.footprint_px, right.footprint_px);
+    let (ox0, oy0, ox1, oy1) = (
+        a[0].max(b[0]),
+        a[1].max(b[1]),
+        a[2].min(b[2]),
+        a[3].min(b[3]),
+    );
+    assert!(ox1 > ox0 && oy1 > oy0, "the shoes overlap: {a:?} {b:?}");
+    let (mut near, mut far) = (0, 0);
+    for y in (oy0 as u32).max(y0)..(oy1 as u32).min(y0 + h) {
+        for x in (ox0 as u32).max(x0)..(ox1 as u32).min(x0 + w) {
+            let i = ((y - y0) * scene.ss) as usize * ww + ((x - x0) * scene.ss) as usize;
+            match ids[i] {
+                u32::MAX => {}
+                id if id >= per_shoe => near += 1,
+                _ => far += 1,
+            }
+        }
+    }
+    assert!(
+        near > 100,
+        "the nearer shoe is drawn in the overlap: {near}"
+    );
+    assert!(far > 0, "the farther shoe shows above it: {far}");
+    // Where both shoes project (each drawn alone covers the sample), the nearer one wins.
+    let alone = |keep_near: bool| {
+        let mut only = scene.clone();
+        let mut k = 0u32;
+        only.product.triangles.retain(|_| {
+            k += 1;
+            ((k - 1) >= per_shoe) == keep_near
+        });
+        raster.ids(&only).expect("ids").0
+    };
+    let (near_alone, far_alone) = (alone(true), alone(false));
+    let plane = near_alone.len() / 2;
+    let both: Vec<usize> = (0..plane)
+        .filter(|&i| near_alone[i] != u32::MAX && far_alone[i] != u32::MAX)
+        .collect();
+    assert!(
+        both.len() > 50,
+        "the shoes overlap in {} samples",
+        both.len()
+    );
+    let near_wins = both
+        .iter()
+        .filter(|&&i| ids[i] >= per_shoe && ids[i] != u32::MAX)
+        .count();
+    assert!(
+        near_wins * 100 >= both.len() * 95,
+        "the nearer shoe wins {near_wins} of {} shared samples",
+        both.len()
+    );
+}
