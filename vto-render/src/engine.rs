@@ -46,7 +46,7 @@ use crate::models::{ModelError, ModelStore};
 use crate::product::{self, ProductError};
 use crate::raster::Rasterizer;
 use crate::tryon::{
-    Eyewear, FaceChoice, Needs, Options, Person, ProductInput, ProductKind, Stages, TryOn,
+    Eyewear, FaceChoice, Needs, Options, Person, ProductInput, ProductKind, Shoes, Stages, TryOn,
     TryOnError,
 };
 use crate::vision::face::{merge_candidates, FaceDetector};
@@ -560,7 +560,11 @@ pub fn default_models_dir() -> PathBuf {
 
 /// The built-in categories' renderers.
 pub fn builtin_tryons() -> Vec<Arc<dyn TryOn>> {
-    vec![Arc::new(Eyewear::Glasses), Arc::new(Eyewear::Sunglasses)]
+    vec![
+        Arc::new(Eyewear::Glasses),
+        Arc::new(Eyewear::Sunglasses),
+        Arc::new(Shoes),
+    ]
 }
 
 /// The built-in renderer for `category`, if there is one.

@@ -5,6 +5,7 @@
 use vto_core::Category;
 
 use super::sample::SampleFrame;
+use super::shoe_sample::SampleShoe;
 
 /// One generated sample product.
 #[derive(Debug, Clone)]
@@ -39,6 +40,24 @@ pub fn all() -> Vec<CatalogItem> {
             categories: vec![category],
             content_type: "model/gltf-binary",
             bytes: frame.glb(),
+        });
+    }
+    for (shoe, label) in [
+        (
+            SampleShoe::Sneaker,
+            "Navy canvas sneaker (right shoe; both feet wear it)",
+        ),
+        (
+            SampleShoe::Boot,
+            "Brown leather ankle boot (right shoe; both feet wear it)",
+        ),
+    ] {
+        items.push(CatalogItem {
+            id: format!("shoes-{}", shoe.name().replace('_', "-")),
+            label: label.to_string(),
+            categories: vec![Category::Shoes],
+            content_type: "model/gltf-binary",
+            bytes: shoe.glb(),
         });
     }
     items

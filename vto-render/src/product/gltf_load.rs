@@ -224,10 +224,31 @@ fn json_chunk(bytes: &[u8], format: Format) -> Result<&[u8], ProductError> {
         .ok_or_else(|| malformed("GLB JSON chunk is truncated"))
 }
 
+/// The `vto` objects of the `extras` of the default (else first) scene, its root nodes and
+/// every mesh, in that order.
+fn vto_extras(json: &serde_json::Value) -> Vec<serde_json::Value> {
+    let scene_index = json["scene"].as_u64().unwrap_or(0) as usize;
+    let scene = &json["scenes"][scene_index];
+    let mut found = vec![scene["extras"]["vto"].clone()];
+    for n in scene["nodes"].as_array().into_iter().flatten() {
+        if let Some(i) = n.as_u64() {
+            found.push(json["nodes"][i as usize]["extras"]["vto"].clone());
+        }
+    }
+    for m in json["meshes"].as_array().into_iter().flatten() {
+        found.push(m["extras"]["vto"].clone());
+    }
+    found.retain(|v| v.is_object());
+    found
+}
+
 /// What the file's JSON says beyond the `gltf` crate's model: required extensions (checked
-/// against [`REFUSED_EXTENSIONS`] and [`RENDERED_EXTENSIONS`]) and each material's
-/// `KHR_materials_transmission` factor.
-fn read_extensions(bytes: &[u8], format: Format) -> Result<Vec<f32>, ProductError> {
+/// against [`REFUSED_EXTENSIONS`] and [`RENDERED_EXTENSIONS`]), each material's
+/// `KHR_materials_transmission` factor and the `vto` extras ([`vto_extras`]).
+fn read_extensions(
+    bytes: &[u8],
+    format: Format,
+) -> Result<(Vec<f32>, Vec<serde_json::Value>), ProductError> {
     let json: serde_json::Value =
         serde_json::from_slice(json_chunk(bytes, format)?).map_err(malformed)?;
     let required = json["extensionsRequired"]
@@ -247,7 +268,7 @@ fn read_extensions(bytes: &[u8], format: Format) -> Result<Vec<f32>, ProductErro
             )));
         }
     }
-    Ok(json["materials"]
+    let transmission = json["materials"]
         .as_array()
         .map(|ms| {
             ms.iter()
@@ -261,7 +282,8 @@ fn read_extensions(bytes: &[u8], format: Format) -> Result<Vec<f32>, ProductErro
                 })
                 .collect()
         })
-        .unwrap_or_default())
+        .unwrap_or_default();
+    Ok((transmission, vto_extras(&json)))
 }
 
 /// The lens tint of a transmissive material: the base colour's hue, its luminance raised to
@@ -296,7 +318,7 @@ fn transmission_tint(base: [f32; 4], transmission: f32) -> [f32; 4] {
 pub const MIN_LENS_TRANSMITTANCE: f32 = 0.15;
 
 fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, ProductError> {
-    let transmission = read_extensions(bytes, format)?;
+    let (transmission, extras) = read_extensions(bytes, format)?;
     let gltf = gltf::Gltf::from_slice(bytes).map_err(malformed)?;
     let doc = &gltf.document;
 
@@ -580,5 +602,6 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
         primitives,
         materials,
         textures,
+        extras,
     })
 }

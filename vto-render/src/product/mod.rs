@@ -9,8 +9,8 @@
 //! - A malformed file gives a [`ProductError`] with a stable [`ProductError::code`], never a
 //!   panic.
 //! - [`sample`] generates procedural glasses frames (used by the tests, the gallery and
-//!   `examples/make_glasses.rs`); [`catalog`] lists every generated sample product (the
-//!   server's playground offers them).
+//!   `examples/make_glasses.rs`); [`shoe_sample`] a sneaker and a boot; [`catalog`] lists
+//!   every generated sample product (the server's playground offers them).
 
 use crate::math::{normalize_or, Vec3};
 
@@ -18,6 +18,7 @@ pub mod catalog;
 mod gltf_load;
 mod obj;
 pub mod sample;
+pub mod shoe_sample;
 
 /// Limits checked before anything large is allocated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,6 +184,9 @@ pub struct Product {
     pub materials: Vec<Material>,
     /// Its textures.
     pub textures: Vec<Texture>,
+    /// The `vto` objects of the glTF `extras` (`{"vto": {...}}`) on the scene, its root nodes
+    /// and the meshes, in that order (product hints such as a shoe's foot; empty for OBJ).
+    pub extras: Vec<serde_json::Value>,
 }
 
 impl Product {

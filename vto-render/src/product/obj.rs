@@ -147,6 +147,7 @@ pub(super) fn load(bytes: &[u8], limits: &Limits) -> Result<Product, ProductErro
             double_sided: true,
         }],
         textures: Vec::new(),
+        extras: Vec::new(),
     })
 }
 

@@ -133,6 +133,7 @@ impl SampleFrame {
             primitives,
             materials: vec![frame, lens],
             textures: self.textures(),
+            extras: Vec::new(),
         }
     }
 

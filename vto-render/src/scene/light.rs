@@ -4,6 +4,11 @@
 //! (n: the normal of a head-sized sphere through the landmark, turned with the pose); `a`
 //! gives the ambient level, `b` the key light's direction and strength, the face's mean colour
 //! their tint (half-way to white, as skin colours its own reflection).
+//!
+//! From a region of the body ([`from_region`], for products worn far from the face: shoes):
+//! the region's mean linear colour sets the exposure and tint (half-way to white); the key
+//! light comes from the side of the person (inside the mask) that is brighter, from above and
+//! in front.
 
 use image::RgbaImage;
 
@@ -117,4 +122,61 @@ fn mean_rgb_3x3(photo: &RgbaImage, x: f32, y: f32) -> Option<Vec3> {
         }
     }
     (k > 0.0).then(|| rgb / k)
+}
+
+/// Light estimated from the `x0..x1 × y0..y1` region of the photo and, when given, the person
+/// mask there (see the module docs).
+pub fn from_region(
+    photo: &RgbaImage,
+    region: [u32; 4],
+    mask: Option<&crate::vision::Mask>,
+) -> Lighting {
+    let [x0, y0, x1, y1] = region;
+    let (x1, y1) = (x1.min(photo.width()), y1.min(photo.height()));
+    if x1 <= x0 || y1 <= y0 {
+        return neutral();
+    }
+    let mid = (x0 + x1) / 2;
+    let mut mean = Vec3::ZERO;
+    let mut count = 0.0f32;
+    // Person luminance left and right of the region's middle.
+    let mut sides = [(0.0f32, 0.0f32); 2];
+    for y in (y0..y1).step_by(2) {
+        for x in (x0..x1).step_by(2) {
+            let p = photo.get_pixel(x, y).0;
+            let rgb = Vec3::new(linear(p[0]), linear(p[1]), linear(p[2]));
+            mean += rgb;
+            count += 1.0;
+            let person = mask.is_some_and(|m| {
+                m.width == photo.width()
+                    && m.height == photo.height()
+                    && m.data[(y * m.width + x) as usize] > 0.5
+            });
+            if person {
+                let s = &mut sides[usize::from(x >= mid)];
+                s.0 += 0.2126 * rgb.x + 0.7152 * rgb.y + 0.0722 * rgb.z;
+                s.1 += 1.0;
+            }
+        }
+    }
+    if count < 1.0 {
+        return neutral();
+    }
+    let mean = mean / count;
+    let lum = (0.2126 * mean.x + 0.7152 * mean.y + 0.0722 * mean.z).max(1e-3);
+    let tint = Vec3::splat(0.5) + 0.5 * mean / lum;
+    // Exposure against a mid-grey scene (linear 0.2), within reason.
+    let exposure = (lum / 0.2).sqrt().clamp(0.5, 1.6);
+    let side_lum = |s: (f32, f32)| if s.1 > 0.0 { s.0 / s.1 } else { 0.0 };
+    let (l, r) = (side_lum(sides[0]), side_lum(sides[1]));
+    let lean = if l + r > 1e-4 {
+        (3.0 * (r - l) / (l + r)).clamp(-0.8, 0.8)
+    } else {
+        default_dir().x
+    };
+    Lighting {
+        ambient: (tint * 0.45 * exposure).to_array(),
+        key_dir: normalize_or(Vec3::new(lean, -0.7, -0.6), default_dir()).to_array(),
+        key_color: (tint * 0.75 * exposure).to_array(),
+    }
 }

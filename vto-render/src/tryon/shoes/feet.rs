@@ -1,0 +1,400 @@
+//! Feet from the body: a camera matched to the photo, the ground, and each visible foot's 3D
+//! pose.
+//!
+//! - **Scale**: pixels per centimetre at the feet from the longer leg (hip → knee → ankle,
+//!   [`LEG_CM`] on an adult), else the torso (shoulders' to hips' centre, [`TORSO_CM`]).
+//! - **Camera**: [`PhotoCamera`] (the photo's centre, focal [`crate::scene::camera::FOCAL_FACTOR`]
+//!   × the longer side); the feet stand at the depth where one centimetre spans that scale.
+//! - **Ground**: a level camera over a flat floor. The floor lies [`ANKLE_HEIGHT_CM`] below the
+//!   ankles; the angle at which the camera looks down at it (clamped to 2°–40°) fixes the
+//!   floor's height under the camera. Each heel and toe keypoint, dropped to the floor
+//!   ([`HEEL_HEIGHT_CM`], [`TOE_HEIGHT_CM`]), is intersected with it: the heel's floor point
+//!   is the shoe's anchor, heel → toe its heading (yaw). The floor is level, so the sole's
+//!   pitch is zero (a raised heel is not modelled).
+//! - **Visibility**: a foot wears a shoe when its ankle, heel and toe keypoints are inside
+//!   the photo and each is visible with probability ≥ [`MIN_VISIBILITY`].
+
+use crate::math::{normalize_or, Vec2, Vec3};
+use crate::scene::camera::PhotoCamera;
+use crate::vision::{Body, PoseKeypoint};
+
+/// Adult hip → knee → ankle length (cm).
+pub const LEG_CM: f32 = 85.0;
+/// Adult shoulders' centre → hips' centre (cm).
+pub const TORSO_CM: f32 = 50.0;
+/// The ankle keypoint's height above the floor (cm).
+pub const ANKLE_HEIGHT_CM: f32 = 8.0;
+/// The heel keypoint's height above the floor (cm).
+pub const HEEL_HEIGHT_CM: f32 = 3.0;
+/// The toe (foot index) keypoint's height above the floor (cm).
+pub const TOE_HEIGHT_CM: f32 = 2.0;
+/// Least keypoint visibility for a foot to wear a shoe.
+pub const MIN_VISIBILITY: f32 = 0.5;
+/// An adult foot's length (cm), what the keypoints' heel → toe should measure.
+pub const FOOT_CM: f32 = 25.0;
+
+/// The subject's side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The subject's left (keypoints 23, 25, 27, 29, 31).
+    Left,
+    /// The subject's right (keypoints 24, 26, 28, 30, 32).
+    Right,
+}
+
+impl Side {
+    /// `left` or `right`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Left => "left",
+            Side::Right => "right",
+        }
+    }
+
+    /// Keypoint indices: hip, knee, ankle, heel, foot index.
+    pub fn keypoints(self) -> [usize; 5] {
+        match self {
+            Side::Left => [23, 25, 27, 29, 31],
+            Side::Right => [24, 26, 28, 30, 32],
+        }
+    }
+}
+
+/// The camera and the floor of one photo.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BodyFrame {
+    /// The photo's camera.
+    pub camera: PhotoCamera,
+    /// Pixels per centimetre at the feet.
+    pub px_per_cm: f32,
+    /// What set the scale: `leg` or `torso`.
+    pub scale_source: &'static str,
+    /// The feet's depth (cm).
+    pub depth: f32,
+    /// The floor's height below the camera (cm, camera y).
+    pub floor_y: f32,
+    /// The angle (degrees) at which the camera looks down at the feet.
+    pub view_down_deg: f32,
+}
+
+fn kp(body: &Body, i: usize) -> Option<PoseKeypoint> {
+    body.keypoints.get(i).copied()
+}
+
+fn px(k: PoseKeypoint) -> Vec2 {
+    Vec2::new(k.x, k.y)
+}
+
+impl BodyFrame {
+    /// The frame of `body` in a `width`×`height` photo; `None` when neither the legs nor the
+    /// torso give a scale.
+    pub fn new(body: &Body, width: u32, height: u32) -> Option<Self> {
+        let camera = PhotoCamera::new(width, height);
+        let seen = |i: usize| kp(body, i).filter(|k| k.presence >= 0.5 || k.visibility >= 0.3);
+        let leg = [Side::Left, Side::Right]
+            .iter()
+            .filter_map(|s| {
+                let [h, k, a, _, _] = s.keypoints();
+                let (h, k, a) = (seen(h)?, seen(k)?, seen(a)?);
+                Some(px(h).distance(px(k)) + px(k).distance(px(a)))
+            })
+            .fold(0.0f32, f32::max);
+        let torso = (|| {
+            let sh = (px(seen(11)?) + px(seen(12)?)) / 2.0;
+            let hp = (px(seen(23)?) + px(seen(24)?)) / 2.0;
+            Some(sh.distance(hp))
+        })();
+        let (px_per_cm, scale_source) = if leg > 4.0 {
+            (leg / LEG_CM, "leg")
+        } else {
+            (torso.filter(|t| *t > 4.0)? / TORSO_CM, "torso")
+        };
+        let depth = camera.focal / px_per_cm;
+        // The floor under the ankles that are in the photo.
+        let ankles: Vec<f32> = [27usize, 28]
+            .iter()
+            .filter_map(|&i| kp(body, i))
+            .filter(|k| k.y.is_finite())
+            .map(|k| k.y)
+            .collect();
+        let ankle_y = if ankles.is_empty() {
+            height as f32
+        } else {
+            ankles.iter().sum::<f32>() / ankles.len() as f32
+        };
+        let floor_px = ankle_y + ANKLE_HEIGHT_CM * px_per_cm;
+        let down = ((floor_px - camera.centre.y) / camera.focal)
+            .atan()
+            .clamp(2f32.to_radians(), 40f32.to_radians());
+        Some(BodyFrame {
+            camera,
+            px_per_cm,
+            scale_source,
+            depth,
+            floor_y: depth * down.tan(),
+            view_down_deg: down.to_degrees(),
+        })
+    }
+
+    /// The floor point seen at pixel `p` (camera space, cm): the ray through `p` meets the
+    /// floor, its depth kept within 0.6–1.6 × the feet's depth.
+    pub fn floor_point(&self, p: Vec2) -> Vec3 {
+        let d = Vec3::new(
+            (p.x - self.camera.centre.x) / self.camera.focal,
+            (p.y - self.camera.centre.y) / self.camera.focal,
+            1.0,
+        );
+        let z = if d.y > 1e-3 {
+            (self.floor_y / d.y).clamp(0.6 * self.depth, 1.6 * self.depth)
+        } else {
+            1.6 * self.depth
+        };
+        d * z
+    }
+
+    /// The camera-space point at the feet's depth seen at pixel `p` (depth `z` when given).
+    pub fn point_at(&self, p: Vec2, z: f32) -> Vec3 {
+        self.camera.unproject(p, z)
+    }
+
+    /// The floor's up direction in camera space (y is down).
+    pub fn up(&self) -> Vec3 {
+        Vec3::NEG_Y
+    }
+}
+
+/// One foot, placed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FootPose {
+    /// Which foot.
+    pub side: Side,
+    /// The floor point under the back of the heel (camera space, cm).
+    pub heel: Vec3,
+    /// Unit heading heel → toe along the floor (camera space).
+    pub heading: Vec3,
+    /// Heel → toe length measured on the floor (cm).
+    pub length_cm: f32,
+    /// Least visibility of the ankle, heel and toe keypoints.
+    pub visibility: f32,
+    /// How sure the fit is, 0–1: the visibility, lowered when the measured foot length is
+    /// far from an adult's.
+    pub confidence: f32,
+    /// Keypoints in pixels: ankle, heel, toe.
+    pub ankle_px: Vec2,
+    /// Heel keypoint.
+    pub heel_px: Vec2,
+    /// Toe (foot index) keypoint.
+    pub toe_px: Vec2,
+    /// Knee keypoint, when it is in the photo.
+    pub knee_px: Option<Vec2>,
+}
+
+impl FootPose {
+    /// Yaw in degrees: 0 with the toe toward the camera, positive turned toward image right.
+    pub fn yaw_deg(&self) -> f32 {
+        self.heading.x.atan2(-self.heading.z).to_degrees()
+    }
+}
+
+/// Why a foot gets no shoe.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Hidden {
+    /// A keypoint lies outside the photo.
+    OutOfFrame,
+    /// A keypoint's visibility is below [`MIN_VISIBILITY`] (the lowest given).
+    LowVisibility(f32),
+}
+
+/// Whether the `side` foot of `body` is visible enough to wear a shoe in a photo of `size`.
+pub fn visible(body: &Body, side: Side, size: (u32, u32)) -> Result<f32, Hidden> {
+    let [_, _, ankle, heel, toe] = side.keypoints();
+    let get = |i| kp(body, i).ok_or(Hidden::OutOfFrame);
+    let (a, h, t) = (get(ankle)?, get(heel)?, get(toe)?);
+    if ![a, h, t].iter().all(|k| inside(k, size)) {
+        return Err(Hidden::OutOfFrame);
+    }
+    let visibility = a.visibility.min(h.visibility).min(t.visibility);
+    // NaN visibility counts as not visible.
+    if visibility.is_nan() || visibility < MIN_VISIBILITY {
+        return Err(Hidden::LowVisibility(visibility));
+    }
+    Ok(visibility)
+}
+
+fn inside(k: &PoseKeypoint, size: (u32, u32)) -> bool {
+    k.x >= 0.0 && k.y >= 0.0 && k.x < size.0 as f32 && k.y < size.1 as f32
+}
+
+/// The pose of the `side` foot of `body`, or why it gets no shoe.
+pub fn foot(
+    body: &Body,
+    frame: &BodyFrame,
+    side: Side,
+    size: (u32, u32),
+) -> Result<FootPose, Hidden> {
+    let visibility = visible(body, side, size)?;
+    let [_, knee, ankle, heel, toe] = side.keypoints();
+    let get = |i| kp(body, i).ok_or(Hidden::OutOfFrame);
+    let (a, h, t) = (get(ankle)?, get(heel)?, get(toe)?);
+    let s = frame.px_per_cm;
+    let cos_down = frame.view_down_deg.to_radians().cos();
+    let heel_floor = frame.floor_point(px(h) + Vec2::new(0.0, HEEL_HEIGHT_CM * s * cos_down));
+    let toe_floor = frame.floor_point(px(t) + Vec2::new(0.0, TOE_HEIGHT_CM * s * cos_down));
+    let along = Vec3::new(toe_floor.x - heel_floor.x, 0.0, toe_floor.z - heel_floor.z);
+    let length_cm = along.length();
+    // Too short to trust: the toe toward the camera, turned out 10° on its side.
+    let turn_out = match side {
+        Side::Left => 1.0,
+        Side::Right => -1.0,
+    } * 10f32.to_radians();
+    let fallback = Vec3::new(turn_out.sin(), 0.0, -turn_out.cos());
+    let heading = if length_cm > 4.0 {
+        normalize_or(along, fallback)
+    } else {
+        fallback
+    };
+    let off = ((length_cm - FOOT_CM) / 12.0).powi(2);
+    let confidence = visibility * (0.6 + 0.4 * (-off).exp());
+    Ok(FootPose {
+        side,
+        heel: heel_floor,
+        heading,
+        length_cm,
+        visibility,
+        confidence,
+        ankle_px: px(a),
+        heel_px: px(h),
+        toe_px: px(t),
+        knee_px: kp(body, knee).filter(|k| inside(k, size)).map(px),
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::vision::{Detection, RotatedRect};
+
+    /// A standing body in a `w`×`h` photo: keypoints at `pts` (index, x, y), every other at
+    /// the centre, all visible.
+    pub(crate) fn body(pts: &[(usize, f32, f32)], w: u32, h: u32) -> Body {
+        let mut keypoints = vec![
+            PoseKeypoint {
+                x: w as f32 / 2.0,
+                y: h as f32 / 2.0,
+                z: 0.0,
+                visibility: 0.99,
+                presence: 0.99,
+            };
+            33
+        ];
+        for &(i, x, y) in pts {
+            keypoints[i].x = x;
+            keypoints[i].y = y;
+        }
+        Body {
+            detection: Detection {
+                score: 0.9,
+                xmin: 0.0,
+                ymin: 0.0,
+                xmax: w as f32,
+                ymax: h as f32,
+                keypoints: Vec::new(),
+            },
+            roi: RotatedRect {
+                cx: 0.0,
+                cy: 0.0,
+                width: 1.0,
+                height: 1.0,
+                rotation: 0.0,
+            },
+            score: 0.9,
+            keypoints,
+            mask_coverage: 0.0,
+            mask: None,
+        }
+    }
+
+    /// A person facing the camera (their left on the image's right) in a 600×1000 photo:
+    /// hips at y 520, knees 700, ankles 880, heels 895, toes 925 (toward the camera, turned
+    /// out).
+    pub(crate) fn standing() -> Body {
+        body(
+            &[
+                (11, 350.0, 250.0),
+                (12, 250.0, 250.0),
+                (23, 330.0, 520.0),
+                (24, 270.0, 520.0),
+                (25, 332.0, 700.0),
+                (26, 268.0, 700.0),
+                (27, 335.0, 880.0),
+                (28, 265.0, 880.0),
+                (29, 332.0, 895.0),
+                (30, 268.0, 895.0),
+                (31, 345.0, 925.0),
+                (32, 255.0, 925.0),
+            ],
+            600,
+            1000,
+        )
+    }
+
+    #[test]
+    fn a_standing_body_gets_two_feet_toward_the_camera() {
+        let b = standing();
+        let frame = BodyFrame::new(&b, 600, 1000).unwrap();
+        assert_eq!(frame.scale_source, "leg");
+        assert!(
+            (frame.px_per_cm - 360.0 / LEG_CM).abs() < 0.1,
+            "{}",
+            frame.px_per_cm
+        );
+        assert!(
+            (5.0..40.0).contains(&frame.view_down_deg),
+            "{}",
+            frame.view_down_deg
+        );
+        for side in [Side::Left, Side::Right] {
+            let f = foot(&b, &frame, side, (600, 1000)).unwrap();
+            // The toes come toward the camera and turn out a little.
+            assert!(f.heading.z < -0.5, "{side:?} {:?}", f.heading);
+            let out = if side == Side::Left { 1.0 } else { -1.0 };
+            assert!(f.heading.x * out > 0.0, "{side:?} {:?}", f.heading);
+            // The heel's floor point projects just below the heel keypoint.
+            let p = frame.camera.project(f.heel);
+            assert!(
+                (p.x - f.heel_px.x).abs() < 1.0 && p.y > f.heel_px.y,
+                "{p:?}"
+            );
+            assert!(f.confidence > 0.3 && f.confidence <= f.visibility);
+        }
+    }
+
+    #[test]
+    fn hidden_feet_say_why() {
+        let mut b = standing();
+        b.keypoints[31].visibility = 0.2;
+        let frame = BodyFrame::new(&b, 600, 1000).unwrap();
+        assert_eq!(
+            foot(&b, &frame, Side::Left, (600, 1000)),
+            Err(Hidden::LowVisibility(0.2))
+        );
+        b.keypoints[30].y = 1200.0;
+        assert_eq!(
+            foot(&b, &frame, Side::Right, (600, 1000)),
+            Err(Hidden::OutOfFrame)
+        );
+    }
+
+    #[test]
+    fn a_side_view_foot_points_along_the_image() {
+        // Heel at x 300, toe 60 px to the right at the same height: the foot points right.
+        let mut b = standing();
+        b.keypoints[30].x = 300.0;
+        b.keypoints[32].x = 360.0;
+        b.keypoints[32].y = 900.0;
+        let frame = BodyFrame::new(&b, 600, 1000).unwrap();
+        let f = foot(&b, &frame, Side::Right, (600, 1000)).unwrap();
+        assert!(f.heading.x > 0.8, "{:?}", f.heading);
+        assert!((f.yaw_deg() - 90.0).abs() < 35.0, "{}", f.yaw_deg());
+    }
+}

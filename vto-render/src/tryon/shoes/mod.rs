@@ -1,0 +1,381 @@
+//! Shoes: one 3D shoe model on each visible foot of a full-body photo.
+//!
+//! 1. **Feet** ([`feet`]): a camera matched to the photo, a level floor, and each foot's
+//!    pose from pose keypoints 27–32 (heel's floor point, heading heel → toe, scale from the
+//!    legs). A foot that is out of the frame or not visible gets no shoe; with no foot
+//!    visible the job fails (`processing_failed`) saying so.
+//! 2. **One model, two feet** ([`model`]): the model is a left or a right shoe (extras, else
+//!    its shape); the other foot wears its mirror image. Side-view feet, whose length the
+//!    keypoints measure well, scale the shoe by up to ±15–20 % to cover the foot.
+//! 3. **Around the shoes** ([`ground`]): the old feet are filled from their surroundings, a
+//!    contact shadow darkens the floor under each sole, and each shin is a depth-only
+//!    occluder (trouser hems and ankles in front of the collar; a leg in front of the other
+//!    foot hides it). Both shoes share one depth buffer, so one foot in front of the other
+//!    hides it.
+//! 4. **Light** from the legs and the floor around the feet ([`light::from_region`]).
+
+pub mod feet;
+pub mod ground;
+pub mod model;
+
+use image::RgbaImage;
+use serde_json::json;
+use vto_core::Category;
+
+use super::{Look, Needs, Options, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
+use crate::math::{Vec2, Vec3};
+use crate::product::Product;
+use crate::raster::{Lighting, RasterStats, Scene};
+use crate::scene::{light, SceneBuilder};
+use crate::vision::Body;
+use feet::{BodyFrame, FootPose, Hidden, Side};
+use model::{ShoeFit, SideSource};
+
+/// The shoes category.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shoes;
+
+impl TryOn for Shoes {
+    fn category(&self) -> Category {
+        Category::Shoes
+    }
+
+    fn engine_name(&self) -> &'static str {
+        "shoes-raster"
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            body: true,
+            ..Needs::default()
+        }
+    }
+
+    fn product_kind(&self) -> ProductKind {
+        ProductKind::Model
+    }
+
+    fn try_on(
+        &self,
+        stages: Stages<'_>,
+        person: &Person,
+        product: &ProductInput,
+    ) -> Result<Look, TryOnError> {
+        let ProductInput::Model(product) = product else {
+            return Err(TryOnError::BadProduct("shoes need a 3D model".into()));
+        };
+        let body = person.body.as_ref().ok_or_else(|| {
+            TryOnError::NotFound(
+                "no body was found in the person photo; shoes need a full-body photo with the \
+                 feet visible"
+                    .into(),
+            )
+        })?;
+        let prepared = prepare(&person.photo, body, product, stages.options)?;
+        let (image, stats) = stages.raster.render(&prepared.photo, &prepared.scene)?;
+        let metadata = metadata(&prepared, &stats);
+        Ok(Look { image, metadata })
+    }
+}
+
+/// One foot that wears a shoe.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShodFoot {
+    /// The foot's pose.
+    pub pose: FootPose,
+    /// Whether it wears the model's mirror image.
+    pub mirrored: bool,
+    /// The shoe's size against the model's (1 = as fitted).
+    pub size: f32,
+    /// The shoe's projected bounding box: x0, y0, x1, y1 (pixels).
+    pub footprint_px: [f32; 4],
+    /// The shoe's height above the floor (cm).
+    pub top_cm: f32,
+}
+
+/// A scene ready for the rasterizer, the photo to draw it on, and where things went.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The scene.
+    pub scene: Scene,
+    /// The photo with the old feet filled and the contact shadows drawn.
+    pub photo: RgbaImage,
+    /// Camera and floor.
+    pub frame: BodyFrame,
+    /// How the model was read.
+    pub fit: ShoeFit,
+    /// The feet that wear a shoe.
+    pub feet: Vec<ShodFoot>,
+    /// The feet that do not, and why.
+    pub hidden: Vec<(Side, Hidden)>,
+    /// Pixels of old feet filled from their surroundings.
+    pub filled_px: usize,
+    /// Pixels darkened by the contact shadows.
+    pub shadow_px: usize,
+    /// Shin occluders built.
+    pub legs: usize,
+    /// The light.
+    pub lighting: Lighting,
+}
+
+/// The shoe frame of one foot in camera space: the model point `q` (asset units) → camera.
+struct FootFrame<'a> {
+    fit: &'a ShoeFit,
+    anchor: Vec3,
+    x: Vec3,
+    up: Vec3,
+    forward: Vec3,
+    mirror: f32,
+    size: f32,
+}
+
+impl FootFrame<'_> {
+    fn shoe(&self, q: Vec3) -> Vec3 {
+        let m = self.fit.point(q) * self.size;
+        Vec3::new(m.x * self.mirror, m.y, m.z)
+    }
+
+    fn point(&self, q: Vec3) -> Vec3 {
+        let m = self.shoe(q);
+        self.anchor + self.x * m.x + self.up * m.y + self.forward * m.z
+    }
+
+    fn dir(&self, n: Vec3) -> Vec3 {
+        let d = self.fit.dir(n);
+        (self.x * d.x * self.mirror + self.up * d.y + self.forward * d.z).normalize_or_zero()
+    }
+}
+
+/// The shoe's back sits this far (cm) behind the heel keypoint's floor point.
+pub const HEEL_BACK_CM: f32 = 0.8;
+
+/// Places `product` on the visible feet of `body` in `photo` and builds the scene.
+pub fn prepare(
+    photo: &RgbaImage,
+    body: &Body,
+    product: &Product,
+    options: &Options,
+) -> Result<Prepared, TryOnError> {
+    let (w, h) = (photo.width(), photo.height());
+    let mut hidden = Vec::new();
+    for side in [Side::Left, Side::Right] {
+        if let Err(why) = feet::visible(body, side, (w, h)) {
+            hidden.push((side, why));
+        }
+    }
+    if hidden.len() == 2 {
+        let why: Vec<String> = hidden
+            .iter()
+            .map(|(s, h)| match h {
+                Hidden::OutOfFrame => format!("the {} foot is out of the frame", s.name()),
+                Hidden::LowVisibility(v) => {
+                    format!("the {} foot is not visible (visibility {v:.2})", s.name())
+                }
+            })
+            .collect();
+        return Err(TryOnError::NotFound(format!(
+            "no foot is visible in the person photo ({}); shoes need a full-body photo with \
+             the feet in it",
+            why.join(", ")
+        )));
+    }
+    let frame = BodyFrame::new(body, w, h).ok_or_else(|| {
+        TryOnError::NotFound(
+            "the body's legs and torso are not visible enough to measure it; shoes need a \
+             full-body photo"
+                .into(),
+        )
+    })?;
+    let mut poses = Vec::new();
+    for side in [Side::Left, Side::Right] {
+        if let Ok(p) = feet::foot(body, &frame, side, (w, h)) {
+            poses.push(p);
+        }
+    }
+    let fit = model::fit(product);
+    let mut out = photo.clone();
+    let filled_px = body
+        .mask
+        .as_ref()
+        .map_or(0, |m| ground::erase_old_feet(&mut out, m, &poses, &frame));
+    let region = feet_region(&poses, &frame, w, h);
+    let lighting = light::from_region(&out, region, body.mask.as_ref());
+
+    let mut builder = SceneBuilder::new(frame.camera, w, h, product)
+        .lighting(lighting)
+        .supersampling(options.supersampling)
+        .contact_shadow(0.0, frame.px_per_cm);
+    let mut shod = Vec::new();
+    let mut soles = Vec::new();
+    for pose in &poses {
+        // A right model on the right foot as it is; on the left foot mirrored, and so on.
+        let mirrored = (pose.side == Side::Right) != fit.right;
+        let side_view = pose.heading.x.abs();
+        let measured = ((pose.length_cm + 2.5) / fit.length_cm.max(1.0)).clamp(0.85, 1.2);
+        let size = 1.0 + side_view * side_view * (measured - 1.0);
+        let up = frame.up();
+        let ff = FootFrame {
+            fit: &fit,
+            anchor: pose.heel - pose.heading * HEEL_BACK_CM,
+            x: up.cross(pose.heading),
+            up,
+            forward: pose.heading,
+            mirror: if mirrored { -1.0 } else { 1.0 },
+            size,
+        };
+        let before = builder.product.positions.len();
+        builder
+            .product
+            .push_product(product, |q, n| (ff.point(q), ff.dir(n)));
+        let mut lo = Vec2::splat(f32::MAX);
+        let mut hi = Vec2::splat(f32::MIN);
+        let mut sole = Vec::new();
+        let mut top_cm = 0.0f32;
+        let mut k = 0usize;
+        for prim in &product.primitives {
+            for q in &prim.positions {
+                let c = builder.product.positions[before + k];
+                k += 1;
+                let p = frame.camera.project(c);
+                lo = lo.min(p);
+                hi = hi.max(p);
+                let m = ff.shoe(Vec3::from(*q));
+                top_cm = top_cm.max(m.y);
+                if m.y < 1.0 && k % 3 == 0 {
+                    sole.push(p);
+                }
+            }
+        }
+        soles.push(sole);
+        shod.push(ShodFoot {
+            pose: pose.clone(),
+            mirrored,
+            size,
+            footprint_px: [lo.x, lo.y, hi.x, hi.y],
+            top_cm,
+        });
+    }
+    let light_x = lighting.key_dir[0];
+    let shadow_px = ground::contact_shadow(
+        &mut out,
+        &soles,
+        frame.px_per_cm,
+        light_x,
+        (options.shadow_strength * 1.6).min(0.7),
+    );
+    let mut legs = 0;
+    for (pose, foot) in poses.iter().zip(&shod) {
+        if let Some(mesh) = ground::leg(pose, &frame, body.mask.as_ref(), foot.top_cm) {
+            builder.occluders.push(mesh);
+            legs += 1;
+        }
+    }
+    let scene = builder.build()?;
+    Ok(Prepared {
+        scene,
+        photo: out,
+        frame,
+        fit,
+        feet: shod,
+        hidden,
+        filled_px,
+        shadow_px,
+        legs,
+        lighting,
+    })
+}
+
+/// The legs and floor around the feet: from 30 cm above the ankles to the bottom of the
+/// photo, 20 cm either side of the feet.
+fn feet_region(poses: &[FootPose], frame: &BodyFrame, w: u32, h: u32) -> [u32; 4] {
+    let s = frame.px_per_cm;
+    let (lo, hi) = poses.iter().fold(
+        (Vec2::splat(f32::MAX), Vec2::splat(f32::MIN)),
+        |(lo, hi), p| {
+            let l = p.ankle_px.min(p.heel_px).min(p.toe_px);
+            let u = p.ankle_px.max(p.heel_px).max(p.toe_px);
+            (lo.min(l), hi.max(u))
+        },
+    );
+    let clamp = |v: f32, max: u32| v.clamp(0.0, max as f32) as u32;
+    [
+        clamp(lo.x - 20.0 * s, w),
+        clamp(lo.y - 30.0 * s, h),
+        clamp(hi.x + 20.0 * s, w),
+        clamp(hi.y + 10.0 * s, h),
+    ]
+}
+
+/// Result metadata (JSON) for a placement and a render's counts.
+pub fn metadata(p: &Prepared, stats: &RasterStats) -> serde_json::Value {
+    let f = &p.fit;
+    let feet: Vec<serde_json::Value> = p
+        .feet
+        .iter()
+        .map(|s| {
+            let q = &s.pose;
+            json!({
+                "side": q.side.name(),
+                "shoe": true,
+                "mirrored": s.mirrored,
+                "visibility": q.visibility,
+                "fit_confidence": q.confidence,
+                "ankle_px": q.ankle_px.to_array(),
+                "heel_px": q.heel_px.to_array(),
+                "toe_px": q.toe_px.to_array(),
+                "yaw_deg": q.yaw_deg(),
+                "measured_length_cm": q.length_cm,
+                "size": s.size,
+                "footprint_px": s.footprint_px,
+            })
+        })
+        .chain(p.hidden.iter().map(|(side, why)| {
+            let (reason, vis) = match why {
+                Hidden::OutOfFrame => ("out_of_frame", None),
+                Hidden::LowVisibility(v) => ("not_visible", Some(*v)),
+            };
+            json!({"side": side.name(), "shoe": false, "reason": reason, "visibility": vis})
+        }))
+        .collect();
+    let confidence = p
+        .feet
+        .iter()
+        .map(|s| s.pose.confidence)
+        .fold(1.0f32, f32::min);
+    json!({
+        "category": "shoes",
+        "feet": feet,
+        "fit_confidence": confidence,
+        "model": {
+            "foot": if f.right { "right" } else { "left" },
+            "foot_from": match f.side_source {
+                SideSource::Extras => "extras",
+                SideSource::Shape => "shape",
+                SideSource::Assumed => "assumed",
+            },
+            "fit": if f.auto_fit.is_some() { "auto_fit" } else { "real_units" },
+            "auto_fit_reason": f.auto_fit,
+            "scale_to_cm": f.scale_to_cm,
+            "length_cm": f.length_cm,
+        },
+        "camera": {
+            "focal_px": p.frame.camera.focal,
+            "px_per_cm": p.frame.px_per_cm,
+            "scale_from": p.frame.scale_source,
+            "view_down_deg": p.frame.view_down_deg,
+            "assumption": "level camera, flat floor, adult proportions (leg 85 cm)",
+        },
+        "old_feet_filled_px": p.filled_px,
+        "contact_shadow_px": p.shadow_px,
+        "leg_occluders": p.legs,
+        "roi": p.scene.roi,
+        "supersampling": p.scene.ss * p.scene.ss,
+        "lighting": {
+            "ambient": p.lighting.ambient,
+            "key_dir": p.lighting.key_dir,
+            "key_color": p.lighting.key_color,
+        },
+        "occluded_fragments": stats.occluded_fragments,
+        "drawn_fragments": stats.drawn_fragments,
+    })
+}
