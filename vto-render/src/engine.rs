@@ -560,7 +560,11 @@ pub fn default_models_dir() -> PathBuf {
 
 /// The built-in categories' renderers.
 pub fn builtin_tryons() -> Vec<Arc<dyn TryOn>> {
-    vec![Arc::new(Eyewear::Glasses), Arc::new(Eyewear::Sunglasses)]
+    vec![
+        Arc::new(Eyewear::Glasses),
+        Arc::new(Eyewear::Sunglasses),
+        Arc::new(crate::tryon::Hats),
+    ]
 }
 
 /// The built-in renderer for `category`, if there is one.

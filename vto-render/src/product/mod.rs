@@ -9,13 +9,16 @@
 //! - A malformed file gives a [`ProductError`] with a stable [`ProductError::code`], never a
 //!   panic.
 //! - [`sample`] generates procedural glasses frames (used by the tests, the gallery and
-//!   `examples/make_glasses.rs`).
+//!   `examples/make_glasses.rs`); [`sample_hats`] a cap, a fedora and a beanie, built with
+//!   [`build`].
 
 use crate::math::{normalize_or, Vec3};
 
+pub mod build;
 mod gltf_load;
 mod obj;
 pub mod sample;
+pub mod sample_hats;
 
 /// Limits checked before anything large is allocated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,6 +184,19 @@ pub struct Product {
     pub materials: Vec<Material>,
     /// Its textures.
     pub textures: Vec<Texture>,
+    /// What the file says about itself (glTF extras, node and mesh names).
+    pub hints: Hints,
+}
+
+/// What a model file says about itself, for categories that take several kinds of product
+/// (hats, jewelry): the `{"vto": {"kind": ...}}` extras of the asset, a scene, a node or a
+/// mesh (the first found, lower-cased), and the names of its nodes and meshes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Hints {
+    /// The declared kind, from glTF extras `{"vto": {"kind": "..."}}`.
+    pub kind: Option<String>,
+    /// Node and mesh names, in file order.
+    pub names: Vec<String>,
 }
 
 impl Product {
