@@ -6,7 +6,8 @@
 //! (default `target/gallery_hats_jewelry`, photos `astronaut.png`, `camera.png` and
 //! `grace_hopper.jpg` from `$VTO_MODELS_DIR/test-photos`; see `scripts/fetch-models.sh
 //! --test-photos`). Models from `VTO_MODELS_DIR` (default `./models`). Open
-//! `OUT_DIR/index.html`. `--timings-only` skips the gallery.
+//! `OUT_DIR/index.html`. `--timings-only` skips the gallery; `GALLERY_NO_TIMINGS=1` skips
+//! the timings; `GALLERY_ONLY=word` renders only the samples whose name contains it.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -15,7 +16,8 @@ use std::time::Instant;
 use image::imageops::FilterType;
 use vto_render::engine::{default_models_dir, encode_png, Renderer};
 use vto_render::product::sample_hats::SampleHat;
-use vto_render::tryon::{Hats, TryOn};
+use vto_render::product::sample_jewelry::SampleJewel;
+use vto_render::tryon::{Hats, Jewelry, TryOn};
 
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -29,7 +31,35 @@ fn samples() -> Vec<(Box<dyn TryOn>, String, Vec<u8>)> {
     for hat in SampleHat::ALL {
         out.push((Box::new(Hats), hat.name().to_string(), hat.glb()));
     }
+    for jewel in SampleJewel::ALL {
+        out.push((Box::new(Jewelry), jewel.name().to_string(), jewel.glb()));
+    }
     out
+}
+
+/// The rendered region (the metadata's `roi`, with a margin) enlarged 3×, for a close look.
+fn zoom(image: &image::RgbaImage, roi: &serde_json::Value) -> Option<image::RgbaImage> {
+    let r: Vec<u32> = roi
+        .as_array()?
+        .iter()
+        .filter_map(|v| v.as_u64().map(|v| v as u32))
+        .collect();
+    let [x, y, w, h] = <[u32; 4]>::try_from(r).ok()?;
+    let m = 12;
+    let (x0, y0) = (x.saturating_sub(m), y.saturating_sub(m));
+    let x1 = (x + w + m).min(image.width());
+    let y1 = (y + h + m).min(image.height());
+    if x1 <= x0 || y1 <= y0 {
+        return None;
+    }
+    let crop = image::imageops::crop_imm(image, x0, y0, x1 - x0, y1 - y0).to_image();
+    let k = (480 / (x1 - x0).max(y1 - y0)).clamp(1, 3);
+    Some(image::imageops::resize(
+        &crop,
+        (x1 - x0) * k,
+        (y1 - y0) * k,
+        FilterType::Nearest,
+    ))
 }
 
 /// Median warm time (ms) of `runs` try-ons, after one warm-up.
@@ -51,6 +81,7 @@ fn timing(renderer: &Renderer, tryon: &dyn TryOn, photo: &[u8], model: &[u8]) ->
 }
 
 fn main() {
+    let only = std::env::var("GALLERY_ONLY").unwrap_or_default();
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let timings_only = args.iter().any(|a| a == "--timings-only");
     args.retain(|a| a != "--timings-only");
@@ -72,7 +103,8 @@ fn main() {
     let samples = samples();
 
     // Warm timings on a 1024² photo (the first photo, resized).
-    if let Some(first) = photos.first() {
+    let timings = std::env::var_os("GALLERY_NO_TIMINGS").is_none();
+    if let Some(first) = photos.first().filter(|_| timings) {
         if let Ok(img) = image::open(first) {
             let big = image::imageops::resize(&img.to_rgba8(), 1024, 1024, FilterType::Triangle);
             let png = encode_png(&big).expect("encode");
@@ -114,6 +146,9 @@ fn main() {
         let input_name = format!("{stem}.{ext}");
         std::fs::write(out.join(&input_name), &person).expect("write the input");
         for (tryon, name, model) in &samples {
+            if !name.contains(only.as_str()) {
+                continue;
+            }
             let category = tryon.category().as_str();
             let label = format!("{stem} · {category} · {name}");
             let cell = match renderer.try_on(tryon.as_ref(), &person, model) {
@@ -121,7 +156,16 @@ fn main() {
                     let file = format!("{stem}_{category}_{name}.png");
                     std::fs::write(out.join(&file), &r.png).expect("write the output");
                     let meta = serde_json::to_string_pretty(&r.metadata).unwrap_or_default();
-                    format!("<img src=\"{file}\"><pre>{}</pre>", escape(&meta))
+                    let zoom = zoom(&r.image, &r.metadata["roi"]).map(|z| {
+                        let name = format!("{stem}_{category}_{name}_zoom.png");
+                        z.save(out.join(&name)).expect("write the zoom");
+                        format!("<img src=\"{name}\">")
+                    });
+                    format!(
+                        "<img src=\"{file}\">{}<pre>{}</pre>",
+                        zoom.unwrap_or_default(),
+                        escape(&meta)
+                    )
                 }
                 Err(e) => format!("<p>{}</p>", escape(&e.to_string())),
             };

@@ -564,6 +564,7 @@ pub fn builtin_tryons() -> Vec<Arc<dyn TryOn>> {
         Arc::new(Eyewear::Glasses),
         Arc::new(Eyewear::Sunglasses),
         Arc::new(crate::tryon::Hats),
+        Arc::new(crate::tryon::Jewelry),
     ]
 }
 

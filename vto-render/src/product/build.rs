@@ -113,6 +113,26 @@ impl Builder {
         }
     }
 
+    /// The triangles as a primitive of `material` with one normal per triangle (every
+    /// triangle gets its own vertices): cut facets that glint.
+    pub fn faceted(self, material: usize) -> Primitive {
+        let mut positions = Vec::with_capacity(self.indices.len());
+        let mut uvs = Vec::with_capacity(self.indices.len());
+        for &i in &self.indices {
+            positions.push(self.positions[i as usize]);
+            uvs.push(self.uvs[i as usize]);
+        }
+        let indices: Vec<u32> = (0..positions.len() as u32).collect();
+        let normals = compute_normals(&positions, &indices);
+        Primitive {
+            positions,
+            normals,
+            uvs,
+            indices,
+            material,
+        }
+    }
+
     /// The triangles as a primitive of `material`, with smooth normals.
     pub fn primitive(self, material: usize) -> Primitive {
         let normals = compute_normals(&self.positions, &self.indices);

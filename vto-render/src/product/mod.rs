@@ -9,8 +9,8 @@
 //! - A malformed file gives a [`ProductError`] with a stable [`ProductError::code`], never a
 //!   panic.
 //! - [`sample`] generates procedural glasses frames (used by the tests, the gallery and
-//!   `examples/make_glasses.rs`); [`sample_hats`] a cap, a fedora and a beanie, built with
-//!   [`build`].
+//!   `examples/make_glasses.rs`); [`sample_hats`] a cap, a fedora and a beanie,
+//!   [`sample_jewelry`] earrings, a necklace, a ring and a bangle, both built with [`build`].
 
 use crate::math::{normalize_or, Vec3};
 
@@ -19,6 +19,7 @@ mod gltf_load;
 mod obj;
 pub mod sample;
 pub mod sample_hats;
+pub mod sample_jewelry;
 
 /// Limits checked before anything large is allocated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,10 +7,11 @@
 //! light and occluders). The generic engine ([`crate::engine`]) does everything around it:
 //! decoding, vision (only what [`TryOn::needs`] asks for), encoding, errors and metadata.
 //!
-//! Categories today: [`eyewear`] (`glasses`, `sunglasses`), [`hats`].
+//! Categories today: [`eyewear`] (`glasses`, `sunglasses`), [`hats`], [`jewelry`].
 
 pub mod eyewear;
 pub mod hats;
+pub mod jewelry;
 
 use image::RgbaImage;
 use vto_core::Category;
@@ -23,6 +24,7 @@ use crate::vision::{Body, Face, Mask};
 
 pub use eyewear::Eyewear;
 pub use hats::Hats;
+pub use jewelry::Jewelry;
 
 /// What a category needs the vision stage to find in the photo.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
