@@ -95,6 +95,8 @@ pub struct HatModel {
     pub origin: Vec3,
     /// The outer breadth of the hat just above its opening (along x).
     pub breadth: f32,
+    /// Its outer length there (along z).
+    pub length: f32,
     /// `None` when the model follows the conventions (origin at the opening's centre, the
     /// opening at y = 0, 0.12–0.30 m wide), else why it was auto-fitted.
     pub auto_fit: Option<String>,
@@ -123,6 +125,26 @@ fn wall_breadth(
             .fold(None, |a: Option<f32>, v| Some(a.map_or(v, |a| a.max(v))));
         if let Some(m) = m {
             best = Some(best.map_or(2.0 * m, |b| b.min(2.0 * m)));
+        }
+    }
+    best
+}
+
+/// The length (z) of the hat's wall: as [`wall_breadth`], across the front and back of the
+/// vertices near the middle of its breadth (max z − min z per slice, the smallest).
+fn wall_length(points: &[Vec3], base_y: f32, height: f32, cx: f32, half_width: f32) -> Option<f32> {
+    let mut best: Option<f32> = None;
+    for s in 0..5 {
+        let y0 = base_y + height * (0.06 + 0.03 * s as f32);
+        let y1 = y0 + height * 0.03;
+        let (lo, hi) = points
+            .iter()
+            .filter(|p| p.y >= y0 && p.y < y1 && (p.x - cx).abs() < 0.35 * half_width)
+            .fold((f32::MAX, f32::MIN), |(lo, hi), p| {
+                (lo.min(p.z), hi.max(p.z))
+            });
+        if lo < hi {
+            best = Some(best.map_or(hi - lo, |b| b.min(hi - lo)));
         }
     }
     best
@@ -180,11 +202,15 @@ pub fn read_model(product: &Product) -> Option<HatModel> {
     let breadth = wall_breadth(&points, origin.y, crown, origin.x, origin.z, half_depth)
         .filter(|b| *b > 0.2 * size.x)
         .unwrap_or(size.x);
+    let length = wall_length(&points, origin.y, crown, origin.x, size.x / 2.0)
+        .filter(|l| *l > 0.5 * breadth)
+        .unwrap_or(breadth * HEAD_LENGTH_PER_FACE_WIDTH / HEAD_BREADTH_PER_FACE_WIDTH);
     let kind = kind_of(product, &points, origin, breadth, height);
     Some(HatModel {
         kind,
         origin,
         breadth,
+        length,
         auto_fit,
     })
 }
@@ -292,6 +318,8 @@ pub struct Band {
     pub tilt: f32,
     /// The opening's breadth on the hair.
     pub breadth: f32,
+    /// The opening's length on the hair (front to back).
+    pub length: f32,
     /// The opening's front point (on the forehead, over the hair).
     pub front: Vec3,
 }
@@ -315,6 +343,7 @@ pub fn band(kind: HatKind, skull: &Skull, forehead: Vec3, hair: f32) -> Band {
         centre,
         tilt: d.y.atan2(d.z),
         breadth: hair.breadth_at(centre.y),
+        length: d.length(),
         front,
     }
 }

@@ -15,15 +15,16 @@
 //! from just under landmark 10 at the front (the visor or brim then sits above the brows) to
 //! the skull's mid height at the back; beanies sit lower. The opening's centre goes to the
 //! band's centre, its plane tilted like the band (front up), and the hat is scaled so that
-//! its outer breadth just above the opening equals the band's breadth on the hair: hats
-//! come in sizes, the shop shows the one that fits. Everything then turns with the head.
+//! its outer breadth just above the opening equals the band's breadth on the hair (hats
+//! come in sizes, the shop shows the one that fits), its length the band's length within
+//! 0.9–1.25 × that scale. Everything then turns with the head.
 //!
 //! The kind (which sets the band) comes from the model's extras, its names or its shape
 //! ([`fit::read_model`]); a model that does not follow the conventions of `docs/products.md`
 //! is auto-fitted (its opening at the bottom of its bounding box), and the metadata says so.
 //!
 //! # Occlusion and shadow
-//! The skull (grown by half the hair) and the face's head occluder hide the back of the
+//! The skull (under the hair) and the face's head occluder hide the back of the
 //! crown and the brim behind the head; the hat's contact shadow, wider than the eyewear's,
 //! darkens the forehead and the hair under the brim.
 
@@ -240,9 +241,13 @@ pub fn prepare(
         .and_then(|m| hair_thickness(m, &cam, &skull, forehead))
         .unwrap_or(HAIR_CM);
     let band = band(model.kind.0, &skull, forehead, hair);
+    // Breadth to the head's; the length follows the head's too, within 0.9–1.25 × the
+    // breadth's scale (a hat stretches a little front to back, it does not deform).
     let k = band.breadth / model.breadth.max(1e-9);
+    let kz = (band.length / model.length.max(1e-9)).clamp(0.9 * k, 1.25 * k);
+    let scale = Vec3::new(k, k, kz);
     let rot = tilt_rotation(band.tilt);
-    let to_model = |q: Vec3| band.centre + rot * ((q - model.origin) * k);
+    let to_model = |q: Vec3| band.centre + rot * ((q - model.origin) * scale);
 
     let lighting = light::from_face(photo, face, &cam);
     let mut builder = SceneBuilder::new(*cam.camera(), w, h, product)
@@ -251,9 +256,10 @@ pub fn prepare(
         .supersampling(options.supersampling)
         .contact_shadow(options.shadow_strength, s * SHADOW_SPREAD);
     builder.product.push_product(product, |q, n| {
+        let n = (n / scale).normalize_or(n);
         (cam.to_camera(to_model(q)), cam.dir_to_camera(rot * n))
     });
-    let under = skull.grown(hair * 0.5);
+    let under = skull;
     builder
         .occluders
         .push(occluder::ellipsoid(&cam, under.centre, under.radii));
