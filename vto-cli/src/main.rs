@@ -68,7 +68,7 @@ enum Command {
 
 #[derive(Debug, clap::Args)]
 struct TryOnArgs {
-    /// The category (built in: glasses, sunglasses).
+    /// The category (built in: glasses, sunglasses, hats, jewelry).
     #[arg(long)]
     category: String,
     /// The person photo: a path, an http(s) URL or a data: URL.

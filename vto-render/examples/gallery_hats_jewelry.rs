@@ -6,7 +6,7 @@
 //! (default `target/gallery_hats_jewelry`, photos `astronaut.png`, `camera.png` and
 //! `grace_hopper.jpg` from `$VTO_MODELS_DIR/test-photos`; see `scripts/fetch-models.sh
 //! --test-photos`). Models from `VTO_MODELS_DIR` (default `./models`). Open
-//! `OUT_DIR/index.html`. `--timings-only` skips the gallery; `GALLERY_NO_TIMINGS=1` skips
+//! `OUT_DIR/index.html`; every sample is also written as `OUT_DIR/<name>.glb`. `--timings-only` skips the gallery; `GALLERY_NO_TIMINGS=1` skips
 //! the timings; `GALLERY_ONLY=word` renders only the samples whose name contains it.
 
 use std::fmt::Write as _;
@@ -101,6 +101,9 @@ fn main() {
     std::fs::create_dir_all(&out).expect("create the output directory");
     let renderer = Renderer::new(&models).unwrap_or_else(|e| panic!("{e}"));
     let samples = samples();
+    for (_, name, model) in &samples {
+        std::fs::write(out.join(format!("{name}.glb")), model).expect("write the model");
+    }
 
     // Warm timings on a 1024² photo (the first photo, resized).
     let timings = std::env::var_os("GALLERY_NO_TIMINGS").is_none();

@@ -160,9 +160,13 @@ fn cap() -> (Vec<Primitive>, Vec<Material>, Vec<Texture>) {
     };
     visor.grid(8, 40, false, [3.0, 1.0], |u, v| visor_point(u, v, 0.0));
     visor.grid(8, 40, false, [3.0, 1.0], |u, v| visor_point(u, v, 0.004));
-    // The edge: a band joining the two surfaces along the outer outline and the ends.
+    // The edges: bands joining the two surfaces along the outer and inner outlines (an open
+    // inner edge would show the crown's lining through the slit).
     visor.grid(2, 40, false, [3.0, 0.1], |u, v| {
         visor_point(u, 1.0, 0.004 * v)
+    });
+    visor.grid(2, 40, false, [3.0, 0.1], |u, v| {
+        visor_point(u, 0.0, 0.004 * v)
     });
     let twill = texture(128, |x, y| {
         // Diagonal twill wales, fibre noise, and the six seams (each u repeat is one panel)
