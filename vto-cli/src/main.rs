@@ -68,7 +68,7 @@ enum Command {
 
 #[derive(Debug, clap::Args)]
 struct TryOnArgs {
-    /// The category (built in: glasses, sunglasses, shoes).
+    /// The category (built in: glasses, sunglasses, hats, jewelry, shoes).
     #[arg(long)]
     category: String,
     /// The person photo: a path, an http(s) URL or a data: URL.

@@ -563,6 +563,8 @@ pub fn builtin_tryons() -> Vec<Arc<dyn TryOn>> {
     vec![
         Arc::new(Eyewear::Glasses),
         Arc::new(Eyewear::Sunglasses),
+        Arc::new(crate::tryon::Hats),
+        Arc::new(crate::tryon::Jewelry),
         Arc::new(Shoes),
     ]
 }

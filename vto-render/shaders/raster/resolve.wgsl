@@ -77,7 +77,10 @@ fn shade_opaque(t: u32, p: vec2<f32>) -> vec3<f32> {
     let diffuse = base * (params.ambient.rgb + params.key_color.rgb * ndl) * (1.0 - metallic);
     let f0 = mix(vec3<f32>(0.04), base, metallic);
     let ndv = max(dot(n, v), 0.0);
-    let fres = f0 + (vec3<f32>(1.0) - f0) * pow(1.0 - ndv, 5.0);
+    // Schlick's Fresnel with the grazing reflectance lowered on rough surfaces (fabric, felt
+    // and matte plastics do not turn mirror-like at grazing angles).
+    let f90 = max(vec3<f32>(1.0 - rough), f0);
+    let fres = f0 + (f90 - f0) * pow(1.0 - ndv, 5.0);
     let spec = fres * params.key_color.rgb * blinn(n, v, rough);
     // Rough surfaces blur the environment rather than darken it: fade towards its mean.
     let env_sharp = environment(reflect(-v, n));

@@ -5,6 +5,8 @@
 use vto_core::Category;
 
 use super::sample::SampleFrame;
+use super::sample_hats::SampleHat;
+use super::sample_jewelry::SampleJewel;
 use super::shoe_sample::SampleShoe;
 
 /// One generated sample product.
@@ -40,6 +42,40 @@ pub fn all() -> Vec<CatalogItem> {
             categories: vec![category],
             content_type: "model/gltf-binary",
             bytes: frame.glb(),
+        });
+    }
+    for (hat, label) in [
+        (SampleHat::CapNavy, "Navy twill baseball cap"),
+        (SampleHat::FedoraFelt, "Brown felt fedora"),
+        (SampleHat::BeanieKnit, "Rust ribbed-knit beanie"),
+    ] {
+        items.push(CatalogItem {
+            id: format!("hats-{}", hat.name().replace('_', "-")),
+            label: label.to_string(),
+            categories: vec![Category::Hats],
+            content_type: "model/gltf-binary",
+            bytes: hat.glb(),
+        });
+    }
+    // Rings and bracelets are left out: they need hand detection, which is not built yet.
+    for (jewel, label) in [
+        (SampleJewel::StudRuby, "Gold stud earrings with a ruby"),
+        (SampleJewel::HoopGold, "Gold hoop earrings"),
+        (
+            SampleJewel::DropSapphire,
+            "Silver drop earrings with a sapphire",
+        ),
+        (
+            SampleJewel::NecklacePendant,
+            "Gold chain with an emerald pendant",
+        ),
+    ] {
+        items.push(CatalogItem {
+            id: format!("jewelry-{}", jewel.name().replace('_', "-")),
+            label: label.to_string(),
+            categories: vec![Category::Jewelry],
+            content_type: "model/gltf-binary",
+            bytes: jewel.glb(),
         });
     }
     for (shoe, label) in [

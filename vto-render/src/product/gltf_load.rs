@@ -7,7 +7,8 @@ use gltf::accessor::{DataType, Dimensions};
 use gltf::mesh::Mode;
 
 use super::{
-    compute_normals, AlphaMode, Format, Limits, Material, Primitive, Product, ProductError, Texture,
+    compute_normals, AlphaMode, Format, Hints, Limits, Material, Primitive, Product, ProductError,
+    Texture,
 };
 
 fn malformed(e: impl std::fmt::Display) -> ProductError {
@@ -286,6 +287,34 @@ fn read_extensions(
     Ok((transmission, vto_extras(&json)))
 }
 
+/// The product's [`Hints`]: `extras.vto.kind` of the asset, scenes, nodes or meshes (the
+/// first found), and the node and mesh names.
+fn read_hints(bytes: &[u8], format: Format) -> Hints {
+    let Ok(json) = json_chunk(bytes, format)
+        .and_then(|j| serde_json::from_slice::<serde_json::Value>(j).map_err(malformed))
+    else {
+        return Hints::default();
+    };
+    let mut objects = vec![&json["asset"]];
+    for key in ["scenes", "nodes", "meshes"] {
+        if let Some(a) = json[key].as_array() {
+            objects.extend(a);
+        }
+    }
+    let kind = objects.iter().find_map(|o| {
+        o["extras"]["vto"]["kind"]
+            .as_str()
+            .map(|k| k.trim().to_ascii_lowercase())
+    });
+    let names = ["nodes", "meshes"]
+        .iter()
+        .filter_map(|k| json[*k].as_array())
+        .flatten()
+        .filter_map(|o| o["name"].as_str().map(str::to_string))
+        .collect();
+    Hints { kind, names }
+}
+
 /// The lens tint of a transmissive material: the base colour's hue, its luminance raised to
 /// at least [`MIN_LENS_TRANSMITTANCE`] so eyes stay visible through near-black lenses, and the
 /// transmission factor as the tint's density (alpha) in the transparent layer.
@@ -319,6 +348,7 @@ pub const MIN_LENS_TRANSMITTANCE: f32 = 0.15;
 
 fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, ProductError> {
     let (transmission, extras) = read_extensions(bytes, format)?;
+    let hints = read_hints(bytes, format);
     let gltf = gltf::Gltf::from_slice(bytes).map_err(malformed)?;
     let doc = &gltf.document;
 
@@ -603,5 +633,6 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
         materials,
         textures,
         extras,
+        hints,
     })
 }

@@ -9,15 +9,20 @@
 //! - A malformed file gives a [`ProductError`] with a stable [`ProductError::code`], never a
 //!   panic.
 //! - [`sample`] generates procedural glasses frames (used by the tests, the gallery and
-//!   `examples/make_glasses.rs`); [`shoe_sample`] a sneaker and a boot; [`catalog`] lists
-//!   every generated sample product (the server's playground offers them).
+//!   `examples/make_glasses.rs`); [`shoe_sample`] a sneaker and a boot; [`sample_hats`] a
+//!   cap, a fedora and a beanie, [`sample_jewelry`] earrings, a necklace, a ring and a bangle,
+//!   both built with [`build`]; [`catalog`] lists every generated sample product (the
+//!   server's playground offers them).
 
 use crate::math::{normalize_or, Vec3};
 
+pub mod build;
 pub mod catalog;
 mod gltf_load;
 mod obj;
 pub mod sample;
+pub mod sample_hats;
+pub mod sample_jewelry;
 pub mod shoe_sample;
 
 /// Limits checked before anything large is allocated.
@@ -187,6 +192,19 @@ pub struct Product {
     /// The `vto` objects of the glTF `extras` (`{"vto": {...}}`) on the scene, its root nodes
     /// and the meshes, in that order (product hints such as a shoe's foot; empty for OBJ).
     pub extras: Vec<serde_json::Value>,
+    /// What the file says about itself (glTF extras, node and mesh names).
+    pub hints: Hints,
+}
+
+/// What a model file says about itself, for categories that take several kinds of product
+/// (hats, jewelry): the `{"vto": {"kind": ...}}` extras of the asset, a scene, a node or a
+/// mesh (the first found, lower-cased), and the names of its nodes and meshes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Hints {
+    /// The declared kind, from glTF extras `{"vto": {"kind": "..."}}`.
+    pub kind: Option<String>,
+    /// Node and mesh names, in file order.
+    pub names: Vec<String>,
 }
 
 impl Product {

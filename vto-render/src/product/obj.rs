@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::{
-    compute_normals, AlphaMode, Format, Limits, Material, Primitive, Product, ProductError,
+    compute_normals, AlphaMode, Format, Hints, Limits, Material, Primitive, Product, ProductError,
 };
 
 fn bad(line: usize, what: impl std::fmt::Display) -> ProductError {
@@ -148,6 +148,14 @@ pub(super) fn load(bytes: &[u8], limits: &Limits) -> Result<Product, ProductErro
         }],
         textures: Vec::new(),
         extras: Vec::new(),
+        hints: Hints {
+            kind: None,
+            names: String::from_utf8_lossy(bytes)
+                .lines()
+                .filter_map(|l| l.strip_prefix("o ").or_else(|| l.strip_prefix("g ")))
+                .map(|n| n.trim().to_string())
+                .collect(),
+        },
     })
 }
 

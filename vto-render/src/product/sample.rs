@@ -134,6 +134,7 @@ impl SampleFrame {
             materials: vec![frame, lens],
             textures: self.textures(),
             extras: Vec::new(),
+            hints: super::Hints::default(),
         }
     }
 
@@ -430,6 +431,7 @@ fn gltf_parts(
     meshes: &[(Primitive, [f32; 3])],
     materials: &[Material],
     textures: &[Texture],
+    root: &GlbRoot,
 ) -> (serde_json::Value, Vec<u8>) {
     let mut bin = Vec::new();
     let (mut views, mut accessors, mut jmeshes, mut nodes) =
@@ -517,13 +519,16 @@ fn gltf_parts(
         "asset": {"version": "2.0", "generator": "vto-render sample frames"},
         "scene": 0,
         "scenes": [{"nodes": [0]}],
-        "nodes": [{"name": "glasses", "children": (1..=nodes.len()).collect::<Vec<_>>()}],
+        "nodes": [{"name": root.name, "children": (1..=nodes.len()).collect::<Vec<_>>()}],
         "meshes": jmeshes,
         "accessors": accessors,
         "bufferViews": views,
         "materials": jmats,
         "buffers": [{"byteLength": bin.len()}],
     });
+    if !root.extras.is_null() {
+        doc["nodes"][0]["extras"] = root.extras.clone();
+    }
     if let Some(arr) = doc["nodes"].as_array_mut() {
         arr.extend(nodes);
     }
@@ -537,13 +542,41 @@ fn gltf_parts(
     (doc, bin)
 }
 
+/// The root node of a written file: its name and extras.
+#[derive(Debug, Clone)]
+pub struct GlbRoot {
+    /// The node name.
+    pub name: String,
+    /// The node's `extras` (`null` for none).
+    pub extras: serde_json::Value,
+}
+
+impl Default for GlbRoot {
+    fn default() -> Self {
+        GlbRoot {
+            name: "glasses".into(),
+            extras: serde_json::Value::Null,
+        }
+    }
+}
+
 /// Writes a GLB file.
 pub fn write_glb(
     meshes: &[(Primitive, [f32; 3])],
     materials: &[Material],
     textures: &[Texture],
 ) -> Vec<u8> {
-    let (doc, bin) = gltf_parts(meshes, materials, textures);
+    write_glb_with_root(meshes, materials, textures, &GlbRoot::default())
+}
+
+/// Writes a GLB file whose root node has the given name and extras.
+pub fn write_glb_with_root(
+    meshes: &[(Primitive, [f32; 3])],
+    materials: &[Material],
+    textures: &[Texture],
+    root: &GlbRoot,
+) -> Vec<u8> {
+    let (doc, bin) = gltf_parts(meshes, materials, textures, root);
     let mut json_bytes = serde_json::to_vec(&doc).unwrap_or_default();
     while json_bytes.len() % 4 != 0 {
         json_bytes.push(b' ');
@@ -568,7 +601,7 @@ pub fn write_gltf_embedded(
     materials: &[Material],
     textures: &[Texture],
 ) -> Vec<u8> {
-    let (mut doc, bin) = gltf_parts(meshes, materials, textures);
+    let (mut doc, bin) = gltf_parts(meshes, materials, textures, &GlbRoot::default());
     doc["buffers"][0]["uri"] = json!(format!(
         "data:application/octet-stream;base64,{}",
         base64::engine::general_purpose::STANDARD.encode(&bin)

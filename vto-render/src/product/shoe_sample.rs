@@ -132,6 +132,7 @@ impl SampleShoe {
             materials: self.materials(),
             textures: vec![self.upper_texture(), self.sole_texture()],
             extras: Vec::new(),
+            hints: super::Hints::default(),
         }
     }
 

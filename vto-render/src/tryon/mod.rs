@@ -7,9 +7,11 @@
 //! light and occluders). The generic engine ([`crate::engine`]) does everything around it:
 //! decoding, vision (only what [`TryOn::needs`] asks for), encoding, errors and metadata.
 //!
-//! Categories today: [`eyewear`] (`glasses`, `sunglasses`), [`shoes`].
+//! Categories today: [`eyewear`] (`glasses`, `sunglasses`), [`hats`], [`jewelry`], [`shoes`].
 
 pub mod eyewear;
+pub mod hats;
+pub mod jewelry;
 pub mod shoes;
 
 use image::RgbaImage;
@@ -22,6 +24,8 @@ use crate::scene::SceneError;
 use crate::vision::{Body, Face, Mask};
 
 pub use eyewear::Eyewear;
+pub use hats::Hats;
+pub use jewelry::Jewelry;
 pub use shoes::Shoes;
 
 /// What a category needs the vision stage to find in the photo.

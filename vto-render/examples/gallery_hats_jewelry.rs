@@ -1,0 +1,186 @@
+//! The hats and jewelry gallery: every sample hat and jewel on every test photo, as an HTML
+//! page (input and output side by side, with the metadata) for a person to look at, and the
+//! warm timings per category on a 1024² photo.
+//!
+//! `cargo run -p vto-render --release --example gallery_hats_jewelry -- [OUT_DIR] [PHOTO...]`
+//! (default `target/gallery_hats_jewelry`, photos `astronaut.png`, `camera.png` and
+//! `grace_hopper.jpg` from `$VTO_MODELS_DIR/test-photos`; see `scripts/fetch-models.sh
+//! --test-photos`). Models from `VTO_MODELS_DIR` (default `./models`). Open
+//! `OUT_DIR/index.html`; every sample is also written as `OUT_DIR/<name>.glb`. `--timings-only` skips the gallery; `GALLERY_NO_TIMINGS=1` skips
+//! the timings; `GALLERY_ONLY=word` renders only the samples whose name contains it.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use image::imageops::FilterType;
+use vto_render::engine::{default_models_dir, encode_png, Renderer};
+use vto_render::product::sample_hats::SampleHat;
+use vto_render::product::sample_jewelry::SampleJewel;
+use vto_render::tryon::{Hats, Jewelry, TryOn};
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// Every sample of every category: (category engine, sample name, model bytes).
+fn samples() -> Vec<(Box<dyn TryOn>, String, Vec<u8>)> {
+    let mut out: Vec<(Box<dyn TryOn>, String, Vec<u8>)> = Vec::new();
+    for hat in SampleHat::ALL {
+        out.push((Box::new(Hats), hat.name().to_string(), hat.glb()));
+    }
+    for jewel in SampleJewel::ALL {
+        out.push((Box::new(Jewelry), jewel.name().to_string(), jewel.glb()));
+    }
+    out
+}
+
+/// The rendered region (the metadata's `roi`, with a margin) enlarged 3×, for a close look.
+fn zoom(image: &image::RgbaImage, roi: &serde_json::Value) -> Option<image::RgbaImage> {
+    let r: Vec<u32> = roi
+        .as_array()?
+        .iter()
+        .filter_map(|v| v.as_u64().map(|v| v as u32))
+        .collect();
+    let [x, y, w, h] = <[u32; 4]>::try_from(r).ok()?;
+    let m = 12;
+    let (x0, y0) = (x.saturating_sub(m), y.saturating_sub(m));
+    let x1 = (x + w + m).min(image.width());
+    let y1 = (y + h + m).min(image.height());
+    if x1 <= x0 || y1 <= y0 {
+        return None;
+    }
+    let crop = image::imageops::crop_imm(image, x0, y0, x1 - x0, y1 - y0).to_image();
+    let k = (480 / (x1 - x0).max(y1 - y0)).clamp(1, 3);
+    Some(image::imageops::resize(
+        &crop,
+        (x1 - x0) * k,
+        (y1 - y0) * k,
+        FilterType::Nearest,
+    ))
+}
+
+/// Median warm time (ms) of `runs` try-ons, after one warm-up.
+fn timing(renderer: &Renderer, tryon: &dyn TryOn, photo: &[u8], model: &[u8]) -> (f64, f64) {
+    let _ = renderer.try_on(tryon, photo, model);
+    let mut total = Vec::new();
+    let mut raster = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let Ok(r) = renderer.try_on(tryon, photo, model) else {
+            return (f64::NAN, f64::NAN);
+        };
+        total.push(t.elapsed().as_secs_f64() * 1e3);
+        raster.push(r.timings.raster.as_secs_f64() * 1e3);
+    }
+    total.sort_by(f64::total_cmp);
+    raster.sort_by(f64::total_cmp);
+    (total[2], raster[2])
+}
+
+fn main() {
+    let only = std::env::var("GALLERY_ONLY").unwrap_or_default();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let timings_only = args.iter().any(|a| a == "--timings-only");
+    args.retain(|a| a != "--timings-only");
+    let mut args = args.into_iter();
+    let out = args
+        .next()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("target/gallery_hats_jewelry"));
+    let mut photos: Vec<PathBuf> = args.map(PathBuf::from).collect();
+    let models = default_models_dir();
+    if photos.is_empty() {
+        photos = ["astronaut.png", "camera.png", "grace_hopper.jpg"]
+            .iter()
+            .map(|p| models.join("test-photos").join(p))
+            .collect();
+    }
+    std::fs::create_dir_all(&out).expect("create the output directory");
+    let renderer = Renderer::new(&models).unwrap_or_else(|e| panic!("{e}"));
+    let samples = samples();
+    for (_, name, model) in &samples {
+        std::fs::write(out.join(format!("{name}.glb")), model).expect("write the model");
+    }
+
+    // Warm timings on a 1024² photo (the first photo, resized).
+    let timings = std::env::var_os("GALLERY_NO_TIMINGS").is_none();
+    if let Some(first) = photos.first().filter(|_| timings) {
+        if let Ok(img) = image::open(first) {
+            let big = image::imageops::resize(&img.to_rgba8(), 1024, 1024, FilterType::Triangle);
+            let png = encode_png(&big).expect("encode");
+            println!("warm timings, 1024² ({}), median of 5:", first.display());
+            for (tryon, name, model) in &samples {
+                let (total, raster) = timing(&renderer, tryon.as_ref(), &png, model);
+                println!(
+                    "  {:<8} {:<18} total {total:7.1} ms  raster {raster:6.1} ms",
+                    tryon.category().as_str(),
+                    name
+                );
+            }
+        }
+    }
+    if timings_only {
+        return;
+    }
+
+    let mut html = String::from(
+        "<!doctype html><meta charset=utf-8><title>vto hats and jewelry gallery</title>\
+         <style>body{font-family:sans-serif;background:#222;color:#eee}\
+         img{max-width:480px;margin:4px}td{vertical-align:top;padding:6px}\
+         pre{font-size:11px;max-width:480px;max-height:240px;overflow:auto;white-space:pre-wrap}</style>\
+         <h1>vto: hats and jewelry</h1><table>",
+    );
+    for photo in &photos {
+        let Ok(person) = std::fs::read(photo) else {
+            eprintln!("skipping {}: unreadable", photo.display());
+            continue;
+        };
+        let stem = photo
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let ext = photo
+            .extension()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "png".into());
+        let input_name = format!("{stem}.{ext}");
+        std::fs::write(out.join(&input_name), &person).expect("write the input");
+        for (tryon, name, model) in &samples {
+            if !name.contains(only.as_str()) {
+                continue;
+            }
+            let category = tryon.category().as_str();
+            let label = format!("{stem} · {category} · {name}");
+            let cell = match renderer.try_on(tryon.as_ref(), &person, model) {
+                Ok(r) => {
+                    let file = format!("{stem}_{category}_{name}.png");
+                    std::fs::write(out.join(&file), &r.png).expect("write the output");
+                    let meta = serde_json::to_string_pretty(&r.metadata).unwrap_or_default();
+                    let zoom = zoom(&r.image, &r.metadata["roi"]).map(|z| {
+                        let name = format!("{stem}_{category}_{name}_zoom.png");
+                        z.save(out.join(&name)).expect("write the zoom");
+                        format!("<img src=\"{name}\">")
+                    });
+                    format!(
+                        "<img src=\"{file}\">{}<pre>{}</pre>",
+                        zoom.unwrap_or_default(),
+                        escape(&meta)
+                    )
+                }
+                Err(e) => format!("<p>{}</p>", escape(&e.to_string())),
+            };
+            let _ = write!(
+                html,
+                "<tr><td colspan=2><h3>{}</h3></td></tr><tr><td><img src=\"{input_name}\"></td><td>{cell}</td></tr>",
+                escape(&label)
+            );
+            println!("{label}");
+        }
+    }
+    html.push_str("</table>");
+    std::fs::write(out.join("index.html"), html).expect("write index.html");
+    println!("{}", out.join("index.html").display());
+}

@@ -1,0 +1,426 @@
+//! Reading a hat model (its kind, its head opening) and fitting the head (the skull under
+//! the hair and the band where a hat's opening rests), both in pure geometry so they can be
+//! tested without a GPU or a photo.
+
+use crate::math::Vec3;
+use crate::product::Product;
+
+/// Head breadth as a multiple of the face width (landmarks 234–454 in 3D): the skull is
+/// wider above the ears than the face at the tragus (anthropometric averages, about
+/// 152 mm / 136 mm).
+pub const HEAD_BREADTH_PER_FACE_WIDTH: f32 = 1.12;
+/// Head length (glabella to the back of the skull) as a multiple of the face width.
+pub const HEAD_LENGTH_PER_FACE_WIDTH: f32 = 1.48;
+/// Hair between the skull and a hat, centimetres on every side, when the photo's person mask
+/// does not say (see [`super::hair_thickness`]).
+pub const HAIR_CM: f32 = 0.7;
+/// The least and the most hair a hat rests on (cm).
+pub const HAIR_RANGE_CM: (f32, f32) = (0.4, 1.2);
+
+/// The three hat kinds: where the opening sits on the head differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HatKind {
+    /// A cap with a visor at the front.
+    Cap,
+    /// A hat with a brim all around (fedora, trilby, panama, sun hat).
+    Brimmed,
+    /// A beanie: no brim, worn lower (down to the brows' top and the nape).
+    Beanie,
+}
+
+impl HatKind {
+    /// `cap`, `brimmed` or `beanie`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HatKind::Cap => "cap",
+            HatKind::Brimmed => "brimmed",
+            HatKind::Beanie => "beanie",
+        }
+    }
+
+    /// A kind from a word: the extras' `kind` or a node / mesh name.
+    pub fn from_word(word: &str) -> Option<HatKind> {
+        let w = word.to_ascii_lowercase();
+        let has = |keys: &[&str]| keys.iter().any(|k| w.contains(k));
+        if has(&[
+            "beanie",
+            "toque",
+            "knit",
+            "bonnet",
+            "watch_cap",
+            "watch cap",
+        ]) {
+            Some(HatKind::Beanie)
+        } else if has(&["cap", "visor", "snapback", "trucker"]) {
+            Some(HatKind::Cap)
+        } else if has(&[
+            "brim", "fedora", "trilby", "panama", "bowler", "derby", "cowboy", "sun_hat", "sunhat",
+            "boater",
+        ]) {
+            Some(HatKind::Brimmed)
+        } else {
+            None
+        }
+    }
+}
+
+/// Where a product's kind came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KindSource {
+    /// glTF extras `{"vto": {"kind": ...}}`.
+    Extras,
+    /// A node or mesh name.
+    Name,
+    /// The shape (a visor, a brim, neither).
+    Shape,
+}
+
+impl KindSource {
+    /// `extras`, `name` or `shape`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KindSource::Extras => "extras",
+            KindSource::Name => "name",
+            KindSource::Shape => "shape",
+        }
+    }
+}
+
+/// What was read off a hat model, in its own units and frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HatModel {
+    /// The kind and where it came from.
+    pub kind: (HatKind, KindSource),
+    /// The centre of the head opening.
+    pub origin: Vec3,
+    /// The outer breadth of the hat just above its opening (along x).
+    pub breadth: f32,
+    /// Its outer length there (along z).
+    pub length: f32,
+    /// `None` when the model follows the conventions (origin at the opening's centre, the
+    /// opening at y = 0, 0.12–0.30 m wide), else why it was auto-fitted.
+    pub auto_fit: Option<String>,
+}
+
+/// The breadth (x) of the hat's wall: per horizontal slice from 6 % to 21 % of the crown's
+/// `height` above `base_y`, twice the largest |x − cx| of the vertices near the middle of the depth
+/// (brims and visors reach out at the front, back and sides below that band, not in it); the
+/// smallest over the slices. `None` when no slice holds vertices.
+fn wall_breadth(
+    points: &[Vec3],
+    base_y: f32,
+    height: f32,
+    cx: f32,
+    cz: f32,
+    half_depth: f32,
+) -> Option<f32> {
+    let mut best: Option<f32> = None;
+    for s in 0..5 {
+        let y0 = base_y + height * (0.06 + 0.03 * s as f32);
+        let y1 = y0 + height * 0.03;
+        let m = points
+            .iter()
+            .filter(|p| p.y >= y0 && p.y < y1 && (p.z - cz).abs() < 0.35 * half_depth)
+            .map(|p| (p.x - cx).abs())
+            .fold(None, |a: Option<f32>, v| Some(a.map_or(v, |a| a.max(v))));
+        if let Some(m) = m {
+            best = Some(best.map_or(2.0 * m, |b| b.min(2.0 * m)));
+        }
+    }
+    best
+}
+
+/// The length (z) of the hat's wall: as [`wall_breadth`], across the front and back of the
+/// vertices near the middle of its breadth (max z − min z per slice, the smallest).
+fn wall_length(points: &[Vec3], base_y: f32, height: f32, cx: f32, half_width: f32) -> Option<f32> {
+    let mut best: Option<f32> = None;
+    for s in 0..5 {
+        let y0 = base_y + height * (0.06 + 0.03 * s as f32);
+        let y1 = y0 + height * 0.03;
+        let (lo, hi) = points
+            .iter()
+            .filter(|p| p.y >= y0 && p.y < y1 && (p.x - cx).abs() < 0.35 * half_width)
+            .fold((f32::MAX, f32::MIN), |(lo, hi), p| {
+                (lo.min(p.z), hi.max(p.z))
+            });
+        if lo < hi {
+            best = Some(best.map_or(hi - lo, |b| b.min(hi - lo)));
+        }
+    }
+    best
+}
+
+/// Reads the kind and the opening off `product` (see the module docs of [`super`]).
+pub fn read_model(product: &Product) -> Option<HatModel> {
+    let points: Vec<Vec3> = product
+        .primitives
+        .iter()
+        .flat_map(|p| &p.positions)
+        .map(|p| Vec3::from(*p))
+        .collect();
+    let (lo, hi) = product.bounds();
+    let (lo, hi) = (Vec3::from(lo), Vec3::from(hi));
+    let size = hi - lo;
+    if points.is_empty() || size.min_element() <= 0.0 || !size.is_finite() {
+        return None;
+    }
+    let height = size.y;
+    // Conventions: the opening at y = 0 with the hat above it, centred in x.
+    let conventional_units = (0.12..=0.30).contains(&size.x);
+    let centred = (lo.x + hi.x).abs() < 0.04 * size.x;
+    let origin_low = lo.y <= 0.0 && lo.y > -0.5 * height && hi.y > 0.5 * height;
+    let half_depth = size.z / 2.0;
+    let (cx, cz) = ((lo.x + hi.x) / 2.0, (lo.z + hi.z) / 2.0);
+    let (origin, auto_fit) = if conventional_units && centred && origin_low {
+        (Vec3::ZERO, None)
+    } else {
+        // The opening: the lowest point of the wall, i.e. of the vertices inside the crown's
+        // outline (its breadth first measured well above any brim), at the box's centre.
+        let rough = wall_breadth(&points, lo.y + 0.15 * height, height, cx, cz, half_depth)
+            .unwrap_or(size.x);
+        let (a, b) = (rough / 2.0, rough / 2.0 * 1.32);
+        let wall_y = points
+            .iter()
+            .filter(|p| ((p.x - cx) / a).powi(2) + ((p.z - cz) / b).powi(2) <= 1.1 * 1.1)
+            .map(|p| p.y)
+            .fold(f32::MAX, f32::min);
+        let y = if wall_y < f32::MAX { wall_y } else { lo.y };
+        let why = if conventional_units {
+            "the origin is not at the centre of the head opening (y = 0, centred); the opening \
+             was taken at the bottom of the crown's wall"
+                .to_string()
+        } else {
+            format!(
+                "the model is {:.3} units wide, not a 0.12–0.30 m hat; it was scaled to the head \
+                 and its opening taken at the bottom of the crown's wall",
+                size.x
+            )
+        };
+        (Vec3::new(cx, y, cz), Some(why))
+    };
+    let crown = hi.y - origin.y;
+    let breadth = wall_breadth(&points, origin.y, crown, origin.x, origin.z, half_depth)
+        .filter(|b| *b > 0.2 * size.x)
+        .unwrap_or(size.x);
+    let length = wall_length(&points, origin.y, crown, origin.x, size.x / 2.0)
+        .filter(|l| *l > 0.5 * breadth)
+        .unwrap_or(breadth * HEAD_LENGTH_PER_FACE_WIDTH / HEAD_BREADTH_PER_FACE_WIDTH);
+    let kind = kind_of(product, &points, origin, breadth, height);
+    Some(HatModel {
+        kind,
+        origin,
+        breadth,
+        length,
+        auto_fit,
+    })
+}
+
+/// The kind: the extras, else a name, else the shape: parts below 10 % of the height that
+/// reach 25 % beyond the opening ellipse in front only make a cap, all around a brimmed hat,
+/// neither a beanie.
+fn kind_of(
+    product: &Product,
+    points: &[Vec3],
+    origin: Vec3,
+    breadth: f32,
+    height: f32,
+) -> (HatKind, KindSource) {
+    if let Some(k) = product.hints.kind.as_deref().and_then(HatKind::from_word) {
+        return (k, KindSource::Extras);
+    }
+    if let Some(k) = product
+        .hints
+        .names
+        .iter()
+        .find_map(|n| HatKind::from_word(n))
+    {
+        return (k, KindSource::Name);
+    }
+    let a = breadth / 2.0;
+    let b = a * HEAD_LENGTH_PER_FACE_WIDTH / HEAD_BREADTH_PER_FACE_WIDTH;
+    let (mut front, mut back, mut side) = (false, false, false);
+    for p in points.iter().filter(|p| p.y < origin.y + 0.1 * height) {
+        let d = *p - origin;
+        let r = ((d.x / a).powi(2) + (d.z / b).powi(2)).sqrt();
+        if r > 1.25 {
+            if d.z > 0.5 * b {
+                front = true;
+            } else if d.z < -0.5 * b {
+                back = true;
+            } else {
+                side = true;
+            }
+        }
+    }
+    let kind = match (front, back || side) {
+        (_, true) => HatKind::Brimmed,
+        (true, false) => HatKind::Cap,
+        (false, false) => HatKind::Beanie,
+    };
+    (kind, KindSource::Shape)
+}
+
+/// The head under the hair in the head frame (cm): an ellipsoid sized from the face.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Skull {
+    /// Centre.
+    pub centre: Vec3,
+    /// Semi-axes.
+    pub radii: Vec3,
+}
+
+impl Skull {
+    /// The skull of a face `face_width` cm wide (234–454) and `face_height` cm tall (10–152),
+    /// whose forehead top (landmark 10) is at `forehead` in the head frame: as broad and long
+    /// as [`HEAD_BREADTH_PER_FACE_WIDTH`] and [`HEAD_LENGTH_PER_FACE_WIDTH`] say, its top
+    /// 0.5 × the face height above landmark 10, its front through landmark 10.
+    pub fn new(face_width: f32, face_height: f32, forehead: Vec3, centre_x: f32) -> Skull {
+        let a = HEAD_BREADTH_PER_FACE_WIDTH * face_width / 2.0;
+        let c = HEAD_LENGTH_PER_FACE_WIDTH * face_width / 2.0;
+        let b = 0.66 * face_height;
+        let cy = forehead.y + 0.5 * face_height - b;
+        let dy = (forehead.y - cy) / b;
+        let cz = forehead.z - c * (1.0 - dy * dy).max(0.0).sqrt();
+        Skull {
+            centre: Vec3::new(centre_x, cy, cz),
+            radii: Vec3::new(a, b, c),
+        }
+    }
+
+    /// The same ellipsoid grown by `d` cm on every axis.
+    pub fn grown(&self, d: f32) -> Skull {
+        Skull {
+            centre: self.centre,
+            radii: self.radii + Vec3::splat(d),
+        }
+    }
+
+    /// The surface point at height `y` on the front (`dir` = 1) or back (−1) of the midline.
+    pub fn midline(&self, y: f32, dir: f32) -> Vec3 {
+        let dy = ((y - self.centre.y) / self.radii.y).clamp(-1.0, 1.0);
+        let z = self.radii.z * (1.0 - dy * dy).sqrt();
+        Vec3::new(self.centre.x, y, self.centre.z + dir * z)
+    }
+
+    /// The breadth of the horizontal section at height `y`.
+    pub fn breadth_at(&self, y: f32) -> f32 {
+        let dy = ((y - self.centre.y) / self.radii.y).clamp(-1.0, 1.0);
+        2.0 * self.radii.x * (1.0 - dy * dy).sqrt()
+    }
+}
+
+/// Where a hat's opening rests (head frame, cm).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Band {
+    /// The centre of the opening.
+    pub centre: Vec3,
+    /// How far the opening's plane is tilted, front up (radians).
+    pub tilt: f32,
+    /// The opening's breadth on the hair.
+    pub breadth: f32,
+    /// The opening's length on the hair (front to back).
+    pub length: f32,
+    /// The opening's front point (on the forehead, over the hair).
+    pub front: Vec3,
+}
+
+/// The band of a `kind` on `skull` grown by `hair` cm, of a face whose forehead top
+/// (landmark 10) is at `forehead`: caps and brimmed hats rest 1.5 cm below landmark 10 at
+/// the front (about 2 cm above the brows) and 1.5 cm below the skull's mid height at the
+/// back; beanies 1.9 cm below landmark 10 at the front and 3.5 cm below mid height at the
+/// back (over the nape).
+pub fn band(kind: HatKind, skull: &Skull, forehead: Vec3, hair: f32) -> Band {
+    let hair = skull.grown(hair);
+    let (front_y, back_y) = match kind {
+        HatKind::Cap | HatKind::Brimmed => (forehead.y - 1.5, skull.centre.y - 1.5),
+        HatKind::Beanie => (forehead.y - 1.9, skull.centre.y - 3.5),
+    };
+    let front = hair.midline(front_y, 1.0);
+    let back = hair.midline(back_y, -1.0);
+    let centre = (front + back) / 2.0;
+    let d = front - back;
+    Band {
+        centre,
+        tilt: d.y.atan2(d.z),
+        breadth: hair.breadth_at(centre.y),
+        length: d.length(),
+        front,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::product::sample_hats::{SampleHat, OPENING};
+
+    #[test]
+    fn samples_follow_the_conventions_and_their_kinds_are_read_three_ways() {
+        for hat in SampleHat::ALL {
+            let mut p = hat.product();
+            let m = read_model(&p).expect("a hat");
+            assert!(m.auto_fit.is_none(), "{}: {:?}", hat.name(), m.auto_fit);
+            assert_eq!(m.origin, Vec3::ZERO);
+            assert!(
+                (m.breadth / OPENING[0] - 1.03).abs() < 0.06,
+                "{}: breadth {}",
+                hat.name(),
+                m.breadth
+            );
+            let want = HatKind::from_word(hat.kind()).unwrap();
+            assert_eq!(m.kind, (want, KindSource::Extras));
+            p.hints.kind = None;
+            assert_eq!(read_model(&p).unwrap().kind, (want, KindSource::Name));
+            p.hints.names.clear();
+            assert_eq!(read_model(&p).unwrap().kind, (want, KindSource::Shape));
+        }
+    }
+
+    #[test]
+    fn a_model_in_centimetres_off_centre_is_auto_fitted_with_the_same_opening() {
+        let mut p = SampleHat::FedoraFelt.product();
+        for prim in &mut p.primitives {
+            for v in &mut prim.positions {
+                *v = [v[0] * 100.0 + 5.0, v[1] * 100.0 + 20.0, v[2] * 100.0];
+            }
+        }
+        let m = read_model(&p).unwrap();
+        assert!(m.auto_fit.is_some());
+        let conv = read_model(&SampleHat::FedoraFelt.product()).unwrap();
+        assert!(
+            (m.breadth / 100.0 - conv.breadth).abs() < 0.04 * conv.breadth,
+            "{} vs {} at {:?}",
+            m.breadth / 100.0,
+            conv.breadth,
+            m.origin
+        );
+        assert!((m.origin.x - 5.0).abs() < 0.5, "{:?}", m.origin);
+    }
+
+    #[test]
+    fn the_band_sits_above_the_brows_and_tilts_back() {
+        let forehead = Vec3::new(0.0, 7.5, 0.2);
+        let skull = Skull::new(13.2, 15.0, forehead, 0.0);
+        // The skull passes through the forehead and is about 19.5 cm long, 15 cm broad.
+        let f = skull.midline(forehead.y, 1.0);
+        assert!((f.z - forehead.z).abs() < 1e-3);
+        assert!((skull.radii.z * 2.0 - 19.5).abs() < 0.5);
+        for kind in [HatKind::Cap, HatKind::Brimmed, HatKind::Beanie] {
+            let b = band(kind, &skull, forehead, HAIR_CM);
+            assert!(b.front.y > 5.5, "{kind:?}: above the brows (y ≈ 5)");
+            assert!(
+                b.front.z > forehead.z,
+                "{kind:?}: over the hair, in front of the skin"
+            );
+            let deg = b.tilt.to_degrees();
+            assert!((3.0..25.0).contains(&deg), "{kind:?}: tilt {deg}");
+            assert!((14.5..17.5).contains(&b.breadth), "{kind:?}: {}", b.breadth);
+        }
+        let low = band(HatKind::Beanie, &skull, forehead, HAIR_CM);
+        assert!(low.centre.y < band(HatKind::Cap, &skull, forehead, HAIR_CM).centre.y);
+        // More hair, a wider band.
+        assert!(
+            band(HatKind::Cap, &skull, forehead, 2.0).breadth
+                > band(HatKind::Cap, &skull, forehead, HAIR_CM).breadth + 2.0
+        );
+    }
+}

@@ -1,0 +1,323 @@
+//! Hats (`hats`): caps, brimmed hats and beanies, their head opening fitted to the head.
+//!
+//! # The head
+//! The skull under the hair is an ellipsoid in the head frame of [`crate::scene::camera`]
+//! ([`fit::Skull`]): as broad as [`fit::HEAD_BREADTH_PER_FACE_WIDTH`] × the face width
+//! (landmarks 234–454, measured in 3D so a turned head does not shrink it), as long as
+//! [`fit::HEAD_LENGTH_PER_FACE_WIDTH`] × it, its front through the forehead top (landmark 10,
+//! taken into the head frame through the head pose), its top half a face height above it.
+//! Hair adds its thickness on every side: measured on the selfie-segmentation person mask
+//! ([`hair_thickness`]: the silhouette's width at the band against the skull's), else
+//! [`fit::HAIR_CM`].
+//!
+//! # Placement
+//! A hat's opening rests on a band round the hair ([`fit::band`]): for caps and brimmed hats
+//! from just under landmark 10 at the front (the visor or brim then sits above the brows) to
+//! the skull's mid height at the back; beanies sit lower. The opening's centre goes to the
+//! band's centre, its plane tilted like the band (front up), and the hat is scaled so that
+//! its outer breadth just above the opening equals the band's breadth on the hair (hats
+//! come in sizes, the shop shows the one that fits), its length the band's length within
+//! 0.9–1.25 × that scale. Everything then turns with the head.
+//!
+//! The kind (which sets the band) comes from the model's extras, its names or its shape
+//! ([`fit::read_model`]); a model that does not follow the conventions of `docs/products.md`
+//! is auto-fitted (its opening at the bottom of its bounding box), and the metadata says so.
+//!
+//! # Occlusion and shadow
+//! The skull (under the hair) and the face's head occluder hide the back of the
+//! crown and the brim behind the head; the hat's contact shadow, wider than the eyewear's,
+//! darkens the forehead and the hair under the brim.
+
+pub mod fit;
+
+use image::RgbaImage;
+use serde_json::json;
+use vto_core::Category;
+
+use super::{Look, Needs, Options, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
+use crate::math::{Mat3, Vec3};
+use crate::product::Product;
+use crate::raster::{RasterStats, Scene, Transparency};
+use crate::scene::camera::{HeadCamera, NoHeadPose};
+use crate::scene::{light, occluder, SceneBuilder};
+use crate::vision::{Face, Mask};
+use fit::{
+    band, read_model, HatKind, KindSource, Skull, HAIR_CM, HAIR_RANGE_CM,
+    HEAD_BREADTH_PER_FACE_WIDTH,
+};
+
+/// The share of the hair's measured thickness a hat rests on (see [`hair_thickness`]).
+pub const HAIR_SHARE: f32 = 0.6;
+
+/// The hat's contact shadow spreads this many times farther than the eyewear's.
+pub const SHADOW_SPREAD: f32 = 2.5;
+
+/// The `hats` category.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Hats;
+
+impl TryOn for Hats {
+    fn category(&self) -> Category {
+        Category::Hats
+    }
+
+    fn engine_name(&self) -> &'static str {
+        "hats-raster"
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            face: true,
+            person_mask: true,
+            ..Needs::default()
+        }
+    }
+
+    fn product_kind(&self) -> ProductKind {
+        ProductKind::Model
+    }
+
+    fn try_on(
+        &self,
+        stages: Stages<'_>,
+        person: &Person,
+        product: &ProductInput,
+    ) -> Result<Look, TryOnError> {
+        let ProductInput::Model(product) = product else {
+            return Err(TryOnError::BadProduct("hats need a 3D model".into()));
+        };
+        let choice = person.face.as_ref().ok_or_else(|| {
+            TryOnError::NotFound(
+                "no face was found in the person photo; hats need a visible face".into(),
+            )
+        })?;
+        let prepared = prepare(
+            &person.photo,
+            &choice.face,
+            person.mask.as_ref(),
+            product,
+            stages.options,
+        )?;
+        let (image, stats) = stages.raster.render(&person.photo, &prepared.scene)?;
+        let metadata = metadata(&prepared, &stats, &choice.face);
+        Ok(Look { image, metadata })
+    }
+}
+
+/// Where the hat landed, in image pixels unless said otherwise.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placement {
+    /// The kind and where it came from.
+    pub kind: (HatKind, KindSource),
+    /// `None` for a model that follows the conventions, else why it was auto-fitted.
+    pub auto_fit: Option<String>,
+    /// Asset units → centimetres.
+    pub scale_to_cm: f32,
+    /// Hair between the skull and the hat (cm), measured on the person mask or assumed.
+    pub hair_cm: f32,
+    /// The band's tilt, front up (degrees).
+    pub tilt_deg: f32,
+    /// The centre of the head opening, projected.
+    pub opening_centre_px: [f32; 2],
+    /// The front of the opening (where it crosses the forehead's midline, on the hair),
+    /// projected.
+    pub opening_front_px: [f32; 2],
+    /// The opening's ends (±x of the hat frame), projected.
+    pub opening_ends_px: [[f32; 2]; 2],
+    /// The head's breadth expected from the face: [`HEAD_BREADTH_PER_FACE_WIDTH`] × the 3D
+    /// distance of landmarks 234–454, pixels.
+    pub head_width_px: f32,
+    /// The face height (landmarks 10–152 in 3D), pixels.
+    pub face_height_px: f32,
+    /// The region that was rendered: x0, y0, width, height.
+    pub roi: [u32; 4],
+}
+
+/// A scene ready for the rasterizer, with the placement.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The scene.
+    pub scene: Scene,
+    /// Where things land.
+    pub placement: Placement,
+}
+
+fn dist3(a: [f32; 3], b: [f32; 3]) -> f32 {
+    (Vec3::from(a) - Vec3::from(b)).length()
+}
+
+/// Landmark `i` of `face` in the head frame (cm), through the head pose.
+fn landmark_in_head_frame(face: &Face, i: usize) -> Result<Vec3, NoHeadPose> {
+    let pose = face.head_pose.as_ref().ok_or(NoHeadPose)?;
+    let l = face.landmarks.get(i).ok_or(NoHeadPose)?;
+    let r = Mat3::from_cols_array_2d(&pose.rotation).transpose();
+    let p = Vec3::new(l[0], -l[1], -l[2]) - Vec3::from(pose.translation);
+    Ok(r.transpose() * p / pose.scale)
+}
+
+/// Rotation about x by `-tilt`: the hat frame's front (+Z) turns up by `tilt`.
+fn tilt_rotation(tilt: f32) -> Mat3 {
+    Mat3::from_rotation_x(-tilt)
+}
+
+/// How thick the hair is round the head (cm): along the image line through the skull's
+/// centre at the band's height (1.5 cm under the forehead top), in the direction of the
+/// head's x axis, how far the person mask reaches beyond the skull's projected outline on
+/// each side; [`HAIR_SHARE`] of the mean of the two (a hat presses the hair down, and the
+/// mask bleeds a little), within [`HAIR_RANGE_CM`]. `None` without a usable mask or when the
+/// line leaves the photo inside the silhouette.
+pub fn hair_thickness(mask: &Mask, cam: &HeadCamera, skull: &Skull, forehead: Vec3) -> Option<f32> {
+    if mask.data.len() != (mask.width as usize) * (mask.height as usize) {
+        return None;
+    }
+    let y = forehead.y - 1.5;
+    let centre = Vec3::new(skull.centre.x, y, skull.centre.z);
+    let c = cam.project_model(centre);
+    let e = cam.project_model(centre + Vec3::new(1.0, 0.0, 0.0)) - c;
+    let dir = e.try_normalize()?;
+    // The skull's outline along `dir`: its horizontal section at y, projected.
+    let half = skull.breadth_at(y) / 2.0;
+    let depth = half * skull.radii.z / skull.radii.x;
+    let (mut lo, mut hi) = (0.0f32, 0.0f32);
+    for i in 0..64 {
+        let a = i as f32 / 64.0 * std::f32::consts::TAU;
+        let p = centre + Vec3::new(half * a.cos(), 0.0, depth * a.sin());
+        let t = (cam.project_model(p) - c).dot(dir);
+        lo = lo.min(t);
+        hi = hi.max(t);
+    }
+    let inside = |p: crate::math::Vec2| {
+        let (x, y) = (p.x.round(), p.y.round());
+        if x < 0.0 || y < 0.0 || x >= mask.width as f32 || y >= mask.height as f32 {
+            return None;
+        }
+        Some(mask.data[y as usize * mask.width as usize + x as usize] > 0.5)
+    };
+    let mut beyond = [0.0f32; 2];
+    for (k, (sign, outline)) in [(-1.0f32, -lo), (1.0, hi)].into_iter().enumerate() {
+        let (mut outside, mut last_in) = (0, 0);
+        for step in 0..(3.0 * outline) as i32 {
+            if inside(c + dir * (sign * step as f32))? {
+                last_in = step;
+                outside = 0;
+            } else {
+                outside += 1;
+                if outside >= 3 {
+                    break;
+                }
+            }
+        }
+        beyond[k] = last_in as f32 - outline;
+    }
+    let hair = HAIR_SHARE * (beyond[0] + beyond[1]) / 2.0 / cam.scale();
+    Some(hair.clamp(HAIR_RANGE_CM.0, HAIR_RANGE_CM.1))
+}
+
+/// Places `product` on `face` in `photo` (whose person mask, when given, measures the hair)
+/// and builds the scene.
+pub fn prepare(
+    photo: &RgbaImage,
+    face: &Face,
+    mask: Option<&Mask>,
+    product: &Product,
+    options: &Options,
+) -> Result<Prepared, TryOnError> {
+    let (w, h) = (photo.width(), photo.height());
+    let cam = HeadCamera::new(face, w, h)?;
+    let lm = &face.landmarks;
+    if lm.len() < 468 {
+        return Err(NoHeadPose.into());
+    }
+    let s = cam.scale();
+    let face_width_px = dist3(lm[234], lm[454]);
+    let face_height_px = dist3(lm[10], lm[152]);
+    let forehead = landmark_in_head_frame(face, 10)?;
+    let centre_x =
+        (landmark_in_head_frame(face, 234)?.x + landmark_in_head_frame(face, 454)?.x) / 2.0;
+    let skull = Skull::new(face_width_px / s, face_height_px / s, forehead, centre_x);
+    let model = read_model(product)
+        .ok_or_else(|| TryOnError::BadProduct("the hat model has no extent".into()))?;
+    let hair = mask
+        .and_then(|m| hair_thickness(m, &cam, &skull, forehead))
+        .unwrap_or(HAIR_CM);
+    let band = band(model.kind.0, &skull, forehead, hair);
+    // Breadth to the head's; the length follows the head's too, within 0.9–1.25 × the
+    // breadth's scale (a hat stretches a little front to back, it does not deform).
+    let k = band.breadth / model.breadth.max(1e-9);
+    let kz = (band.length / model.length.max(1e-9)).clamp(0.9 * k, 1.25 * k);
+    let scale = Vec3::new(k, k, kz);
+    let rot = tilt_rotation(band.tilt);
+    let to_model = |q: Vec3| band.centre + rot * ((q - model.origin) * scale);
+
+    let lighting = light::from_face(photo, face, &cam);
+    let mut builder = SceneBuilder::new(*cam.camera(), w, h, product)
+        .lighting(lighting)
+        .transparency(Transparency::Material)
+        .supersampling(options.supersampling)
+        .contact_shadow(options.shadow_strength, s * SHADOW_SPREAD);
+    builder.product.push_product(product, |q, n| {
+        let n = (n / scale).normalize_or(n);
+        (cam.to_camera(to_model(q)), cam.dir_to_camera(rot * n))
+    });
+    let under = skull;
+    builder
+        .occluders
+        .push(occluder::ellipsoid(&cam, under.centre, under.radii));
+    builder.occluders.push(occluder::head(face, &cam));
+
+    let half = Vec3::new(band.breadth / 2.0, 0.0, 0.0);
+    let ends = [
+        cam.project_model(band.centre - rot * half).to_array(),
+        cam.project_model(band.centre + rot * half).to_array(),
+    ];
+    let scene = builder.build()?;
+    Ok(Prepared {
+        placement: Placement {
+            kind: model.kind,
+            auto_fit: model.auto_fit,
+            scale_to_cm: k,
+            hair_cm: hair,
+            tilt_deg: band.tilt.to_degrees(),
+            opening_centre_px: cam.project_model(band.centre).to_array(),
+            opening_front_px: cam.project_model(band.front).to_array(),
+            opening_ends_px: ends,
+            head_width_px: HEAD_BREADTH_PER_FACE_WIDTH * face_width_px,
+            face_height_px,
+            roi: scene.roi,
+        },
+        scene,
+    })
+}
+
+/// Result metadata (JSON).
+pub fn metadata(prepared: &Prepared, stats: &RasterStats, face: &Face) -> serde_json::Value {
+    let p = &prepared.placement;
+    let s = &prepared.scene;
+    json!({
+        "category": "hats",
+        "kind": p.kind.0.as_str(),
+        "kind_source": p.kind.1.as_str(),
+        "fit": if p.auto_fit.is_some() { "auto_fit" } else { "conventions" },
+        "auto_fit_reason": p.auto_fit,
+        "scale_to_cm": p.scale_to_cm,
+        "tilt_deg": p.tilt_deg,
+        "hair_cm": p.hair_cm,
+        "head_pose_deg": face.head_pose.as_ref().map(|h| json!({
+            "yaw": h.yaw_pitch_roll_deg[0], "pitch": h.yaw_pitch_roll_deg[1], "roll": h.yaw_pitch_roll_deg[2],
+        })),
+        "opening_centre_px": p.opening_centre_px,
+        "opening_front_px": p.opening_front_px,
+        "opening_ends_px": p.opening_ends_px,
+        "head_width_px": p.head_width_px,
+        "face_height_px": p.face_height_px,
+        "roi": p.roi,
+        "supersampling": s.ss * s.ss,
+        "lighting": {
+            "ambient": s.lighting.ambient,
+            "key_dir": s.lighting.key_dir,
+            "key_color": s.lighting.key_color,
+        },
+        "occluded_fragments": stats.occluded_fragments,
+        "drawn_fragments": stats.drawn_fragments,
+    })
+}

@@ -1,0 +1,288 @@
+//! Jewelry (`jewelry`): earrings on the ear lobes, necklaces and pendants at the neck's base;
+//! rings and bracelets need a hand, which this version does not detect yet.
+//!
+//! The kind comes from the model ([`kind::kind_of`]: glTF extras, names, else the shape).
+//! Scale: a model in metres (an earring 3–80 mm, a necklace 8–40 cm across) is worn at its
+//! real size (a necklace scaled with the person's face width, within ±15 %), its origin at
+//! the piercing / the neck base's centre when that lies where the conventions of
+//! `docs/products.md` say; otherwise it is auto-fitted (an earring 1 cm, hanging ones 2.5 cm
+//! tall, from their top centre; a necklace 12 cm wide, from its top centre) and the metadata
+//! says so. See [`earrings`] and [`necklace`] for the placement.
+//!
+//! Metals and gems are the model's own PBR materials: the shared rasterizer's metallic
+//! Blinn–Phong with an environment reflection makes metal look like metal; cut facets
+//! (flat normals) make gems glint.
+
+pub mod earrings;
+pub mod kind;
+pub mod necklace;
+
+use image::RgbaImage;
+use serde_json::json;
+use vto_core::Category;
+
+use super::{Look, Needs, Options, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
+use crate::math::{dist_xy, Vec3};
+use crate::product::Product;
+use crate::raster::{RasterStats, Scene, Transparency};
+use crate::scene::camera::HeadCamera;
+use crate::scene::{light, occluder, SceneBuilder};
+use crate::vision::{Body, Face};
+use kind::{kind_of, JewelryKind, KindSource};
+
+/// The canonical face's width (landmarks 234–454), cm: necklaces scale with the person's.
+pub const CANONICAL_FACE_WIDTH_CM: f32 = 13.2;
+
+/// The `jewelry` category.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Jewelry;
+
+impl TryOn for Jewelry {
+    fn category(&self) -> Category {
+        Category::Jewelry
+    }
+
+    fn engine_name(&self) -> &'static str {
+        "jewelry-raster"
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            face: true,
+            body: true,
+            ..Needs::default()
+        }
+    }
+
+    fn product_kind(&self) -> ProductKind {
+        ProductKind::Model
+    }
+
+    fn try_on(
+        &self,
+        stages: Stages<'_>,
+        person: &Person,
+        product: &ProductInput,
+    ) -> Result<Look, TryOnError> {
+        let ProductInput::Model(product) = product else {
+            return Err(TryOnError::BadProduct("jewelry needs a 3D model".into()));
+        };
+        let choice = person.face.as_ref().ok_or_else(|| {
+            TryOnError::NotFound(
+                "no face was found in the person photo; jewelry needs a visible face".into(),
+            )
+        })?;
+        let prepared = prepare(
+            &person.photo,
+            &choice.face,
+            person.body.as_ref(),
+            product,
+            stages.options,
+        )?;
+        let (image, stats) = match &prepared.scene {
+            Some(scene) => stages.raster.render(&person.photo, scene)?,
+            None => (person.photo.clone(), RasterStats::default()),
+        };
+        let metadata = metadata(&prepared, &stats);
+        Ok(Look { image, metadata })
+    }
+}
+
+/// How a jewel is scaled and anchored: its anchor in the asset frame and asset units → cm.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JewelPlacement {
+    /// The anchor (piercing, neck base) in the asset frame.
+    pub origin: Vec3,
+    /// Asset units → centimetres.
+    pub k: f32,
+    /// `None` when the model follows the conventions, else why it was auto-fitted.
+    pub auto_fit: Option<String>,
+}
+
+/// Decides the scale and anchor of a `kind` (see the module docs).
+pub fn fit(product: &Product, kind: JewelryKind) -> JewelPlacement {
+    let (lo, hi) = product.bounds();
+    let (lo, hi) = (Vec3::from(lo), Vec3::from(hi));
+    let size = hi - lo;
+    let largest = size.max_element().max(1e-9);
+    let top_centre = Vec3::new((lo.x + hi.x) / 2.0, hi.y, (lo.z + hi.z) / 2.0);
+    let (range, target) = match kind {
+        JewelryKind::Necklace => (0.08..=0.40, 12.0),
+        JewelryKind::Stud => (0.003..=0.08, 1.0),
+        _ => (0.003..=0.08, 2.5),
+    };
+    let real = range.contains(&largest);
+    // The conventions' origin: inside the box, near its top for an earring.
+    let inside = (0..3).all(|k| lo[k] - 0.1 * size[k] <= 0.0 && 0.0 <= hi[k] + 0.1 * size[k]);
+    let hanging = matches!(kind, JewelryKind::Hoop | JewelryKind::Drop);
+    let origin_ok = inside && (!hanging || hi.y <= 0.35 * size.y);
+    match (real, origin_ok) {
+        (true, true) => JewelPlacement {
+            origin: Vec3::ZERO,
+            k: 100.0,
+            auto_fit: None,
+        },
+        (true, false) => JewelPlacement {
+            origin: top_centre,
+            k: 100.0,
+            auto_fit: Some(
+                "the origin is not at the piercing / the neck base; taken at the top centre".into(),
+            ),
+        },
+        (false, _) => JewelPlacement {
+            origin: top_centre,
+            k: target / largest,
+            auto_fit: Some(format!(
+                "the model is {largest:.4} units across, not a {}–{} m {}; scaled to {target} cm \
+                 and anchored at its top centre",
+                range.start(),
+                range.end(),
+                kind.as_str()
+            )),
+        },
+    }
+}
+
+/// Where the jewel landed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Worn {
+    /// Earrings, per ear.
+    Ears(Vec<earrings::Ear>),
+    /// A necklace: the neck and the pendant (the lowest point), projected.
+    Neck {
+        /// The neck.
+        neck: necklace::Neck,
+        /// The pendant, pixels.
+        pendant_px: [f32; 2],
+    },
+}
+
+/// A scene ready for the rasterizer, with what was decided.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The scene, `None` when there is nothing to draw (every ear turned away).
+    pub scene: Option<Scene>,
+    /// The kind and where it came from.
+    pub kind: (JewelryKind, KindSource),
+    /// Scale and anchor.
+    pub fit: JewelPlacement,
+    /// Where it landed.
+    pub worn: Worn,
+}
+
+/// Places `product` on the person and builds the scene.
+pub fn prepare(
+    photo: &RgbaImage,
+    face: &Face,
+    body: Option<&Body>,
+    product: &Product,
+    options: &Options,
+) -> Result<Prepared, TryOnError> {
+    let kind = kind_of(product);
+    if matches!(kind.0, JewelryKind::Ring | JewelryKind::Bracelet) {
+        return Err(TryOnError::NotFound(format!(
+            "a {} is worn on a hand, and this version of vto does not detect hands yet: no \
+             hand was found to put it on",
+            kind.0.as_str()
+        )));
+    }
+    let (w, h) = (photo.width(), photo.height());
+    let cam = HeadCamera::new(face, w, h)?;
+    let lm = &face.landmarks;
+    if lm.len() < 468 {
+        return Err(crate::scene::camera::NoHeadPose.into());
+    }
+    let mut fitted = fit(product, kind.0);
+    let lighting = light::from_face(photo, face, &cam);
+    let mut builder = SceneBuilder::new(*cam.camera(), w, h, product)
+        .lighting(lighting)
+        .transparency(Transparency::Material)
+        .supersampling(options.supersampling.max(3))
+        .contact_shadow(options.shadow_strength * 0.6, cam.scale());
+    builder.occluders.push(occluder::head(face, &cam));
+    let worn = if kind.0.is_earring() {
+        let hanging = kind.0 != JewelryKind::Stud;
+        Worn::Ears(earrings::place(
+            face,
+            &cam,
+            product,
+            &fitted,
+            hanging,
+            &mut builder.product,
+        ))
+    } else {
+        let neck = necklace::neck(face, body, w, h).ok_or_else(|| {
+            TryOnError::NotFound("the neck could not be located in the person photo".into())
+        })?;
+        let face_width_cm = dist_xy(lm[234], lm[454]).max(1.0) / cam.scale();
+        let neck_scale = (face_width_cm / CANONICAL_FACE_WIDTH_CM).clamp(0.85, 1.15);
+        if fitted.auto_fit.is_none() || fitted.k == 100.0 {
+            fitted.k *= neck_scale;
+        }
+        let pendant = necklace::place(
+            &cam,
+            product,
+            &fitted,
+            &neck,
+            neck_scale,
+            &mut builder.product,
+            &mut builder.occluders,
+        );
+        Worn::Neck {
+            neck,
+            pendant_px: cam.project(pendant).to_array(),
+        }
+    };
+    // No visible ear: nothing to draw.
+    let scene = if builder.product.triangles.is_empty() {
+        None
+    } else {
+        Some(builder.build()?)
+    };
+    Ok(Prepared {
+        scene,
+        kind,
+        fit: fitted,
+        worn,
+    })
+}
+
+/// Result metadata (JSON).
+pub fn metadata(prepared: &Prepared, stats: &RasterStats) -> serde_json::Value {
+    let worn = match &prepared.worn {
+        Worn::Ears(ears) => json!({
+            "ears": ears.iter().map(|e| json!({
+                "side": if e.side < 0.0 { "subject_right" } else { "subject_left" },
+                "lobe_px": e.lobe_px,
+                "visible": e.visible,
+                "turned_deg": e.turned_deg,
+            })).collect::<Vec<_>>(),
+        }),
+        Worn::Neck { neck, pendant_px } => json!({
+            "neck_base_px": neck.base_px.to_array(),
+            "neck_source": match neck.source {
+                necklace::NeckSource::Shoulders => "shoulders",
+                necklace::NeckSource::Face => "face",
+            },
+            "pendant_px": pendant_px,
+        }),
+    };
+    json!({
+        "category": "jewelry",
+        "kind": prepared.kind.0.as_str(),
+        "kind_source": prepared.kind.1.as_str(),
+        "fit": if prepared.fit.auto_fit.is_some() { "auto_fit" } else { "conventions" },
+        "auto_fit_reason": prepared.fit.auto_fit,
+        "scale_to_cm": prepared.fit.k,
+        "worn": worn,
+        "roi": prepared.scene.as_ref().map(|s| s.roi),
+        "supersampling": prepared.scene.as_ref().map(|s| s.ss * s.ss),
+        "lighting": prepared.scene.as_ref().map(|s| json!({
+            "ambient": s.lighting.ambient,
+            "key_dir": s.lighting.key_dir,
+            "key_color": s.lighting.key_color,
+        })),
+        "occluded_fragments": stats.occluded_fragments,
+        "drawn_fragments": stats.drawn_fragments,
+    })
+}

@@ -1,0 +1,147 @@
+//! Necklaces and pendants: the chain round the neck's base, the pendant on the chest.
+//!
+//! # The neck's base
+//! From the body when its shoulders (pose keypoints 11, 12) are in the photo: from the chin
+//! (landmark 152) along the neck (half-way between the face's vertical and the line to the
+//! shoulders' midpoint), 70 % of the way down to the shoulders' level; the body's x axis
+//! along the shoulders. On a portrait cropped at the chest (shoulders outside the photo or
+//! not found), from the face: [`NECK_BELOW_CHIN`] face heights under the chin along the
+//! face's vertical, the x axis the face's. The neck's centre lies [`NECK_BEHIND_CM`] deeper
+//! than the nose bridge.
+//!
+//! # Occluders
+//! The neck (an elliptic cylinder from under the base up to the jaw) hides the chain's back;
+//! the head occluder puts the chin in front of it. Hair over the chest is not detected.
+
+use super::JewelPlacement;
+use crate::math::{Vec2, Vec3};
+use crate::scene::camera::HeadCamera;
+use crate::scene::CameraMesh;
+use crate::vision::{Body, Face};
+
+/// Face heights (landmarks 10–152) from the chin down to the neck's base, when the
+/// shoulders are not seen.
+pub const NECK_BELOW_CHIN: f32 = 0.62;
+/// The neck's centre is this much deeper (cm) than the nose bridge.
+pub const NECK_BEHIND_CM: f32 = 7.0;
+/// The neck's half-width and half-depth (cm) for a face 13.2 cm wide (scaled with it).
+pub const NECK_RADII_CM: [f32; 2] = [5.6, 5.2];
+/// Least keypoint presence for a shoulder to count.
+pub const SHOULDER_PRESENCE: f32 = 0.5;
+
+/// Where the neck's base came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NeckSource {
+    /// The shoulders and the chin.
+    Shoulders,
+    /// The face alone (a portrait cropped at the chest).
+    Face,
+}
+
+/// The neck's frame in the photo.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Neck {
+    /// The base's centre, pixels.
+    pub base_px: Vec2,
+    /// Unit image direction of the body's +x (the subject's left, image right when facing
+    /// the camera).
+    pub x_dir: Vec2,
+    /// Where it came from.
+    pub source: NeckSource,
+}
+
+/// The neck of a person (see the module docs).
+pub fn neck(face: &Face, body: Option<&Body>, width: u32, height: u32) -> Option<Neck> {
+    let lm = &face.landmarks;
+    let chin = Vec2::new(lm.get(152)?[0], lm.get(152)?[1]);
+    let top = Vec2::new(lm.get(10)?[0], lm.get(10)?[1]);
+    let inside = |p: Vec2| p.x >= 0.0 && p.y >= 0.0 && p.x < width as f32 && p.y < height as f32;
+    let shoulders = body.and_then(|b| {
+        let (l, r) = (b.keypoints.get(11)?, b.keypoints.get(12)?);
+        let (l2, r2) = (Vec2::new(l.x, l.y), Vec2::new(r.x, r.y));
+        (l.presence >= SHOULDER_PRESENCE
+            && r.presence >= SHOULDER_PRESENCE
+            && inside(l2)
+            && inside(r2)
+            && (l2 - r2).length() > 0.5 * (chin - top).length())
+        .then_some((l2, r2))
+    });
+    Some(match shoulders {
+        Some((left, right)) => {
+            // The neck runs from the chin down between the face's vertical and the line to
+            // the shoulders' midpoint; its base lies 70 % of the way down to the shoulders.
+            let mid = (left + right) / 2.0;
+            let face_down = (chin - top).normalize_or(Vec2::Y);
+            let axis = (face_down + (mid - chin).normalize_or(face_down)).normalize_or(face_down);
+            Neck {
+                base_px: chin + axis * (0.7 * (mid - chin).dot(axis)).max(0.0),
+                x_dir: (left - right).normalize_or(Vec2::X),
+                source: NeckSource::Shoulders,
+            }
+        }
+        None => {
+            let down = (chin - top).normalize_or(Vec2::Y);
+            Neck {
+                base_px: chin + down * NECK_BELOW_CHIN * (chin - top).length(),
+                x_dir: Vec2::new(-down.y, down.x),
+                source: NeckSource::Face,
+            }
+        }
+    })
+}
+
+/// The neck's frame in camera space: the base's centre, and the x, up and front axes.
+pub fn frame(neck: &Neck, cam: &HeadCamera) -> (Vec3, [Vec3; 3]) {
+    let depth = cam.focal() / cam.scale() + NECK_BEHIND_CM;
+    let centre = cam.camera().unproject(neck.base_px, depth);
+    let x = Vec3::new(neck.x_dir.x, neck.x_dir.y, 0.0);
+    // Up in the image is −y; perpendicular to x in the image plane, pointing up.
+    let mut up = Vec3::new(neck.x_dir.y, -neck.x_dir.x, 0.0);
+    if up.y > 0.0 {
+        up = -up;
+    }
+    let front = x.cross(up);
+    (centre, [x, up, front])
+}
+
+/// Appends the necklace to `mesh` and the neck occluder to `occluders`; returns where the
+/// product's lowest point (the pendant) landed, in camera space.
+pub fn place(
+    cam: &HeadCamera,
+    product: &crate::product::Product,
+    place: &JewelPlacement,
+    neck: &Neck,
+    neck_scale: f32,
+    mesh: &mut CameraMesh,
+    occluders: &mut Vec<CameraMesh>,
+) -> Vec3 {
+    let (centre, [x, up, front]) = frame(neck, cam);
+    let to_cam = |d: Vec3| centre + x * d.x + up * d.y + front * d.z;
+    let mut lowest = (f32::MAX, centre);
+    mesh.push_product(product, |q, n| {
+        let d = (q - place.origin) * place.k;
+        if d.y < lowest.0 {
+            lowest = (d.y, to_cam(d));
+        }
+        (to_cam(d), x * n.x + up * n.y + front * n.z)
+    });
+    // The neck: an elliptic cylinder from 3 cm under the base up to 12 cm above it.
+    let (rx, rz) = (NECK_RADII_CM[0] * neck_scale, NECK_RADII_CM[1] * neck_scale);
+    let mut cyl = CameraMesh::default();
+    const SIDES: usize = 32;
+    for y in [-3.0f32, 12.0] {
+        for i in 0..SIDES {
+            let a = i as f32 / SIDES as f32 * std::f32::consts::TAU;
+            let d = Vec3::new(rx * a.cos(), y, rz * a.sin());
+            cyl.push_vertex(to_cam(d), Vec3::NEG_Z, [0.0; 2], 0.0);
+        }
+    }
+    for i in 0..SIDES as u32 {
+        let k = (i + 1) % SIDES as u32;
+        let n = SIDES as u32;
+        cyl.triangles.push([i, n + i, k, 0]);
+        cyl.triangles.push([k, n + i, n + k, 0]);
+    }
+    occluders.push(cyl);
+    lowest.1
+}

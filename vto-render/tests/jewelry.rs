@@ -1,0 +1,306 @@
+//! Jewelry: earrings on the lobes (placement against the landmarks, a turned-away ear shows
+//! none, drops hang with gravity on a tilted head), the necklace's pendant on the body's
+//! midline (and on a portrait cropped at the chest), pixels outside the footprint, size,
+//! determinism, and rings / bracelets refused with a clear message.
+//!
+//! Needs the models and the test photos (`VTO_MODELS_DIR`, default `<workspace>/models`;
+//! `scripts/fetch-models.sh --test-photos`). A missing file fails the test with the command
+//! to run; nothing is skipped.
+
+mod common {
+    // Only `rotate` is used here.
+    #![allow(dead_code)]
+    pub mod face_cases;
+}
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use image::{Rgba, RgbaImage};
+use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, RequestId};
+use vto_render::engine::{encode_png, BuiltinEngine, Renderer};
+use vto_render::product::sample_jewelry::SampleJewel;
+use vto_render::tryon::jewelry::earrings::{LOBE_BELOW_CM, LOBE_OUT_CM};
+use vto_render::tryon::jewelry::necklace::NeckSource;
+use vto_render::tryon::jewelry::{self, Prepared, Worn, CANONICAL_FACE_WIDTH_CM};
+use vto_render::tryon::{Jewelry, Options, Person, TryOn};
+
+fn models_dir() -> PathBuf {
+    match std::env::var_os("VTO_MODELS_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models"),
+    }
+}
+
+fn photo(name: &str) -> RgbaImage {
+    let path = models_dir().join("test-photos").join(name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run scripts/fetch-models.sh --test-photos",
+            path.display()
+        )
+    });
+    image::load_from_memory(&bytes).unwrap().to_rgba8()
+}
+
+fn renderer() -> Arc<Renderer> {
+    Renderer::shared(&models_dir()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn see(photo: &RgbaImage) -> Person {
+    let p = renderer().see(photo, Jewelry.needs()).unwrap();
+    assert!(p.face.is_some(), "a face");
+    p
+}
+
+fn prepare(p: &Person, jewel: SampleJewel) -> Prepared {
+    jewelry::prepare(
+        &p.photo,
+        &p.face.as_ref().unwrap().face,
+        p.body.as_ref(),
+        &jewel.product(),
+        &Options::default(),
+    )
+    .unwrap()
+}
+
+fn dist(a: [f32; 2], b: [f32; 2]) -> f32 {
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt()
+}
+
+#[test]
+fn earrings_hang_from_each_lobe_of_a_frontal_face() {
+    for name in ["astronaut.png", "grace_hopper.jpg"] {
+        let p = see(&photo(name));
+        let lm = &p.face.as_ref().unwrap().face.landmarks;
+        let face_width = dist([lm[234][0], lm[234][1]], [lm[454][0], lm[454][1]]);
+        let px_per_cm = face_width / CANONICAL_FACE_WIDTH_CM;
+        // The face's axes in the image: x from 234 to 454, down from 10 to 152.
+        let xa = [
+            (lm[454][0] - lm[234][0]) / face_width,
+            (lm[454][1] - lm[234][1]) / face_width,
+        ];
+        let down = [-xa[1], xa[0]];
+        for jewel in [
+            SampleJewel::StudRuby,
+            SampleJewel::HoopGold,
+            SampleJewel::DropSapphire,
+        ] {
+            let prepared = prepare(&p, jewel);
+            let Worn::Ears(ears) = &prepared.worn else {
+                panic!("earrings")
+            };
+            assert_eq!(ears.len(), 2);
+            for ear in ears {
+                assert!(ear.visible, "{name}: both ears face the camera");
+                let (t, s) = if ear.side < 0.0 {
+                    (234, -1.0)
+                } else {
+                    (454, 1.0)
+                };
+                let expected = [
+                    lm[t][0] + (down[0] * LOBE_BELOW_CM + xa[0] * s * LOBE_OUT_CM) * px_per_cm,
+                    lm[t][1] + (down[1] * LOBE_BELOW_CM + xa[1] * s * LOBE_OUT_CM) * px_per_cm,
+                ];
+                let off = dist(ear.lobe_px, expected) / face_width;
+                assert!(
+                    off < 0.04,
+                    "{name} {}: lobe {:?} vs {expected:?}: {:.1} % of the face width",
+                    jewel.name(),
+                    ear.lobe_px,
+                    100.0 * off
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_ear_turned_away_shows_no_earring() {
+    // camera.png: the photographer's head is turned about 50° to the side.
+    let p = see(&photo("camera.png"));
+    let prepared = prepare(&p, SampleJewel::HoopGold);
+    let Worn::Ears(ears) = &prepared.worn else {
+        panic!("earrings")
+    };
+    let visible: Vec<bool> = ears.iter().map(|e| e.visible).collect();
+    assert_eq!(visible.iter().filter(|v| **v).count(), 1, "{ears:?}");
+    // Nothing is drawn near the hidden ear.
+    let hidden = ears.iter().find(|e| !e.visible).unwrap();
+    let scene = prepared.scene.as_ref().expect("the visible ear's hoop");
+    let near_hidden = scene.product.vertices.iter().any(|v| {
+        let x = v.pos[0] / scene.ss as f32 + scene.roi[0] as f32;
+        let y = v.pos[1] / scene.ss as f32 + scene.roi[1] as f32;
+        dist([x, y], hidden.lobe_px) < 5.0
+    });
+    assert!(!near_hidden);
+}
+
+#[test]
+fn drops_hang_down_in_the_photo_when_the_head_tilts() {
+    let tilted = common::face_cases::rotate(&photo("astronaut.png"), 20.0, Rgba([90, 90, 96, 255]));
+    let p = see(&tilted);
+    let roll = p
+        .face
+        .as_ref()
+        .unwrap()
+        .face
+        .head_pose
+        .as_ref()
+        .unwrap()
+        .yaw_pitch_roll_deg[2];
+    assert!(roll.abs() > 12.0, "the head is rolled ({roll}°)");
+    let prepared = prepare(&p, SampleJewel::DropSapphire);
+    let Worn::Ears(ears) = &prepared.worn else {
+        panic!("earrings")
+    };
+    let scene = prepared.scene.as_ref().unwrap();
+    for ear in ears.iter().filter(|e| e.visible) {
+        // The drop's vertices near this lobe: the lowest lies straight under it.
+        let pts: Vec<[f32; 2]> = scene
+            .product
+            .vertices
+            .iter()
+            .map(|v| {
+                [
+                    v.pos[0] / scene.ss as f32 + scene.roi[0] as f32,
+                    v.pos[1] / scene.ss as f32 + scene.roi[1] as f32,
+                ]
+            })
+            .filter(|q| dist(*q, ear.lobe_px) < 60.0)
+            .collect();
+        let low = pts
+            .iter()
+            .copied()
+            .fold([0.0f32, f32::MIN], |a, q| if q[1] > a[1] { q } else { a });
+        let length = low[1] - ear.lobe_px[1];
+        assert!(length > 10.0, "the drop hangs below the lobe ({length} px)");
+        let lean = (low[0] - ear.lobe_px[0]).abs() / length;
+        assert!(
+            lean < 0.12,
+            "leans {lean:.2} (head roll {roll}°): not hanging with gravity"
+        );
+    }
+}
+
+#[test]
+fn the_pendant_rests_on_the_midline_below_the_chin() {
+    for name in ["astronaut.png", "grace_hopper.jpg"] {
+        let p = see(&photo(name));
+        let body = p.body.as_ref().expect("a body");
+        let (l, r) = (&body.keypoints[11], &body.keypoints[12]);
+        let lm = &p.face.as_ref().unwrap().face.landmarks;
+        let prepared = prepare(&p, SampleJewel::NecklacePendant);
+        let Worn::Neck { neck, pendant_px } = &prepared.worn else {
+            panic!("a necklace")
+        };
+        assert_eq!(neck.source, NeckSource::Shoulders, "{name}");
+        let (lo, hi) = (l.x.min(r.x), l.x.max(r.x));
+        let mid = (l.x + r.x) / 2.0;
+        let width = hi - lo;
+        assert!(
+            (pendant_px[0] - mid).abs() < 0.12 * width,
+            "{name}: pendant x {} vs the shoulders' middle {mid} (width {width})",
+            pendant_px[0]
+        );
+        assert!(
+            pendant_px[1] > lm[152][1] + 0.1 * width,
+            "{name}: below the chin"
+        );
+        assert!(
+            pendant_px[1] < (l.y + r.y) / 2.0 + 0.35 * width,
+            "{name}: on the chest"
+        );
+    }
+}
+
+#[test]
+fn a_portrait_cropped_at_the_chest_still_gets_its_necklace() {
+    let full = photo("grace_hopper.jpg");
+    let crop = image::imageops::crop_imm(&full, 60, 60, 400, 400).to_image();
+    let p = see(&crop);
+    let prepared = prepare(&p, SampleJewel::NecklacePendant);
+    let Worn::Neck { pendant_px, .. } = &prepared.worn else {
+        panic!("a necklace")
+    };
+    let lm = &p.face.as_ref().unwrap().face.landmarks;
+    assert!(pendant_px[1] > lm[152][1], "below the chin");
+    assert!((pendant_px[0] - lm[152][0]).abs() < 0.3 * (lm[454][0] - lm[234][0]).abs());
+    let (out, stats) = renderer()
+        .rasterizer()
+        .render(&p.photo, prepared.scene.as_ref().unwrap())
+        .unwrap();
+    assert_eq!(out.dimensions(), crop.dimensions());
+    assert!(stats.drawn_fragments > 100);
+    assert!(
+        stats.occluded_fragments > 0,
+        "the neck hides the chain's back"
+    );
+}
+
+fn run_engine(person: Vec<u8>, model: Vec<u8>) -> Result<vto_core::Rendered, EngineError> {
+    let engine = BuiltinEngine::new(renderer(), Arc::new(Jewelry));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let fetched = |bytes| Fetched {
+        bytes,
+        declared_type: None,
+    };
+    let (person, product) = (fetched(person), fetched(model));
+    rt.block_on(
+        engine.render(RenderInput {
+            request_id: "00000000-0000-0000-0000-000000000012"
+                .parse::<RequestId>()
+                .unwrap(),
+            category: Category::Jewelry,
+            person: &person,
+            product: &product,
+        }),
+    )
+}
+
+#[test]
+fn only_the_jewels_pixels_change_deterministically_and_hands_are_refused() {
+    let input = photo("grace_hopper.jpg");
+    let png = encode_png(&input).unwrap();
+    for jewel in [SampleJewel::HoopGold, SampleJewel::NecklacePendant] {
+        let a = run_engine(png.clone(), jewel.glb()).unwrap();
+        let b = run_engine(png.clone(), jewel.glb()).unwrap();
+        assert_eq!(a.image, b.image, "{}: deterministic", jewel.name());
+        let out = image::load_from_memory(&a.image).unwrap().to_rgba8();
+        assert_eq!(out.dimensions(), input.dimensions());
+        assert_eq!(a.metadata["kind_source"], "extras");
+        let roi: Vec<u32> = a.metadata["roi"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap() as u32)
+            .collect();
+        let mut changed = 0;
+        for (x, y, px) in out.enumerate_pixels() {
+            let inside = x >= roi[0] && y >= roi[1] && x < roi[0] + roi[2] && y < roi[1] + roi[3];
+            if px != input.get_pixel(x, y) {
+                assert!(
+                    inside,
+                    "{}: ({x}, {y}) changed outside the ROI",
+                    jewel.name()
+                );
+                changed += 1;
+            }
+        }
+        assert!(changed > 30, "{}: drawn ({changed} px)", jewel.name());
+        // The ROI is the jewel's footprint plus its shadow: small beside the photo.
+        assert!(roi[2] * roi[3] < input.width() * input.height() / 4);
+    }
+    for jewel in [SampleJewel::RingSolitaire, SampleJewel::BangleSilver] {
+        match run_engine(png.clone(), jewel.glb()).unwrap_err() {
+            EngineError::Rejected { code, message } => {
+                assert_eq!(code, ErrorCode::ProcessingFailed);
+                assert!(message.contains("hand"), "{message}");
+            }
+            other => panic!("expected a rejection, got {other:?}"),
+        }
+    }
+}
