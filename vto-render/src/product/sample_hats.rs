@@ -155,8 +155,9 @@ fn cap() -> (Vec<Primitive>, Vec<Material>, Vec<Texture>) {
         let outer = Vec3::new(1.12 * inner.x, 0.0, inner.z + reach);
         let p = inner + (outer - inner) * v;
         let bend = 0.02 * (p.x / 0.09).powi(2) * v;
-        // Pitched down about 24° as a cap is worn, curved down at the sides.
-        let pitch = 0.45 * (p.z - inner.z).max(0.0);
+        // Pitched down about 10° as a cap is worn (more hides the eyes from a camera at eye
+        // level), curved down at the sides.
+        let pitch = 0.18 * (p.z - inner.z).max(0.0);
         Vec3::new(p.x, -pitch - bend - lower, p.z)
     };
     visor.grid(8, 40, false, [3.0, 1.0], |u, v| visor_point(u, v, 0.0));
