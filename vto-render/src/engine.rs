@@ -47,7 +47,7 @@ use crate::product::{self, ProductError};
 use crate::raster::Rasterizer;
 use crate::tryon::{
     Eyewear, FaceChoice, Needs, Options, Person, ProductInput, ProductKind, Stages, TryOn,
-    TryOnError,
+    TryOnError, UpperGarment,
 };
 use crate::vision::face::{merge_candidates, FaceDetector};
 use crate::vision::Detection;
@@ -560,7 +560,13 @@ pub fn default_models_dir() -> PathBuf {
 
 /// The built-in categories' renderers.
 pub fn builtin_tryons() -> Vec<Arc<dyn TryOn>> {
-    vec![Arc::new(Eyewear::Glasses), Arc::new(Eyewear::Sunglasses)]
+    vec![
+        Arc::new(Eyewear::Glasses),
+        Arc::new(Eyewear::Sunglasses),
+        Arc::new(UpperGarment::Shirt),
+        Arc::new(UpperGarment::Tshirt),
+        Arc::new(UpperGarment::Jacket),
+    ]
 }
 
 /// The built-in renderer for `category`, if there is one.

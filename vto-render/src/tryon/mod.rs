@@ -7,9 +7,11 @@
 //! light and occluders). The generic engine ([`crate::engine`]) does everything around it:
 //! decoding, vision (only what [`TryOn::needs`] asks for), encoding, errors and metadata.
 //!
-//! Categories today: [`eyewear`] (`glasses`, `sunglasses`).
+//! Categories today: [`eyewear`] (`glasses`, `sunglasses`), [`garments`] (`shirt`, `tshirt`,
+//! `jacket`).
 
 pub mod eyewear;
+pub mod garments;
 
 use image::RgbaImage;
 use vto_core::Category;
@@ -21,6 +23,7 @@ use crate::scene::SceneError;
 use crate::vision::{Body, Face, Mask};
 
 pub use eyewear::Eyewear;
+pub use garments::UpperGarment;
 
 /// What a category needs the vision stage to find in the photo.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -1,0 +1,369 @@
+//! Composing the warped garment onto the photo: shading transfer, layering, uncovering.
+//!
+//! - **Shading**: the photo's luminance over the clothing the person wears now (person mask,
+//!   minus face, hair and skin), low-passed by normalised convolution and divided by its mean
+//!   under the new garment, multiplies the garment: the person's light and big folds carry
+//!   over, the old garment's colour does not.
+//! - **Layering**: the face and the hair above the chin stay in front; hands stay in front of
+//!   everything and bare forearms in front of the torso (skin-coloured pixels in the arm's
+//!   capsules, the colour sampled from the face).
+//! - **Uncovering**: where the old garment showed and the new one does not, the arms' and
+//!   the neck's capsules get skin (the face's colour, the photo's shading and a rounded
+//!   falloff across the limb); the rest near the garment gets the background continued from
+//!   outside the person (push–pull fill); below the hem nothing is invented (it is the
+//!   person's lower garment).
+
+use glam::Vec2;
+use image::RgbaImage;
+use rayon::prelude::*;
+
+use super::person::BodyFrame;
+use super::sample::box_blur;
+use super::warp::WarpOutput;
+use super::label;
+
+/// What [`compose`] did, for the metadata and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ComposeStats {
+    /// Photo pixels the garment covers (alpha > 0.5).
+    pub covered: usize,
+    /// Pixels filled with skin.
+    pub skin_filled: usize,
+    /// Pixels filled with background.
+    pub background_filled: usize,
+    /// Pixels kept in front of the garment (face, hair, hands, forearms).
+    pub kept_in_front: usize,
+}
+
+/// The inputs of [`compose`].
+#[derive(Debug)]
+pub struct Layers<'a> {
+    /// The person photo.
+    pub photo: &'a RgbaImage,
+    /// The person mask at the photo's size (0–1).
+    pub person: &'a [f32],
+    /// The body frame.
+    pub frame: &'a BodyFrame,
+    /// The warped garment.
+    pub warped: &'a WarpOutput,
+    /// How far along the hem lies below the shoulders' midpoint (pixels, along the torso axis).
+    pub hem_depth: f32,
+}
+
+fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> (f32, f32) {
+    let ab = b - a;
+    let t = ((p - a).dot(ab) / ab.length_squared().max(1e-6)).clamp(0.0, 1.0);
+    (p.distance(a + ab * t), t)
+}
+
+fn inside(poly: &[Vec2], p: Vec2) -> bool {
+    if poly.len() < 3 {
+        return false;
+    }
+    let mut c = false;
+    let mut j = poly.len() - 1;
+    for i in 0..poly.len() {
+        let (a, b) = (poly[i], poly[j]);
+        if (a.y > p.y) != (b.y > p.y) && p.x < (b.x - a.x) * (p.y - a.y) / (b.y - a.y) + a.x {
+            c = !c;
+        }
+        j = i;
+    }
+    c
+}
+
+fn ycc(p: [f32; 3]) -> [f32; 3] {
+    let y = 0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2];
+    [y, 0.564 * (p[2] - y), 0.713 * (p[0] - y)]
+}
+
+fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
+    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
+}
+
+/// How skin-like a colour is (0–1) against the face's skin colour.
+pub fn skin_likeness(px: [f32; 3], skin: [f32; 3]) -> f32 {
+    let s = ycc(skin);
+    let p = ycc(px);
+    let ratio = p[0] / s[0].max(1.0);
+    let chroma = (s[1] * s[1] + s[2] * s[2]).sqrt();
+    if chroma < 6.0 {
+        // A grey photo: lightness alone, in a narrow band.
+        return smoothstep(0.6, 0.8, ratio) * (1.0 - smoothstep(1.25, 1.45, ratio));
+    }
+    let dc = ((p[1] - s[1]).powi(2) + (p[2] - s[2]).powi(2)).sqrt();
+    (1.0 - smoothstep(10.0, 22.0, dc)) * smoothstep(0.35, 0.55, ratio) * (1.0 - smoothstep(1.5, 1.8, ratio))
+}
+
+/// Zones per pixel: arm capsules (with the falloff across the limb), hands, neck.
+#[derive(Clone, Copy, Default)]
+struct Zone {
+    /// In an arm's capsule above the wrist: the distance from its axis over its radius.
+    arm: Option<f32>,
+    /// In a forearm's capsule (elbow to wrist).
+    forearm: bool,
+    /// In a hand's capsule (wrist onwards).
+    hand: bool,
+    /// In the neck's capsule (chin to the shoulder line).
+    neck: Option<f32>,
+    /// Above the chin line, near the face (hair).
+    head: bool,
+    /// Below the hem.
+    below_hem: bool,
+}
+
+fn zone(f: &BodyFrame, p: Vec2, chin: Option<Vec2>, hem_depth: f32) -> Zone {
+    let sw = f.shoulder_width;
+    let mut z = Zone::default();
+    for arm in &f.arms {
+        if arm.visibility < 0.4 {
+            continue;
+        }
+        let [s, e, w, h] = arm.chain;
+        let (du, _) = seg_dist(p, s, e);
+        let (df, _) = seg_dist(p, e, w);
+        let (ru, rf) = (0.15 * sw, 0.12 * sw);
+        let a = (du / ru).min(df / rf);
+        if a < 1.0 {
+            z.arm = Some(z.arm.map_or(a, |b: f32| b.min(a)));
+        }
+        if df < rf {
+            z.forearm = true;
+        }
+        let tip = h + (h - w) * 0.6;
+        if seg_dist(p, w, tip).0 < 0.14 * sw {
+            z.hand = true;
+        }
+    }
+    let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
+    if let Some(c) = chin {
+        let (d, _) = seg_dist(p, c, mid);
+        if d < 0.2 * sw {
+            z.neck = Some(d / (0.2 * sw));
+        }
+        if (p - c).dot(f.down) < 0.0 && (p - c).dot(f.across).abs() < 0.5 * sw {
+            z.head = true;
+        }
+    }
+    z.below_hem = (p - mid).dot(f.down) > hem_depth;
+    z
+}
+
+/// Composes the warped garment over the photo (see the module docs).
+pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
+    let (w, h) = l.photo.dimensions();
+    let (wu, hu) = (w as usize, h as usize);
+    let f = l.frame;
+    let sw = f.shoulder_width;
+    let chin = f.chin();
+    let skin = f.skin.unwrap_or([200.0, 160.0, 140.0]);
+    let px = |i: usize| {
+        let p = l.photo.as_raw();
+        [f32::from(p[4 * i]), f32::from(p[4 * i + 1]), f32::from(p[4 * i + 2])]
+    };
+    // Per pixel: zone, skin likeness, face.
+    let zones: Vec<Zone> = (0..wu * hu)
+        .into_par_iter()
+        .map(|i| zone(f, Vec2::new((i % wu) as f32, (i / wu) as f32), chin, l.hem_depth))
+        .collect();
+    let skin_p: Vec<f32> = (0..wu * hu).into_par_iter().map(|i| skin_likeness(px(i), skin)).collect();
+    let face: Vec<bool> = (0..wu * hu)
+        .into_par_iter()
+        .map(|i| {
+            let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
+            zones[i].head || inside(&f.face_oval, p)
+        })
+        .collect();
+    // Garment alpha after layering.
+    let mut stats = ComposeStats::default();
+    let alpha: Vec<f32> = (0..wu * hu)
+        .map(|i| {
+            let a = f32::from(l.warped.rgba[i][3]) / 255.0;
+            if a <= 0.0 {
+                return 0.0;
+            }
+            let z = zones[i];
+            let front = face[i]
+                || (z.hand && skin_p[i] > 0.5)
+                || (z.forearm && l.warped.top[i] == label::TORSO && skin_p[i] > 0.5);
+            if front {
+                stats.kept_in_front += 1;
+                0.0
+            } else {
+                a
+            }
+        })
+        .collect();
+    let alpha = {
+        // Soften the cut-outs by a pixel so kept regions have no jagged rim.
+        let soft = box_blur(&alpha, wu, hu, 1);
+        alpha.iter().zip(&soft).map(|(&a, &s)| a.min(s * 1.5).min(1.0)).collect::<Vec<f32>>()
+    };
+    stats.covered = alpha.iter().filter(|&&a| a > 0.5).count();
+    // Shading: the low-passed luminance of the clothing region.
+    let clothing: Vec<f32> = (0..wu * hu)
+        .map(|i| if face[i] { 0.0 } else { l.person[i] * (1.0 - skin_p[i]) })
+        .collect();
+    let luma: Vec<f32> = (0..wu * hu)
+        .map(|i| {
+            let p = px(i);
+            (0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2]) / 255.0
+        })
+        .collect();
+    let r = ((sw / 14.0) as usize).clamp(2, 64);
+    let lc: Vec<f32> = luma.iter().zip(&clothing).map(|(a, b)| a * b).collect();
+    let num = box_blur(&box_blur(&lc, wu, hu, r), wu, hu, r);
+    let den = box_blur(&box_blur(&clothing, wu, hu, r), wu, hu, r);
+    let low: Vec<f32> = num.iter().zip(&den).map(|(n, d)| if *d > 0.02 { n / d } else { -1.0 }).collect();
+    let (mut sum, mut n) = (0.0f64, 0.0f64);
+    for i in 0..wu * hu {
+        if alpha[i] > 0.5 && low[i] > 0.0 && clothing[i] > 0.5 {
+            sum += f64::from(low[i]);
+            n += 1.0;
+        }
+    }
+    let reference = if n > 0.0 { (sum / n) as f32 } else { 0.5 };
+    let ratio: Vec<f32> = low
+        .iter()
+        .map(|&v| if v < 0.0 { 1.0 } else { (v / reference.max(0.02)).powf(0.8).clamp(0.35, 1.35) })
+        .collect();
+    // Uncovering: old clothing the new garment leaves bare.
+    let near_garment = {
+        let cov: Vec<f32> = alpha.iter().map(|&a| if a > 0.3 { 1.0 } else { 0.0 }).collect();
+        box_blur(&cov, wu, hu, ((0.25 * sw) as usize).max(2))
+    };
+    let mut fill = vec![0u8; wu * hu]; // 1 skin, 2 background
+    let mut bare = vec![0.0f32; wu * hu];
+    for i in 0..wu * hu {
+        let z = zones[i];
+        let old = l.person[i] * (1.0 - skin_p[i]) * (1.0 - alpha[i]);
+        if face[i] || z.hand || old < 0.3 {
+            continue;
+        }
+        if z.arm.is_some() || z.neck.is_some() {
+            fill[i] = 1;
+        } else if !z.below_hem && near_garment[i] > 0.001 {
+            fill[i] = 2;
+        } else {
+            continue;
+        }
+        bare[i] = old;
+    }
+    let background = if fill.contains(&2) {
+        Some(push_pull(l.photo, l.person))
+    } else {
+        None
+    };
+    let mut out = l.photo.clone();
+    let raw = out.as_mut();
+    for i in 0..wu * hu {
+        let mut c = px(i);
+        match fill[i] {
+            1 => {
+                let z = zones[i];
+                let across = z.arm.or(z.neck).unwrap_or(0.0);
+                let shade = ratio[i] * (1.0 - 0.3 * across * across);
+                let k = smoothstep(0.0, 0.6, bare[i]);
+                for ch in 0..3 {
+                    c[ch] = c[ch] * (1.0 - k) + skin[ch] * shade * k;
+                }
+                stats.skin_filled += 1;
+            }
+            2 => {
+                if let Some(bg) = &background {
+                    let k = smoothstep(0.0, 0.6, bare[i]);
+                    for ch in 0..3 {
+                        c[ch] = c[ch] * (1.0 - k) + bg[i][ch] * k;
+                    }
+                    stats.background_filled += 1;
+                }
+            }
+            _ => {}
+        }
+        let a = alpha[i];
+        if a > 0.0 {
+            let g = l.warped.rgba[i];
+            let ga = f32::from(g[3]).max(1.0);
+            for ch in 0..3 {
+                // Unpremultiply, shade, blend with the layered alpha.
+                let col = f32::from(g[ch]) / ga * 255.0 * ratio[i];
+                c[ch] = c[ch] * (1.0 - a) + col * a;
+            }
+        }
+        for ch in 0..3 {
+            raw[4 * i + ch] = c[ch].round().clamp(0.0, 255.0) as u8;
+        }
+    }
+    (out, stats)
+}
+
+/// The background continued under the person: a push–pull fill of the pixels outside the
+/// person mask (a pyramid of weighted means, pulled back down into the holes).
+fn push_pull(photo: &RgbaImage, person: &[f32]) -> Vec<[f32; 3]> {
+    let (w, h) = (photo.width() as usize, photo.height() as usize);
+    let raw = photo.as_raw();
+    let mut levels: Vec<(usize, usize, Vec<[f32; 4]>)> = Vec::new();
+    let base: Vec<[f32; 4]> = (0..w * h)
+        .map(|i| {
+            let k = if person[i] < 0.2 { 1.0 } else { 0.0 };
+            [
+                f32::from(raw[4 * i]) * k,
+                f32::from(raw[4 * i + 1]) * k,
+                f32::from(raw[4 * i + 2]) * k,
+                k,
+            ]
+        })
+        .collect();
+    levels.push((w, h, base));
+    while levels.last().is_some_and(|l| l.0 > 1 || l.1 > 1) {
+        let next = match levels.last() {
+            Some((pw, ph, prev)) => {
+                let (pw, ph) = (*pw, *ph);
+                let (nw, nh) = (pw.div_ceil(2), ph.div_ceil(2));
+                let mut next = vec![[0.0f32; 4]; nw * nh];
+                for y in 0..ph {
+                    for x in 0..pw {
+                        let s = prev[y * pw + x];
+                        let d = &mut next[(y / 2) * nw + x / 2];
+                        for c in 0..4 {
+                            d[c] += s[c];
+                        }
+                    }
+                }
+                (nw, nh, next)
+            }
+            None => break,
+        };
+        levels.push(next);
+    }
+    // Pull: fill each level's empty pixels from the coarser level, top down.
+    for k in (0..levels.len() - 1).rev() {
+        let (cw, _, coarse) = {
+            let l = &levels[k + 1];
+            (l.0, l.1, l.2.clone())
+        };
+        let (fw, fh, fine) = &mut levels[k];
+        for y in 0..*fh {
+            for x in 0..*fw {
+                let p = &mut fine[y * *fw + x];
+                let c = coarse[(y / 2) * cw + x / 2];
+                if c[3] > 0.0 {
+                    let t = (1.0 - p[3]).max(0.0);
+                    for ch in 0..3 {
+                        p[ch] += c[ch] / c[3] * t;
+                    }
+                    p[3] += t;
+                }
+            }
+        }
+    }
+    levels[0]
+        .2
+        .iter()
+        .map(|p| {
+            let a = p[3].max(1e-6);
+            [p[0] / a, p[1] / a, p[2] / a]
+        })
+        .collect()
+}
