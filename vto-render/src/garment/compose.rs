@@ -105,8 +105,9 @@ struct Zone {
     forearm: bool,
     /// In a hand's capsule (wrist onwards).
     hand: bool,
-    /// In the neck's capsule (chin to the shoulder line).
-    neck: Option<f32>,
+    /// In the neck's capsule (chin to the shoulder line): distance from its axis over its
+    /// radius, and how far down from the chin (0–1).
+    neck: Option<(f32, f32)>,
     /// Above the chin line, near the face (hair).
     head: bool,
     /// Below the hem.
@@ -138,9 +139,9 @@ fn zone(f: &BodyFrame, p: Vec2, chin: Option<Vec2>, hem_depth: f32) -> Zone {
     }
     let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
     if let Some(c) = chin {
-        let (d, _) = seg_dist(p, c, mid);
-        if d < 0.2 * sw {
-            z.neck = Some(d / (0.2 * sw));
+        let (d, t) = seg_dist(p, c, mid);
+        if d < 0.16 * sw && t > 0.0 {
+            z.neck = Some((d / (0.16 * sw), t));
         }
         if (p - c).dot(f.down) < 0.0 && (p - c).dot(f.across).abs() < 0.5 * sw {
             z.head = true;
@@ -211,7 +212,30 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
             (0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2]) / 255.0
         })
         .collect();
-    let r = ((sw / 14.0) as usize).clamp(2, 64);
+    // The clothing's typical lightness under the new garment; pixels far from it (a white
+    // shirt under a dark jacket, badges, a helmet) weigh little, so they leave no ghost.
+    let median = {
+        let mut v: Vec<f32> = (0..wu * hu)
+            .filter(|&i| alpha[i] > 0.5 && clothing[i] > 0.5)
+            .map(|i| luma[i])
+            .collect();
+        if v.is_empty() {
+            0.5
+        } else {
+            let k = v.len() / 2;
+            *v.select_nth_unstable_by(k, f32::total_cmp).1
+        }
+    }
+    .max(0.02);
+    let clothing: Vec<f32> = clothing
+        .iter()
+        .zip(&luma)
+        .map(|(&c, &y)| {
+            let d = (y.max(0.005) / median).ln();
+            c * (-d * d / (2.0 * 0.3 * 0.3)).exp()
+        })
+        .collect();
+    let r = ((sw / 10.0) as usize).clamp(2, 96);
     let lc: Vec<f32> = luma.iter().zip(&clothing).map(|(a, b)| a * b).collect();
     let num = box_blur(&box_blur(&lc, wu, hu, r), wu, hu, r);
     let den = box_blur(&box_blur(&clothing, wu, hu, r), wu, hu, r);
@@ -226,12 +250,12 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
     let reference = if n > 0.0 { (sum / n) as f32 } else { 0.5 };
     let ratio: Vec<f32> = low
         .iter()
-        .map(|&v| if v < 0.0 { 1.0 } else { (v / reference.max(0.02)).powf(0.8).clamp(0.35, 1.35) })
+        .map(|&v| if v < 0.0 { 1.0 } else { (v / reference.max(0.02)).powf(0.6).clamp(0.6, 1.2) })
         .collect();
     // Uncovering: old clothing the new garment leaves bare.
     let near_garment = {
         let cov: Vec<f32> = alpha.iter().map(|&a| if a > 0.3 { 1.0 } else { 0.0 }).collect();
-        box_blur(&cov, wu, hu, ((0.25 * sw) as usize).max(2))
+        box_blur(&cov, wu, hu, ((0.15 * sw) as usize).max(2))
     };
     let mut fill = vec![0u8; wu * hu]; // 1 skin, 2 background
     let mut bare = vec![0.0f32; wu * hu];
@@ -262,9 +286,12 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
         match fill[i] {
             1 => {
                 let z = zones[i];
-                let across = z.arm.or(z.neck).unwrap_or(0.0);
-                let shade = ratio[i] * (1.0 - 0.3 * across * across);
-                let k = smoothstep(0.0, 0.6, bare[i]);
+                // A rounded falloff across the limb; the neck darkens under the chin.
+                let across = z.arm.or(z.neck.map(|n| n.0)).unwrap_or(0.0);
+                let under_chin = z.neck.map_or(1.0, |n| 0.72 + 0.25 * n.1);
+                let shade = ratio[i].clamp(0.85, 1.1) * (1.0 - 0.3 * across * across) * under_chin;
+                // Feathered towards the capsule's edge.
+                let k = smoothstep(0.0, 0.6, bare[i]) * (1.0 - smoothstep(0.7, 1.0, across));
                 for ch in 0..3 {
                     c[ch] = c[ch] * (1.0 - k) + skin[ch] * shade * k;
                 }
@@ -339,15 +366,46 @@ fn push_pull(photo: &RgbaImage, person: &[f32]) -> Vec<[f32; 3]> {
     }
     // Pull: fill each level's empty pixels from the coarser level, top down.
     for k in (0..levels.len() - 1).rev() {
-        let (cw, _, coarse) = {
+        let (cw, ch, coarse) = {
             let l = &levels[k + 1];
             (l.0, l.1, l.2.clone())
+        };
+        // The coarse level, normalised, sampled bilinearly (no blocks).
+        let norm: Vec<[f32; 4]> = coarse
+            .iter()
+            .map(|c| {
+                if c[3] > 0.0 {
+                    [c[0] / c[3], c[1] / c[3], c[2] / c[3], 1.0]
+                } else {
+                    [0.0; 4]
+                }
+            })
+            .collect();
+        let sample = |x: usize, y: usize| {
+            let fx = ((x as f32 + 0.5) / 2.0 - 0.5).clamp(0.0, (cw - 1) as f32);
+            let fy = ((y as f32 + 0.5) / 2.0 - 0.5).clamp(0.0, (ch - 1) as f32);
+            let (x0, y0) = (fx.floor() as usize, fy.floor() as usize);
+            let (x1, y1) = ((x0 + 1).min(cw - 1), (y0 + 1).min(ch - 1));
+            let (tx, ty) = (fx - x0 as f32, fy - y0 as f32);
+            let mut out = [0.0f32; 4];
+            for (xx, yy, wgt) in [
+                (x0, y0, (1.0 - tx) * (1.0 - ty)),
+                (x1, y0, tx * (1.0 - ty)),
+                (x0, y1, (1.0 - tx) * ty),
+                (x1, y1, tx * ty),
+            ] {
+                let v = norm[yy * cw + xx];
+                for c in 0..4 {
+                    out[c] += v[c] * wgt * v[3];
+                }
+            }
+            out
         };
         let (fw, fh, fine) = &mut levels[k];
         for y in 0..*fh {
             for x in 0..*fw {
                 let p = &mut fine[y * *fw + x];
-                let c = coarse[(y / 2) * cw + x / 2];
+                let c = sample(x, y);
                 if c[3] > 0.0 {
                     let t = (1.0 - p[3]).max(0.0);
                     for ch in 0..3 {

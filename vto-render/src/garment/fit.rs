@@ -91,35 +91,43 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
         let Some(ag) = (sl.cuff - sl.root).try_normalize() else {
             continue;
         };
-        let ng = perp(ag);
+        // The garment's outer edge is the shoulder's side of the sleeve.
+        let ng = perp(ag) * (g.shoulder[s] - sl.root).dot(perp(ag)).signum();
         let arm = &f.arms[s];
-        let root_b = sim.apply(sl.root);
-        let (_, dir0) = arm.along(root_b, 0.0);
-        let side_g = (g.shoulder[s] - sl.root).dot(ng).signum();
-        let side_b = (sim.apply(g.shoulder[s]) - root_b).dot(perp(dir0)).signum();
-        let flip = if side_g == side_b { 1.0 } else { -1.0 };
-        // The arm's length to the wrist from the sleeve's root.
-        let to_wrist = root_b.distance(arm.chain[1]) + arm.chain[1].distance(arm.chain[2]);
+        let start = arm.chain[0];
+        let (_, dir0) = arm.along(start, 0.0);
+        // On the body the outer edge faces away from the torso (and up, for a raised arm).
+        let away = (start - (f.shoulder[0] + f.shoulder[1]) * 0.5).normalize_or_zero() - f.down * 0.5;
+        let out_sign = if perp(dir0).dot(away) >= 0.0 { 1.0 } else { -1.0 };
+        let to_wrist = start.distance(arm.chain[1]) + arm.chain[1].distance(arm.chain[2]);
         let len_b = (len_g * sim.s).min(to_wrist);
         let stations: &[f32] = if g.long_sleeves {
             &[0.2, 0.4, 0.6, 0.8, 1.0]
         } else {
-            &[0.4, 0.75, 1.0]
+            &[0.45, 0.75, 1.0]
         };
+        let seam_b = sim.apply(g.shoulder[s]);
+        let armpit_b = sim.apply(g.armpit[s]);
         let mut pg = vec![g.shoulder[s], g.armpit[s]];
-        let mut pb = vec![sim.apply(g.shoulder[s]), sim.apply(g.armpit[s])];
+        let mut pb = vec![seam_b, armpit_b];
+        let cuff_out_g = sl.cuff + ng * sl.cuff_half_width;
+        let cuff_in_g = sl.cuff - ng * sl.cuff_half_width;
         for &t in stations {
             let hw_g = sl.root_half_width + (sl.cuff_half_width - sl.root_half_width) * t;
-            let c_g = sl.root + ag * len_g * t;
-            let (c_b, dir) = arm.along(root_b, len_b * t);
-            let nb = perp(dir) * flip;
-            let hw_b = hw_g * sim.s;
-            pg.push(c_g + ng * hw_g);
-            pg.push(c_g - ng * hw_g);
+            let (c_b, dir) = arm.along(start, len_b * t);
+            let nb = perp(dir) * out_sign;
+            let hw_b = hw_g.min(sl.cuff_half_width * 1.4) * sim.s;
+            pg.push(g.shoulder[s] + (cuff_out_g - g.shoulder[s]) * t);
             pb.push(c_b + nb * hw_b);
-            pb.push(c_b - nb * hw_b);
+            // The inner edge only where it lies below the armpit (above it, it is folded
+            // under the arm and out of sight).
+            let inner = c_b - nb * hw_b;
+            if (inner - armpit_b).dot(f.down) > 0.05 * sw {
+                pg.push(g.armpit[s] + (cuff_in_g - g.armpit[s]) * t);
+                pb.push(inner);
+            }
         }
-        cuffs[s] = Some(arm.along(root_b, len_b).0);
+        cuffs[s] = Some(arm.along(start, len_b).0);
         parts.push(Part {
             label: if s == 0 {
                 label::SLEEVE_LEFT

@@ -140,8 +140,8 @@ impl BodyFrame {
             _ => square,
         };
         let seam = [
-            shoulder[0] - across * 0.07 * sw - down * 0.05 * sw,
-            shoulder[1] + across * 0.07 * sw - down * 0.05 * sw,
+            shoulder[0] - across * 0.07 * sw - down * 0.12 * sw,
+            shoulder[1] + across * 0.07 * sw - down * 0.12 * sw,
         ];
         let arms = [0, 1].map(|s| {
             let hand_c = (hand[0][s].0 + hand[1][s].0 + hand[2][s].0) / 3.0;
@@ -150,6 +150,15 @@ impl BodyFrame {
                 visibility: elbow[s].1.min(wrist[s].1),
             }
         });
+        if let Some(choice) = &person.face {
+            let fw = choice.face.width_px();
+            if fw > 0.0 && sw < 1.1 * fw {
+                return Err(no_body(
+                    "the body is turned sideways: the shoulders are hardly wider than the face; \
+                     garments need a frontal upper body",
+                ));
+            }
+        }
         let (face_oval, skin) = match &person.face {
             Some(choice) => {
                 let lm = &choice.face.landmarks;

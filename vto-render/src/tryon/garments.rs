@@ -125,6 +125,7 @@ impl TryOn for UpperGarment {
         let t_compose = ms(t);
         let lm = &g.landmarks;
         let metadata = json!({
+            "category": self.category().as_str(),
             "garment": {
                 "size_px": [g.width, g.height],
                 "mask_from_alpha": g.from_alpha,
