@@ -86,7 +86,9 @@ fn main() {
             let name = format!("{stem}-{}", g.name());
             match renderer.try_on(&tryon, &person, &product_png) {
                 Ok(r) => {
-                    r.image.save(out.join(format!("{name}.png"))).expect("write");
+                    r.image
+                        .save(out.join(format!("{name}.png")))
+                        .expect("write");
                     side_by_side(&[&person_img, &product_img, &r.image], 512)
                         .save(out.join(format!("{name}-side.png")))
                         .expect("write");

@@ -17,10 +17,10 @@ use glam::Vec2;
 use image::RgbaImage;
 use rayon::prelude::*;
 
+use super::label;
 use super::person::BodyFrame;
 use super::sample::box_blur;
 use super::warp::WarpOutput;
-use super::label;
 
 /// What [`compose`] did, for the metadata and tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -48,6 +48,10 @@ pub struct Layers<'a> {
     pub warped: &'a WarpOutput,
     /// How far along the hem lies below the shoulders' midpoint (pixels, along the torso axis).
     pub hem_depth: f32,
+    /// The torso's outline on the photo ([`super::fit::UpperFit::torso_outline`]).
+    pub torso_outline: &'a [Vec2],
+    /// How far each sleeve reaches along its arm ([`super::fit::UpperFit::sleeve_reach`]).
+    pub sleeve_reach: [f32; 2],
 }
 
 fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> (f32, f32) {
@@ -93,7 +97,9 @@ pub fn skin_likeness(px: [f32; 3], skin: [f32; 3]) -> f32 {
         return smoothstep(0.6, 0.8, ratio) * (1.0 - smoothstep(1.25, 1.45, ratio));
     }
     let dc = ((p[1] - s[1]).powi(2) + (p[2] - s[2]).powi(2)).sqrt();
-    (1.0 - smoothstep(10.0, 22.0, dc)) * smoothstep(0.35, 0.55, ratio) * (1.0 - smoothstep(1.5, 1.8, ratio))
+    (1.0 - smoothstep(10.0, 22.0, dc))
+        * smoothstep(0.35, 0.55, ratio)
+        * (1.0 - smoothstep(1.25, 1.45, ratio))
 }
 
 /// Zones per pixel: arm capsules (with the falloff across the limb), hands, neck.
@@ -112,22 +118,42 @@ struct Zone {
     head: bool,
     /// Below the hem.
     below_hem: bool,
+    /// Inside the garment torso's outline.
+    torso: bool,
+    /// In an arm's capsule past the end of its new sleeve: the arm is in front of the torso.
+    bare_arm: bool,
 }
 
-fn zone(f: &BodyFrame, p: Vec2, chin: Option<Vec2>, hem_depth: f32) -> Zone {
+fn zone(
+    f: &BodyFrame,
+    p: Vec2,
+    chin: Option<Vec2>,
+    hem_depth: f32,
+    torso: &[Vec2],
+    reach: [f32; 2],
+) -> Zone {
     let sw = f.shoulder_width;
     let mut z = Zone::default();
-    for arm in &f.arms {
+    for (k, arm) in f.arms.iter().enumerate() {
         if arm.visibility < 0.4 {
             continue;
         }
         let [s, e, w, h] = arm.chain;
-        let (du, _) = seg_dist(p, s, e);
-        let (df, _) = seg_dist(p, e, w);
+        let (du, tu) = seg_dist(p, s, e);
+        let (df, tf) = seg_dist(p, e, w);
         let (ru, rf) = (0.15 * sw, 0.12 * sw);
         let a = (du / ru).min(df / rf);
         if a < 1.0 {
             z.arm = Some(z.arm.map_or(a, |b: f32| b.min(a)));
+            let upper = s.distance(e);
+            let along = if du / ru <= df / rf {
+                tu * upper
+            } else {
+                upper + tf * e.distance(w)
+            };
+            if along > reach[k] + 0.04 * sw {
+                z.bare_arm = true;
+            }
         }
         if df < rf {
             z.forearm = true;
@@ -140,14 +166,15 @@ fn zone(f: &BodyFrame, p: Vec2, chin: Option<Vec2>, hem_depth: f32) -> Zone {
     let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
     if let Some(c) = chin {
         let (d, t) = seg_dist(p, c, mid);
-        if d < 0.16 * sw && t > 0.0 {
-            z.neck = Some((d / (0.16 * sw), t));
+        if d < 0.13 * sw && t > 0.0 {
+            z.neck = Some((d / (0.13 * sw), t));
         }
         if (p - c).dot(f.down) < 0.0 && (p - c).dot(f.across).abs() < 0.5 * sw {
             z.head = true;
         }
     }
     z.below_hem = (p - mid).dot(f.down) > hem_depth;
+    z.torso = inside(torso, p);
     z
 }
 
@@ -161,14 +188,24 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
     let skin = f.skin.unwrap_or([200.0, 160.0, 140.0]);
     let px = |i: usize| {
         let p = l.photo.as_raw();
-        [f32::from(p[4 * i]), f32::from(p[4 * i + 1]), f32::from(p[4 * i + 2])]
+        [
+            f32::from(p[4 * i]),
+            f32::from(p[4 * i + 1]),
+            f32::from(p[4 * i + 2]),
+        ]
     };
     // Per pixel: zone, skin likeness, face.
     let zones: Vec<Zone> = (0..wu * hu)
         .into_par_iter()
-        .map(|i| zone(f, Vec2::new((i % wu) as f32, (i / wu) as f32), chin, l.hem_depth))
+        .map(|i| {
+            let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
+            zone(f, p, chin, l.hem_depth, l.torso_outline, l.sleeve_reach)
+        })
         .collect();
-    let skin_p: Vec<f32> = (0..wu * hu).into_par_iter().map(|i| skin_likeness(px(i), skin)).collect();
+    let skin_p: Vec<f32> = (0..wu * hu)
+        .into_par_iter()
+        .map(|i| skin_likeness(px(i), skin))
+        .collect();
     let face: Vec<bool> = (0..wu * hu)
         .into_par_iter()
         .map(|i| {
@@ -187,7 +224,8 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
             let z = zones[i];
             let front = face[i]
                 || (z.hand && skin_p[i] > 0.5)
-                || (z.forearm && l.warped.top[i] == label::TORSO && skin_p[i] > 0.5);
+                || (z.forearm && l.warped.top[i] == label::TORSO && skin_p[i] > 0.5)
+                || (z.bare_arm && l.warped.top[i] == label::TORSO);
             if front {
                 stats.kept_in_front += 1;
                 0.0
@@ -199,12 +237,22 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
     let alpha = {
         // Soften the cut-outs by a pixel so kept regions have no jagged rim.
         let soft = box_blur(&alpha, wu, hu, 1);
-        alpha.iter().zip(&soft).map(|(&a, &s)| a.min(s * 1.5).min(1.0)).collect::<Vec<f32>>()
+        alpha
+            .iter()
+            .zip(&soft)
+            .map(|(&a, &s)| a.min(s * 1.5).min(1.0))
+            .collect::<Vec<f32>>()
     };
     stats.covered = alpha.iter().filter(|&&a| a > 0.5).count();
     // Shading: the low-passed luminance of the clothing region.
     let clothing: Vec<f32> = (0..wu * hu)
-        .map(|i| if face[i] { 0.0 } else { l.person[i] * (1.0 - skin_p[i]) })
+        .map(|i| {
+            if face[i] {
+                0.0
+            } else {
+                l.person[i] * (1.0 - skin_p[i])
+            }
+        })
         .collect();
     let luma: Vec<f32> = (0..wu * hu)
         .map(|i| {
@@ -239,7 +287,11 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
     let lc: Vec<f32> = luma.iter().zip(&clothing).map(|(a, b)| a * b).collect();
     let num = box_blur(&box_blur(&lc, wu, hu, r), wu, hu, r);
     let den = box_blur(&box_blur(&clothing, wu, hu, r), wu, hu, r);
-    let low: Vec<f32> = num.iter().zip(&den).map(|(n, d)| if *d > 0.02 { n / d } else { -1.0 }).collect();
+    let low: Vec<f32> = num
+        .iter()
+        .zip(&den)
+        .map(|(n, d)| if *d > 0.02 { n / d } else { -1.0 })
+        .collect();
     let (mut sum, mut n) = (0.0f64, 0.0f64);
     for i in 0..wu * hu {
         if alpha[i] > 0.5 && low[i] > 0.0 && clothing[i] > 0.5 {
@@ -250,11 +302,20 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
     let reference = if n > 0.0 { (sum / n) as f32 } else { 0.5 };
     let ratio: Vec<f32> = low
         .iter()
-        .map(|&v| if v < 0.0 { 1.0 } else { (v / reference.max(0.02)).powf(0.6).clamp(0.6, 1.2) })
+        .map(|&v| {
+            if v < 0.0 {
+                1.0
+            } else {
+                (v / reference.max(0.02)).powf(0.6).clamp(0.6, 1.2)
+            }
+        })
         .collect();
     // Uncovering: old clothing the new garment leaves bare.
     let near_garment = {
-        let cov: Vec<f32> = alpha.iter().map(|&a| if a > 0.3 { 1.0 } else { 0.0 }).collect();
+        let cov: Vec<f32> = alpha
+            .iter()
+            .map(|&a| if a > 0.3 { 1.0 } else { 0.0 })
+            .collect();
         box_blur(&cov, wu, hu, ((0.15 * sw) as usize).max(2))
     };
     let mut fill = vec![0u8; wu * hu]; // 1 skin, 2 background
@@ -262,7 +323,17 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
     for i in 0..wu * hu {
         let z = zones[i];
         let old = l.person[i] * (1.0 - skin_p[i]) * (1.0 - alpha[i]);
-        if face[i] || z.hand || old < 0.3 {
+        if face[i] || z.hand || (z.torso && !z.bare_arm) {
+            continue;
+        }
+        // The neck between the chin and the new collar is skin whatever showed there (an old
+        // collar is often as light as pale skin): one even fill, feathered at its sides.
+        if z.neck.is_some() && z.arm.is_none() && alpha[i] < 0.5 && l.person[i] > 0.3 {
+            fill[i] = 1;
+            bare[i] = 1.0;
+            continue;
+        }
+        if old < 0.3 {
             continue;
         }
         if z.arm.is_some() || z.neck.is_some() {
@@ -291,7 +362,7 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
                 let under_chin = z.neck.map_or(1.0, |n| 0.72 + 0.25 * n.1);
                 let shade = ratio[i].clamp(0.85, 1.1) * (1.0 - 0.3 * across * across) * under_chin;
                 // Feathered towards the capsule's edge.
-                let k = smoothstep(0.0, 0.6, bare[i]) * (1.0 - smoothstep(0.7, 1.0, across));
+                let k = smoothstep(0.0, 0.6, bare[i]) * (1.0 - smoothstep(0.6, 1.0, across));
                 for ch in 0..3 {
                     c[ch] = c[ch] * (1.0 - k) + skin[ch] * shade * k;
                 }

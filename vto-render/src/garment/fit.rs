@@ -26,6 +26,12 @@ pub struct UpperFit {
     pub scale: f32,
     /// Each sleeve's end on the body (photo pixels), when the garment has sleeves.
     pub cuffs: [Option<Vec2>; 2],
+    /// How far each sleeve reaches along its arm from the shoulder keypoint (pixels; 0
+    /// without sleeves).
+    pub sleeve_reach: [f32; 2],
+    /// The torso's outline on the photo (neck, shoulders, armpits, hem corners): inside it
+    /// nothing is invented (an open front shows what the person wears).
+    pub torso_outline: Vec<Vec2>,
 }
 
 /// The similarity from garment pixels to photo pixels (see the module docs).
@@ -67,7 +73,10 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
     };
     let sw = f.shoulder_width;
     let hem_mid = (g.hem[0] + g.hem[1]) * 0.5;
-    let waist = [(g.armpit[0] + g.hem[0]) * 0.5, (g.armpit[1] + g.hem[1]) * 0.5];
+    let waist = [
+        (g.armpit[0] + g.hem[0]) * 0.5,
+        (g.armpit[1] + g.hem[1]) * 0.5,
+    ];
     let torso_g = vec![
         g.neck[0],
         g.neck[1],
@@ -85,6 +94,7 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
     let torso_b: Vec<Vec2> = torso_g.iter().map(|p| sim.apply(*p)).collect();
     let mut parts = Vec::new();
     let mut cuffs = [None, None];
+    let mut sleeve_reach = [0.0; 2];
     for s in 0..2 {
         let Some(sl) = g.sleeve[s] else { continue };
         let len_g = sl.length();
@@ -97,8 +107,13 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
         let start = arm.chain[0];
         let (_, dir0) = arm.along(start, 0.0);
         // On the body the outer edge faces away from the torso (and up, for a raised arm).
-        let away = (start - (f.shoulder[0] + f.shoulder[1]) * 0.5).normalize_or_zero() - f.down * 0.5;
-        let out_sign = if perp(dir0).dot(away) >= 0.0 { 1.0 } else { -1.0 };
+        let away =
+            (start - (f.shoulder[0] + f.shoulder[1]) * 0.5).normalize_or_zero() - f.down * 0.5;
+        let out_sign = if perp(dir0).dot(away) >= 0.0 {
+            1.0
+        } else {
+            -1.0
+        };
         let to_wrist = start.distance(arm.chain[1]) + arm.chain[1].distance(arm.chain[2]);
         let len_b = (len_g * sim.s).min(to_wrist);
         let stations: &[f32] = if g.long_sleeves {
@@ -128,6 +143,7 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
             }
         }
         cuffs[s] = Some(arm.along(start, len_b).0);
+        sleeve_reach[s] = len_b;
         parts.push(Part {
             label: if s == 0 {
                 label::SLEEVE_LEFT
@@ -146,7 +162,23 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
         body: torso_b,
     });
     let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
+    let torso_outline = [
+        g.neck[0],
+        g.shoulder[0],
+        g.armpit[0],
+        g.hem[0],
+        g.hem[1],
+        g.armpit[1],
+        g.shoulder[1],
+        g.neck[1],
+        g.neck_centre,
+    ]
+    .iter()
+    .map(|p| sim.apply(*p))
+    .collect();
     Ok(UpperFit {
+        torso_outline,
+        sleeve_reach,
         parts,
         hem_depth: (sim.apply(hem_mid) - mid).dot(f.down),
         scale: sim.s,

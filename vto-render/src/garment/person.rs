@@ -73,7 +73,8 @@ pub struct BodyFrame {
 }
 
 fn kp(k: &[PoseKeypoint], i: usize) -> Option<(Vec2, f32)> {
-    k.get(i).map(|p| (Vec2::new(p.x, p.y), p.visibility.min(p.presence)))
+    k.get(i)
+        .map(|p| (Vec2::new(p.x, p.y), p.visibility.min(p.presence)))
 }
 
 impl BodyFrame {
@@ -97,7 +98,10 @@ impl BodyFrame {
             return Err(no_body("the shoulders are too close together"));
         }
         let in_photo = |p: Vec2| {
-            p.x > -0.1 * w as f32 && p.x < 1.1 * w as f32 && p.y > -0.1 * h as f32 && p.y < 1.1 * h as f32
+            p.x > -0.1 * w as f32
+                && p.x < 1.1 * w as f32
+                && p.y > -0.1 * h as f32
+                && p.y < 1.1 * h as f32
         };
         if !in_photo(s11) || !in_photo(s12) {
             return Err(no_body("the shoulders are outside the photo"));

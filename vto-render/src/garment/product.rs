@@ -255,7 +255,10 @@ fn close_binary(fg: &[bool], w: usize, h: usize, r: usize) -> Vec<bool> {
         .iter()
         .map(|&v| if v > 1e-4 { 1.0 } else { 0.0 })
         .collect();
-    box_blur(&dilated, w, h, r).iter().map(|&v| v > 0.9999).collect()
+    box_blur(&dilated, w, h, r)
+        .iter()
+        .map(|&v| v > 0.9999)
+        .collect()
 }
 
 /// The largest 4-connected component of `fg`.
@@ -330,6 +333,49 @@ fn soften(fg: &[bool], w: usize, h: usize) -> Vec<f32> {
     out
 }
 
+/// The photo with the garment's edge pixels (mask under 1) recoloured from the fully covered
+/// pixels within two pixels: the background blended into the outline would show as a light
+/// or dark rim on the person.
+fn decontaminate(img: &RgbaImage, mask: &[f32]) -> RgbaImage {
+    let (w, h) = (img.width() as i32, img.height() as i32);
+    let mut out = img.clone();
+    for y in 0..h {
+        for x in 0..w {
+            let m = mask[(y * w + x) as usize];
+            if m <= 0.0 || m >= 0.999 {
+                continue;
+            }
+            let mut sum = [0u32; 3];
+            let mut n = 0u32;
+            for dy in -2..=2 {
+                for dx in -2..=2 {
+                    let (xx, yy) = (x + dx, y + dy);
+                    if xx < 0
+                        || yy < 0
+                        || xx >= w
+                        || yy >= h
+                        || mask[(yy * w + xx) as usize] < 0.999
+                    {
+                        continue;
+                    }
+                    let p = img.get_pixel(xx as u32, yy as u32).0;
+                    for c in 0..3 {
+                        sum[c] += u32::from(p[c]);
+                    }
+                    n += 1;
+                }
+            }
+            if n > 0 {
+                let p = out.get_pixel_mut(x as u32, y as u32);
+                for c in 0..3 {
+                    p.0[c] = (sum[c] / n) as u8;
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Row runs `[start, end]` (inclusive) of a binary row.
 fn runs(row: &[bool]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
@@ -399,6 +445,7 @@ pub fn prepare(photo: &RgbaImage) -> Result<GarmentImage, GarmentError> {
         ));
     }
     let (landmarks, labels) = measure(&fg, w, h)?;
+    let img = &decontaminate(img, &mask);
     let mut rgba = Vec::with_capacity(w * h);
     let mut sum = [0.0f64; 4];
     for (i, p) in img.pixels().enumerate() {
@@ -426,31 +473,46 @@ pub fn prepare(photo: &RgbaImage) -> Result<GarmentImage, GarmentError> {
         rgba,
         labels,
         landmarks,
-        torso_colour: [
-            (sum[0] / n) as u8,
-            (sum[1] / n) as u8,
-            (sum[2] / n) as u8,
-        ],
+        torso_colour: [(sum[0] / n) as u8, (sum[1] / n) as u8, (sum[2] / n) as u8],
         from_alpha,
     })
 }
 
 /// Landmarks and part labels of a binary garment mask (see the module docs).
-pub fn measure(fg: &[bool], w: usize, h: usize) -> Result<(GarmentLandmarks, Vec<u8>), GarmentError> {
+pub fn measure(
+    fg: &[bool],
+    w: usize,
+    h: usize,
+) -> Result<(GarmentLandmarks, Vec<u8>), GarmentError> {
     let none = || GarmentError::NoGarment("the garment's outline could not be measured".into());
     let rows: Vec<Vec<(usize, usize)>> = (0..h).map(|y| runs(&fg[y * w..(y + 1) * w])).collect();
     let y_top = rows.iter().position(|r| !r.is_empty()).ok_or_else(none)?;
     let y_bot = rows.iter().rposition(|r| !r.is_empty()).ok_or_else(none)?;
-    let x0 = rows.iter().filter_map(|r| r.first()).map(|r| r.0).min().ok_or_else(none)?;
-    let x1 = rows.iter().filter_map(|r| r.last()).map(|r| r.1).max().ok_or_else(none)?;
+    let x0 = rows
+        .iter()
+        .filter_map(|r| r.first())
+        .map(|r| r.0)
+        .min()
+        .ok_or_else(none)?;
+    let x1 = rows
+        .iter()
+        .filter_map(|r| r.last())
+        .map(|r| r.1)
+        .max()
+        .ok_or_else(none)?;
     let xc = (x0 + x1) / 2;
     let max_gap = (x1 - x0) / 2;
     let spans: Vec<Option<(usize, usize, bool)>> =
         rows.iter().map(|r| torso_span(r, xc, max_gap)).collect();
-    let y_hem = (y_top..=y_bot).rev().find(|&y| spans[y].is_some()).ok_or_else(none)?;
+    let y_hem = (y_top..=y_bot)
+        .rev()
+        .find(|&y| spans[y].is_some())
+        .ok_or_else(none)?;
     let height = (y_hem - y_top).max(8);
     if height < 16 || x1 - x0 < 16 {
-        return Err(GarmentError::NoGarment("the garment is too small to measure".into()));
+        return Err(GarmentError::NoGarment(
+            "the garment is too small to measure".into(),
+        ));
     }
     let y_corner = y_hem.saturating_sub(height / 100 + 1).max(y_top);
     let (hl, hr, _) = spans[y_corner].or(spans[y_hem]).ok_or_else(none)?;
@@ -493,7 +555,9 @@ pub fn measure(fg: &[bool], w: usize, h: usize) -> Result<(GarmentLandmarks, Vec
     }
     let fallback_y = y_top + height * 3 / 10;
     let side_at = |y: usize, right: bool| {
-        spans[y].map(|s| if right { s.1 } else { s.0 }).unwrap_or(if right { hr } else { hl })
+        spans[y]
+            .map(|s| if right { s.1 } else { s.0 })
+            .unwrap_or(if right { hr } else { hl })
     };
     let has_sleeves = armpit_y.iter().all(Option::is_some);
     let armpit = [0, 1].map(|s| match armpit_y[s] {
@@ -626,8 +690,14 @@ fn measure_sleeve(labels: &[u8], w: usize, id: u8, shoulder: Vec2, armpit: Vec2)
     // Two rounds: the centroid's direction, then the cuff's.
     for _ in 0..2 {
         let n = perp(axis);
-        let len = pts.iter().map(|p| (*p - root).dot(axis)).fold(0.0, f32::max);
-        let far: Vec<&Vec2> = pts.iter().filter(|p| (**p - root).dot(axis) > 0.88 * len).collect();
+        let len = pts
+            .iter()
+            .map(|p| (*p - root).dot(axis))
+            .fold(0.0, f32::max);
+        let far: Vec<&Vec2> = pts
+            .iter()
+            .filter(|p| (**p - root).dot(axis) > 0.88 * len)
+            .collect();
         if far.is_empty() {
             return None;
         }

@@ -156,9 +156,19 @@ fn shape(g: SampleGarment, p: Vec2) -> u8 {
         return 1;
     }
     let sleeves = if g.long_sleeves() {
-        mirror(&[[190.0, 160.0], [318.0, 680.0], [262.0, 700.0], [184.0, 332.0]])
+        mirror(&[
+            [190.0, 160.0],
+            [318.0, 680.0],
+            [262.0, 700.0],
+            [184.0, 332.0],
+        ])
     } else {
-        mirror(&[[190.0, 160.0], [318.0, 258.0], [276.0, 336.0], [182.0, 328.0]])
+        mirror(&[
+            [190.0, 160.0],
+            [318.0, 258.0],
+            [276.0, 336.0],
+            [182.0, 328.0],
+        ])
     };
     if sleeves.iter().any(|s| inside(s, p)) {
         return 2;
@@ -168,7 +178,9 @@ fn shape(g: SampleGarment, p: Vec2) -> u8 {
 
 /// A cheap hash noise in [-1, 1].
 fn noise(x: u32, y: u32, seed: u32) -> f32 {
-    let mut h = x.wrapping_mul(374_761_393) ^ y.wrapping_mul(668_265_263) ^ seed.wrapping_mul(2_246_822_519);
+    let mut h = x.wrapping_mul(374_761_393)
+        ^ y.wrapping_mul(668_265_263)
+        ^ seed.wrapping_mul(2_246_822_519);
     h = (h ^ (h >> 13)).wrapping_mul(1_274_126_177);
     h ^= h >> 16;
     (h & 0xffff) as f32 / 32_767.5 - 1.0
@@ -225,9 +237,10 @@ fn fabric(g: SampleGarment, p: Vec2, part: u8) -> [f32; 3] {
             let collar = mirror(&[[58.0, 116.0], [80.0, 124.0], [40.0, 210.0], [4.0, 160.0]]);
             if collar.iter().any(|poly| inside(poly, p)) {
                 c = base.map(|v| (v * 1.08).min(255.0));
-                if collar.iter().any(|poly| {
-                    poly.windows(2).any(|e| seg_dist(p, e[0], e[1]) < 1.5)
-                }) {
+                if collar
+                    .iter()
+                    .any(|poly| poly.windows(2).any(|e| seg_dist(p, e[0], e[1]) < 1.5))
+                {
                     c = c.map(|v| v * 0.75);
                 }
             }
@@ -236,9 +249,10 @@ fn fabric(g: SampleGarment, p: Vec2, part: u8) -> [f32; 3] {
             let lapels = mirror(&[[0.0, 150.0], [70.0, 116.0], [110.0, 250.0], [22.0, 420.0]]);
             if part == 1 && lapels.iter().any(|poly| inside(poly, p)) {
                 c = base.map(|v| v * 0.82);
-                if lapels.iter().any(|poly| {
-                    poly.windows(2).any(|e| seg_dist(p, e[0], e[1]) < 2.0)
-                }) {
+                if lapels
+                    .iter()
+                    .any(|poly| poly.windows(2).any(|e| seg_dist(p, e[0], e[1]) < 2.0))
+                {
                     c = base.map(|v| v * 0.6);
                 }
             }
@@ -281,7 +295,10 @@ fn render(g: SampleGarment) -> RgbaImage {
         }
     }
     // Distance to the outline (up to 24 px), for edge shading: a chamfer pass each way.
-    let mut dist = cover.iter().map(|&c| if c > 0.5 { 24.0f32 } else { 0.0 }).collect::<Vec<_>>();
+    let mut dist = cover
+        .iter()
+        .map(|&c| if c > 0.5 { 24.0f32 } else { 0.0 })
+        .collect::<Vec<_>>();
     let (wu, hu) = (w as usize, h as usize);
     for y in 0..hu {
         for x in 0..wu {
@@ -428,25 +445,56 @@ mod tests {
             let img = g.render();
             let garment = prepare(&img).unwrap_or_else(|e| panic!("{}: {e}", g.name()));
             let lm = garment.landmarks;
-            assert_eq!(garment.from_alpha, g == SampleGarment::AlphaTee, "{}", g.name());
+            assert_eq!(
+                garment.from_alpha,
+                g == SampleGarment::AlphaTee,
+                "{}",
+                g.name()
+            );
             assert_eq!(lm.long_sleeves, g.long_sleeves(), "{}: {lm:?}", g.name());
-            assert_eq!(lm.open_front, g == SampleGarment::Jacket, "{}: {lm:?}", g.name());
-            assert!(lm.sleeve.iter().all(Option::is_some), "{}: {lm:?}", g.name());
+            assert_eq!(
+                lm.open_front,
+                g == SampleGarment::Jacket,
+                "{}: {lm:?}",
+                g.name()
+            );
+            assert!(
+                lm.sleeve.iter().all(Option::is_some),
+                "{}: {lm:?}",
+                g.name()
+            );
             // Drawn shoulders at ±190, hem ±186 at y 740, armpits at y 330.
             for s in 0..2 {
                 let sign = if s == 0 { -1.0 } else { 1.0 };
-                assert!((lm.shoulder[s].x - (CX + sign * 190.0)).abs() < 24.0, "{}: {lm:?}", g.name());
+                assert!(
+                    (lm.shoulder[s].x - (CX + sign * 190.0)).abs() < 24.0,
+                    "{}: {lm:?}",
+                    g.name()
+                );
                 // A long sleeve lies close to the torso below the armpit: the narrow wedge between
                 // them closes a little lower.
-                assert!((lm.armpit[s].y - 330.0).abs() < 45.0, "{}: {lm:?}", g.name());
+                assert!(
+                    (lm.armpit[s].y - 330.0).abs() < 45.0,
+                    "{}: {lm:?}",
+                    g.name()
+                );
                 assert!((lm.hem[s].y - 738.0).abs() < 10.0, "{}: {lm:?}", g.name());
             }
-            assert!(lm.neck[1].x - lm.neck[0].x < lm.shoulder_width() * 0.6, "{lm:?}");
+            assert!(
+                lm.neck[1].x - lm.neck[0].x < lm.shoulder_width() * 0.6,
+                "{lm:?}"
+            );
             if g != SampleGarment::StripedTee && g != SampleGarment::LogoTee {
                 let want = g.base_colour();
                 let got = garment.torso_colour;
-                let d: i32 = (0..3).map(|c| (i32::from(want[c]) - i32::from(got[c])).abs()).sum();
-                assert!(d < 60, "{}: torso colour {got:?}, fabric {want:?}", g.name());
+                let d: i32 = (0..3)
+                    .map(|c| (i32::from(want[c]) - i32::from(got[c])).abs())
+                    .sum();
+                assert!(
+                    d < 60,
+                    "{}: torso colour {got:?}, fabric {want:?}",
+                    g.name()
+                );
             }
         }
     }
@@ -471,13 +519,16 @@ mod debug_dump {
             img.save(format!("/tmp/garm-{}.png", g.name())).unwrap();
             let (mask, _) = crate::garment::product::garment_mask(&img);
             let fg: Vec<bool> = mask.iter().map(|&m| m > 0.5).collect();
-            let (_, labels) = crate::garment::product::measure(&fg, img.width() as usize, img.height() as usize).unwrap();
+            let (_, labels) =
+                crate::garment::product::measure(&fg, img.width() as usize, img.height() as usize)
+                    .unwrap();
             let out = image::RgbImage::from_fn(img.width(), img.height(), |x, y| {
                 let l = labels[(y * img.width() + x) as usize];
                 let m = fg[(y * img.width() + x) as usize];
                 image::Rgb([l * 80, if m { 100 } else { 0 }, 0])
             });
-            out.save(format!("/tmp/garm-labels-{}.png", g.name())).unwrap();
+            out.save(format!("/tmp/garm-labels-{}.png", g.name()))
+                .unwrap();
         }
     }
 }

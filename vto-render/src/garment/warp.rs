@@ -108,7 +108,9 @@ fn solve_linear(mut a: Vec<Vec<f64>>, mut b: Vec<[f64; 2]>) -> Option<Vec<[f64; 
         }
         x[row] = [s[0] / a[row][row], s[1] / a[row][row]];
     }
-    x.iter().all(|v| v[0].is_finite() && v[1].is_finite()).then_some(x)
+    x.iter()
+        .all(|v| v[0].is_finite() && v[1].is_finite())
+        .then_some(x)
 }
 
 impl PartWarp {
@@ -152,7 +154,10 @@ impl PartWarp {
             label: part.label,
             region: part.region,
             centres: c,
-            weights: x[..n].iter().map(|w| Vec2::new(w[0] as f32, w[1] as f32)).collect(),
+            weights: x[..n]
+                .iter()
+                .map(|w| Vec2::new(w[0] as f32, w[1] as f32))
+                .collect(),
             affine: [
                 x[n][0] as f32,
                 x[n + 1][0] as f32,
@@ -269,7 +274,10 @@ impl Warper {
         (width, height): (u32, u32),
     ) -> Result<WarpOutput, GarmentError> {
         if parts.len() > MAX_PARTS {
-            return Err(GarmentError::Degenerate(format!("{} parts (at most {MAX_PARTS})", parts.len())));
+            return Err(GarmentError::Degenerate(format!(
+                "{} parts (at most {MAX_PARTS})",
+                parts.len()
+            )));
         }
         let ctx = &*self.ctx;
         let params = GarmentWarpParams {
@@ -313,7 +321,11 @@ impl Warper {
 }
 
 /// The CPU reference of the `garment/warp` kernel (the tests' oracle).
-pub fn cpu_warp(garment: &GarmentImage, parts: &[PartWarp], (width, height): (u32, u32)) -> WarpOutput {
+pub fn cpu_warp(
+    garment: &GarmentImage,
+    parts: &[PartWarp],
+    (width, height): (u32, u32),
+) -> WarpOutput {
     let (gw, gh) = (garment.width as i32, garment.height as i32);
     let texel = |x: i32, y: i32, l: u8| -> [f32; 4] {
         if x < 0 || y < 0 || x >= gw || y >= gh {
@@ -396,14 +408,22 @@ mod tests {
             region: [0.0, 0.0, 500.0, 500.0],
         };
         let w = PartWarp::solve(&part, 512.0).unwrap();
-        for p in [Vec2::new(0.0, 0.0), Vec2::new(250.0, 333.0), Vec2::new(480.0, 20.0)] {
+        for p in [
+            Vec2::new(0.0, 0.0),
+            Vec2::new(250.0, 333.0),
+            Vec2::new(480.0, 20.0),
+        ] {
             assert!(w.eval(p).distance(affine(p)) < 0.05, "{p}: {}", w.eval(p));
         }
         let mut bent = part.clone();
         bent.garment[4] += Vec2::new(20.0, -10.0);
         let w = PartWarp::solve(&bent, 512.0).unwrap();
         for (b, g) in bent.body.iter().zip(&bent.garment) {
-            assert!(w.eval(*b).distance(*g) < 0.5, "{b} → {} not {g}", w.eval(*b));
+            assert!(
+                w.eval(*b).distance(*g) < 0.5,
+                "{b} → {} not {g}",
+                w.eval(*b)
+            );
         }
     }
 

@@ -31,7 +31,11 @@ pub enum UpperGarment {
 
 impl UpperGarment {
     /// Every upper-body garment category.
-    pub const ALL: [UpperGarment; 3] = [UpperGarment::Shirt, UpperGarment::Tshirt, UpperGarment::Jacket];
+    pub const ALL: [UpperGarment; 3] = [
+        UpperGarment::Shirt,
+        UpperGarment::Tshirt,
+        UpperGarment::Jacket,
+    ];
 
     /// How much wider than the body's shoulder seams the garment sits.
     pub fn ease(self) -> f32 {
@@ -45,7 +49,9 @@ impl UpperGarment {
 impl From<GarmentError> for TryOnError {
     fn from(e: GarmentError) -> Self {
         match e {
-            GarmentError::NoGarment(_) | GarmentError::NoBody(_) => TryOnError::NotFound(e.to_string()),
+            GarmentError::NoGarment(_) | GarmentError::NoBody(_) => {
+                TryOnError::NotFound(e.to_string())
+            }
             GarmentError::Degenerate(_) => TryOnError::BadProduct(e.to_string()),
             GarmentError::Gpu(m) => TryOnError::Raster(RasterError::Readback(m)),
         }
@@ -81,7 +87,12 @@ impl TryOn for UpperGarment {
         ProductKind::Image
     }
 
-    fn try_on(&self, stages: Stages<'_>, person: &Person, product: &ProductInput) -> Result<Look, TryOnError> {
+    fn try_on(
+        &self,
+        stages: Stages<'_>,
+        person: &Person,
+        product: &ProductInput,
+    ) -> Result<Look, TryOnError> {
         let ProductInput::Image(photo) = product else {
             return Err(TryOnError::BadProduct(format!(
                 "{} takes a product photo, not a 3D model",
@@ -95,13 +106,15 @@ impl TryOn for UpperGarment {
         let frame = BodyFrame::new(person)?;
         let (w, h) = person.photo.dimensions();
         let n = (w * h) as usize;
-        let mask: Vec<f32> = match (&person.mask, person.body.as_ref().and_then(|b| b.mask.as_ref())) {
+        let mask: Vec<f32> = match (
+            &person.mask,
+            person.body.as_ref().and_then(|b| b.mask.as_ref()),
+        ) {
             (Some(m), _) | (None, Some(m)) if m.data.len() == n => m.data.clone(),
-            _ => {
-                return Err(TryOnError::NotFound(
-                    "no person mask could be computed for the photo; garments need the body's outline".into(),
-                ))
-            }
+            _ => return Err(TryOnError::NotFound(
+                "no person mask could be computed for the photo; garments need the body's outline"
+                    .into(),
+            )),
         };
         let fit = fit_upper(&g.landmarks, &frame, self.ease())?;
         let warps = fit
@@ -121,6 +134,8 @@ impl TryOn for UpperGarment {
             frame: &frame,
             warped: &warped,
             hem_depth: fit.hem_depth,
+            torso_outline: &fit.torso_outline,
+            sleeve_reach: fit.sleeve_reach,
         });
         let t_compose = ms(t);
         let lm = &g.landmarks;
