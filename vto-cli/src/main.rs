@@ -74,7 +74,8 @@ struct TryOnArgs {
     /// The person photo: a path, an http(s) URL or a data: URL.
     #[arg(long)]
     person: String,
-    /// The product: a 3D model (.glb, .gltf, .obj) as a path or URL.
+    /// The product: a 3D model (.glb, .gltf, .obj), or a product photo for garment
+    /// categories (shirt, tshirt, jacket), as a path or URL.
     #[arg(long)]
     product: String,
     /// Where to write the PNG.

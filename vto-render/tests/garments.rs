@@ -255,7 +255,7 @@ fn the_torso_is_covered_in_the_products_colour() {
             }
         }
         assert!(
-            n >= 30,
+            n >= 15,
             "{photo} {}: {n} torso samples in the photo",
             g.name()
         );
@@ -272,6 +272,11 @@ fn the_sleeve_length_is_the_products() {
     for (photo, g, c) in cases() {
         let want = prepare(&g.render()).unwrap().torso_colour.map(f32::from);
         for (s, arm) in c.frame.arms.iter().enumerate() {
+            // An arm the pose model does not see (behind the astronaut's helmet) is neither
+            // drawn in front nor checked.
+            if arm.visibility < vto_render::garment::compose::ARM_VISIBLE {
+                continue;
+            }
             let Some(cuff) = c.fit.cuffs[s] else {
                 panic!("{photo} {}: no sleeve {s}", g.name())
             };

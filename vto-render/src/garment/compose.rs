@@ -22,6 +22,10 @@ use super::person::BodyFrame;
 use super::sample::box_blur;
 use super::warp::WarpOutput;
 
+/// Arms whose elbow or wrist the pose model sees less than this are not drawn in front or
+/// given skin (the astronaut's arm behind her helmet has 0.09; her visible arm 0.32).
+pub const ARM_VISIBLE: f32 = 0.25;
+
 /// What [`compose`] did, for the metadata and tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ComposeStats {
@@ -135,7 +139,7 @@ fn zone(
     let sw = f.shoulder_width;
     let mut z = Zone::default();
     for (k, arm) in f.arms.iter().enumerate() {
-        if arm.visibility < 0.4 {
+        if arm.visibility < ARM_VISIBLE {
             continue;
         }
         let [s, e, w, h] = arm.chain;

@@ -156,6 +156,11 @@ impl TryOn for UpperGarment {
                 "hem_depth_px": fit.hem_depth,
                 "cuffs_px": fit.cuffs.iter().map(|c| c.map(|c| [c.x, c.y])).collect::<Vec<_>>(),
                 "skin_colour": frame.skin,
+                "arms": frame.arms.iter().map(|a| json!({
+                    "chain_px": a.chain.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>(),
+                    "visibility": a.visibility,
+                })).collect::<Vec<_>>(),
+                "sleeve_reach_px": fit.sleeve_reach,
             },
             "compose": {
                 "covered_px": stats.covered,
