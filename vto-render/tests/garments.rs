@@ -277,7 +277,7 @@ fn the_sleeve_length_is_the_products() {
             if arm.visibility < vto_render::garment::compose::ARM_VISIBLE {
                 continue;
             }
-            let Some(cuff) = c.fit.cuffs[s] else {
+            let Some(_cuff) = c.fit.cuffs[s] else {
                 panic!("{photo} {}: no sleeve {s}", g.name())
             };
             let [shoulder, elbow, wrist, _] = arm.chain;
@@ -292,11 +292,11 @@ fn the_sleeve_length_is_the_products() {
                         on += usize::from(colour_distance(v, want) < 0.25);
                     }
                 }
-                // Between the cuff (plus a margin) and the wrist.
-                let start =
-                    cuff + (wrist - cuff).normalize_or_zero() * 0.12 * c.frame.shoulder_width;
-                let p = start + (wrist - start) * t;
-                if (p - shoulder).dot(c.frame.down) > (cuff - shoulder).dot(c.frame.down) {
+                // Along the arm from past the cuff (plus a margin) to the wrist.
+                let reach = c.fit.sleeve_reach[s] + 0.12 * c.frame.shoulder_width;
+                let to_wrist = shoulder.distance(elbow) + elbow.distance(wrist);
+                if reach < to_wrist {
+                    let (p, _) = arm.along(shoulder, reach + (to_wrist - reach) * t);
                     if let Some(v) = px(&c.result, p) {
                         n_below += 1;
                         below += usize::from(colour_distance(v, want) < 0.25);

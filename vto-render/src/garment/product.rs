@@ -365,10 +365,10 @@ fn decontaminate(img: &RgbaImage, mask: &[f32]) -> RgbaImage {
                     n += 1;
                 }
             }
-            if n > 0 {
-                let p = out.get_pixel_mut(x as u32, y as u32);
-                for c in 0..3 {
-                    p.0[c] = (sum[c] / n) as u8;
+            let p = out.get_pixel_mut(x as u32, y as u32);
+            for (dst, total) in p.0.iter_mut().zip(sum) {
+                if let Some(v) = total.checked_div(n) {
+                    *dst = v as u8;
                 }
             }
         }

@@ -191,10 +191,8 @@ fn fabric(g: SampleGarment, p: Vec2, part: u8) -> [f32; 3] {
     let base = g.base_colour().map(f32::from);
     let mut c = base;
     match g {
-        SampleGarment::StripedTee => {
-            if (p.y / 22.0).floor() as i32 % 2 == 0 {
-                c = [238.0, 236.0, 228.0];
-            }
+        SampleGarment::StripedTee if (p.y / 22.0).floor() as i32 % 2 == 0 => {
+            c = [238.0, 236.0, 228.0];
         }
         SampleGarment::LogoTee if part == 1 => {
             // A printed roundel with "VTO" in it on the chest.

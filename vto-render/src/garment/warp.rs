@@ -92,8 +92,9 @@ fn solve_linear(mut a: Vec<Vec<f64>>, mut b: Vec<[f64; 2]>) -> Option<Vec<[f64; 
             if f == 0.0 {
                 continue;
             }
-            for k in col..n {
-                a[row][k] -= f * a[col][k];
+            let pivot_row = a[col].clone();
+            for (k, v) in a[row].iter_mut().enumerate().skip(col) {
+                *v -= f * pivot_row[k];
             }
             b[row][0] -= f * b[col][0];
             b[row][1] -= f * b[col][1];
