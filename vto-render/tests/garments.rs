@@ -429,3 +429,20 @@ fn a_photo_without_a_person_is_processing_failed() {
         other => panic!("expected a rejection, got {other:?}"),
     }
 }
+
+/// camera.png's cameraman stands in profile: a front-view garment cannot be fitted, and the
+/// job says so instead of pasting a flat shirt across his side.
+#[test]
+fn a_person_turned_sideways_is_processing_failed_and_says_so() {
+    match run_engine(
+        Category::Shirt,
+        photo_bytes("camera.png"),
+        SampleGarment::LongShirt.png(),
+    ) {
+        Err(EngineError::Rejected { code, message }) => {
+            assert_eq!(code, ErrorCode::ProcessingFailed);
+            assert!(message.contains("sideways"), "{message}");
+        }
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+}

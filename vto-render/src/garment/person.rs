@@ -154,14 +154,22 @@ impl BodyFrame {
                 visibility: elbow[s].1.min(wrist[s].1),
             }
         });
-        if let Some(choice) = &person.face {
-            let fw = choice.face.width_px();
-            if fw > 0.0 && sw < 1.1 * fw {
-                return Err(no_body(
-                    "the body is turned sideways: the shoulders are hardly wider than the face; \
-                     garments need a frontal upper body",
-                ));
-            }
+        // Turned sideways: the shoulders' depth difference (the pose model's z, in the same
+        // pixel scale) outweighs their distance across the photo (more than ~55° from frontal).
+        let dz = match (k.get(11), k.get(12)) {
+            (Some(a), Some(b)) => (a.z - b.z).abs(),
+            _ => 0.0,
+        };
+        let turned = dz > 1.4 * sw;
+        let narrow = person
+            .face
+            .as_ref()
+            .is_some_and(|c| c.face.width_px() > 0.0 && sw < 1.1 * c.face.width_px());
+        if turned || narrow {
+            return Err(no_body(
+                "the body is turned sideways; garments need a frontal upper body with both \
+                 shoulders in view",
+            ));
         }
         let (face_oval, skin) = match &person.face {
             Some(choice) => {
