@@ -507,26 +507,3 @@ mod tests {
         ));
     }
 }
-#[cfg(test)]
-mod debug_dump {
-    #[test]
-    #[ignore]
-    fn dump_labels() {
-        for g in super::SampleGarment::ALL {
-            let img = g.render();
-            img.save(format!("/tmp/garm-{}.png", g.name())).unwrap();
-            let (mask, _) = crate::garment::product::garment_mask(&img);
-            let fg: Vec<bool> = mask.iter().map(|&m| m > 0.5).collect();
-            let (_, labels) =
-                crate::garment::product::measure(&fg, img.width() as usize, img.height() as usize)
-                    .unwrap();
-            let out = image::RgbImage::from_fn(img.width(), img.height(), |x, y| {
-                let l = labels[(y * img.width() + x) as usize];
-                let m = fg[(y * img.width() + x) as usize];
-                image::Rgb([l * 80, if m { 100 } else { 0 }, 0])
-            });
-            out.save(format!("/tmp/garm-labels-{}.png", g.name()))
-                .unwrap();
-        }
-    }
-}
