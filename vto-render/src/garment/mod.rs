@@ -2,9 +2,9 @@
 //!
 //! The classical try-on pipeline (CP-VTON's geometric stage, without learned weights), in
 //! stages that any upper- or lower-body garment shares:
-//! 1. [`product`] and [`mask`]: the garment from its product photo — a clean mask (the PNG's alpha, else a
-//!    flood fill from the border that stops at edges, so soft shadows go and white-on-white
-//!    garments stay), its landmarks from the silhouette (neckline, shoulders, armpits, sleeve
+//! 1. [`product`] and [`mask`]: the garment from its product photo — a clean mask (the
+//!    PNG's alpha, else a flood fill from the border that stops at edges, so soft shadows go
+//!    and white-on-white garments stay), its landmarks from the silhouette (neckline, shoulders, armpits, sleeve
 //!    ends, hem corners), long or short sleeves, an open or closed front, and a part label per
 //!    pixel (torso, each sleeve).
 //! 2. [`person`]: the body frame from the pose keypoints and the person mask — shoulder seams,
