@@ -74,7 +74,8 @@ struct TryOnArgs {
     /// The person photo: a path, an http(s) URL or a data: URL.
     #[arg(long)]
     person: String,
-    /// The product: a 3D model (.glb, .gltf, .obj) as a path or URL.
+    /// The product: a 3D model (.glb, .gltf, .obj), or a product photo for garment
+    /// categories (shirt, tshirt, jacket), as a path or URL.
     #[arg(long)]
     product: String,
     /// Where to write the PNG.
@@ -645,10 +646,11 @@ fn main() -> anyhow::Result<()> {
                     },
                 },
             );
-            let samples = if config.playground {
-                builtin::playground_samples(&models)
+            let samples: vto_server::playground::SampleSource = if config.playground {
+                let models = models.clone();
+                Box::new(move || builtin::playground_samples(&models))
             } else {
-                Vec::new()
+                Box::new(Vec::new)
             };
             rt.block_on(vto_server::serve(
                 config,

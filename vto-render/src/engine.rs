@@ -47,7 +47,7 @@ use crate::product::{self, ProductError};
 use crate::raster::Rasterizer;
 use crate::tryon::{
     Eyewear, FaceChoice, Needs, Options, Person, ProductInput, ProductKind, Shoes, Stages, TryOn,
-    TryOnError,
+    TryOnError, UpperGarment,
 };
 use crate::vision::face::{merge_candidates, FaceDetector};
 use crate::vision::Detection;
@@ -566,6 +566,9 @@ pub fn builtin_tryons() -> Vec<Arc<dyn TryOn>> {
         Arc::new(crate::tryon::Hats),
         Arc::new(crate::tryon::Jewelry),
         Arc::new(Shoes),
+        Arc::new(UpperGarment::Shirt),
+        Arc::new(UpperGarment::Tshirt),
+        Arc::new(UpperGarment::Jacket),
     ]
 }
 

@@ -71,6 +71,8 @@ pub const SHADERS: &[Shader] = &[
     kernel!("image/crop_to_tensor", [], "image/crop_to_tensor.wgsl"),
     kernel!("image/composite", [], "image/composite.wgsl"),
     kernel!("image/warp_mask", [], "image/warp_mask.wgsl"),
+    // The garment pipeline.
+    kernel!("garment/warp", [], "garment/warp.wgsl"),
     // The product rasterizer.
     kernel!(
         "raster/raster",
@@ -129,7 +131,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(files, 21, "shader files under shaders/");
+        assert_eq!(files, 22, "shader files under shaders/");
         let mut names: Vec<_> = SHADERS.iter().map(|s| s.name).collect();
         names.sort_unstable();
         names.dedup();

@@ -630,7 +630,10 @@ pub fn routes(
         .and(headers)
         .and_then(
             |tail: warp::path::Tail, ctx: Ctx, h: HeaderMap| async move {
-                let reply = ctx.playground.as_ref().and_then(|p| p.reply(tail.as_str()));
+                let reply = match &ctx.playground {
+                    Some(p) => p.reply(tail.as_str()).await,
+                    None => None,
+                };
                 match reply {
                     Some(r) => Ok(run(&ctx, "playground", &Method::GET, &h, async { r }).await),
                     None => Err(warp::reject::not_found()),

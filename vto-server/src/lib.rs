@@ -94,14 +94,33 @@ pub struct Unavailable {
 /// What the binary brings: the built-in engines it could build (the `vto` binary brings
 /// vto-render's eyewear engine) and the built-in categories it could not offer, with why.
 /// vto-server itself has no engine of its own and does not depend on any renderer.
-#[derive(Debug, Default)]
 pub struct Builtins {
     /// Built-in engines per category.
     pub engines: Engines,
     /// Built-in categories that are unavailable, with the reason and the fix.
     pub unavailable: Vec<Unavailable>,
-    /// What the playground offers to try (a portrait, the generated sample products).
-    pub samples: Vec<playground::Sample>,
+    /// What the playground offers to try (a portrait, the generated sample products), made
+    /// in the background once the server starts.
+    pub samples: playground::SampleSource,
+}
+
+impl Default for Builtins {
+    fn default() -> Self {
+        Builtins {
+            engines: Engines::default(),
+            unavailable: Vec::new(),
+            samples: Box::new(Vec::new),
+        }
+    }
+}
+
+impl std::fmt::Debug for Builtins {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Builtins")
+            .field("engines", &self.engines)
+            .field("unavailable", &self.unavailable)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The engines per category: the caller's `builtin` engines, then one vto-core
@@ -242,7 +261,7 @@ impl RunningServer {
 /// (production passes [`build_engines`]); every category without an engine is reported as
 /// "no engine configured". See [`start_with`].
 pub async fn start(config: Config, engines: Engines) -> anyhow::Result<RunningServer> {
-    start_with(config, engines, &[], Vec::new()).await
+    start_with(config, engines, &[], Box::new(Vec::new)).await
 }
 
 /// [`start`], with the reasons the binary gives for the built-in categories it could not
@@ -253,7 +272,7 @@ pub async fn start_with(
     config: Config,
     engines: Engines,
     builtin: &[Unavailable],
-    samples: Vec<playground::Sample>,
+    samples: playground::SampleSource,
 ) -> anyhow::Result<RunningServer> {
     config.validate()?;
     std::fs::create_dir_all(&config.data_dir)
@@ -351,6 +370,20 @@ pub async fn start_with(
         unavailable,
         degraded_builtin,
     });
+    if state.playground.is_some() {
+        let state = state.clone();
+        tokio::spawn(async move {
+            if let Some(p) = &state.playground {
+                let started = std::time::Instant::now();
+                let n = p.prepare().await;
+                tracing::info!(
+                    samples = n,
+                    took_ms = started.elapsed().as_millis() as u64,
+                    "playground samples ready"
+                );
+            }
+        });
+    }
     let (stop, stop_rx) = watch::channel(false);
     let workers = {
         let svc = service.clone();

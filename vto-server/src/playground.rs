@@ -133,23 +133,19 @@ pub fn config_json(
     })
 }
 
-/// The playground as the server holds it: the samples and the config document, built once.
-#[derive(Debug)]
-pub struct Playground {
+/// Makes the samples: called once, on a blocking thread, when the server starts (the
+/// generators take a moment; the server does not wait for them to listen).
+pub type SampleSource = Box<dyn FnOnce() -> Vec<Sample> + Send>;
+
+/// The samples with URL-safe, unique ids and their listing, built once.
+#[derive(Debug, Default)]
+struct SampleSet {
     samples: Vec<Sample>,
-    samples_json: Bytes,
-    config_json: Bytes,
+    listing: Bytes,
 }
 
-impl Playground {
-    /// Builds the playground's documents. Samples with an id that is not URL-safe or not
-    /// unique are dropped with a warning (they come from the binary, not from a client).
-    pub fn new(
-        mut samples: Vec<Sample>,
-        config: &ServiceConfig,
-        engines: &Engines,
-        unavailable: &[Unavailable],
-    ) -> Self {
+impl SampleSet {
+    fn new(mut samples: Vec<Sample>) -> Self {
         let mut seen = std::collections::HashSet::new();
         samples.retain(|s| {
             let ok = s.id_is_valid() && seen.insert(s.id.clone());
@@ -158,38 +154,97 @@ impl Playground {
             }
             ok
         });
-        let samples_json = serde_json::to_vec(&samples_json(&samples)).unwrap_or_default();
+        let listing = serde_json::to_vec(&samples_json(&samples)).unwrap_or_default();
+        SampleSet {
+            samples,
+            listing: listing.into(),
+        }
+    }
+}
+
+/// The playground as the server holds it: the config document (built at start) and the
+/// samples (made once, off the async threads; requests for them wait until they are made).
+pub struct Playground {
+    source: std::sync::Mutex<Option<SampleSource>>,
+    samples: tokio::sync::OnceCell<SampleSet>,
+    config_json: Bytes,
+}
+
+impl std::fmt::Debug for Playground {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Playground")
+            .field("samples", &self.samples.get().map(|s| s.samples.len()))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Playground {
+    /// The playground over `source` (see [`SampleSource`]). Samples with an id that is not
+    /// URL-safe or not unique are dropped with a warning (they come from the binary, not from
+    /// a client).
+    pub fn new(
+        source: SampleSource,
+        config: &ServiceConfig,
+        engines: &Engines,
+        unavailable: &[Unavailable],
+    ) -> Self {
         let config_json =
             serde_json::to_vec(&config_json(config, engines, unavailable)).unwrap_or_default();
         Playground {
-            samples,
-            samples_json: samples_json.into(),
+            source: std::sync::Mutex::new(Some(source)),
+            samples: tokio::sync::OnceCell::new(),
             config_json: config_json.into(),
         }
     }
 
+    /// The samples, made on first call (on the blocking pool).
+    async fn sample_set(&self) -> &SampleSet {
+        self.samples
+            .get_or_init(|| async {
+                let source = self.source.lock().ok().and_then(|mut s| s.take());
+                let made =
+                    tokio::task::spawn_blocking(move || source.map(|f| f()).unwrap_or_default())
+                        .await
+                        .unwrap_or_else(|e| {
+                            tracing::error!(error = %e, "making the playground samples failed");
+                            Vec::new()
+                        });
+                SampleSet::new(made)
+            })
+            .await
+    }
+
+    /// Makes the samples now (the server calls this at start, in the background).
+    pub async fn prepare(&self) -> usize {
+        self.sample_set().await.samples.len()
+    }
+
     /// The reply to `GET /playground/<tail>` (`tail` empty for the page itself); `None` for a
     /// path the playground does not have.
-    pub fn reply(&self, tail: &str) -> Option<Response> {
-        let (body, content_type): (Bytes, &str) = match tail {
+    pub async fn reply(&self, tail: &str) -> Option<Response> {
+        let (body, content_type): (Bytes, String) = match tail {
             "" => (
                 Bytes::from_static(INDEX_HTML.as_bytes()),
-                "text/html; charset=utf-8",
+                "text/html; charset=utf-8".into(),
             ),
             "app.js" => (
                 Bytes::from_static(APP_JS.as_bytes()),
-                "text/javascript; charset=utf-8",
+                "text/javascript; charset=utf-8".into(),
             ),
             "app.css" => (
                 Bytes::from_static(APP_CSS.as_bytes()),
-                "text/css; charset=utf-8",
+                "text/css; charset=utf-8".into(),
             ),
-            "config.json" => (self.config_json.clone(), "application/json"),
-            "samples" => (self.samples_json.clone(), "application/json"),
+            "config.json" => (self.config_json.clone(), "application/json".into()),
+            "samples" => (
+                self.sample_set().await.listing.clone(),
+                "application/json".into(),
+            ),
             _ => {
                 let id = tail.strip_prefix("samples/")?;
-                let s = self.samples.iter().find(|s| s.id == id)?;
-                (s.bytes.clone(), s.content_type.as_str())
+                let set = self.sample_set().await;
+                let s = set.samples.iter().find(|s| s.id == id)?;
+                (s.bytes.clone(), s.content_type.clone())
             }
         };
         let mut resp = Response::new(body.into());
@@ -199,7 +254,7 @@ impl Playground {
                 h.insert(name, v);
             }
         };
-        set("content-type", content_type);
+        set("content-type", &content_type);
         set("content-security-policy", CSP);
         set("x-content-type-options", "nosniff");
         set("referrer-policy", "no-referrer");
@@ -225,32 +280,30 @@ mod tests {
         }
     }
 
-    #[test]
-    fn serves_the_page_its_assets_and_samples_with_a_strict_policy() {
+    #[tokio::test]
+    async fn serves_the_page_its_assets_and_samples_with_a_strict_policy() {
         let p = Playground::new(
-            vec![sample("one"), sample("one"), sample("Bad/id")],
+            Box::new(|| vec![sample("one"), sample("one"), sample("Bad/id")]),
             &ServiceConfig::default(),
             &Engines::new(),
             &[],
         );
-        let page = p.reply("").unwrap();
+        let page = p.reply("").await.unwrap();
         assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
         assert_eq!(page.headers()["content-security-policy"], CSP);
         assert_eq!(page.headers()["x-frame-options"], "DENY");
-        assert!(p.reply("app.js").is_some() && p.reply("app.css").is_some());
+        assert!(p.reply("app.js").await.is_some() && p.reply("app.css").await.is_some());
         assert_eq!(
-            p.reply("samples/one").unwrap().headers()["content-type"],
+            p.reply("samples/one").await.unwrap().headers()["content-type"],
             "model/gltf-binary"
         );
-        assert!(p.reply("samples/Bad/id").is_none());
-        assert!(p.reply("samples/two").is_none());
-        assert!(p.reply("nothing").is_none());
-        let listed: serde_json::Value = serde_json::from_slice(&p.samples_json).unwrap();
-        assert_eq!(
-            listed["samples"].as_array().unwrap().len(),
-            1,
-            "repeats and bad ids dropped"
-        );
+        assert!(p.reply("samples/Bad/id").await.is_none());
+        assert!(p.reply("samples/two").await.is_none());
+        assert!(p.reply("nothing").await.is_none());
+        assert_eq!(p.prepare().await, 1, "repeats and bad ids dropped");
+        let listed: serde_json::Value =
+            serde_json::from_slice(&p.sample_set().await.listing).unwrap();
+        assert_eq!(listed["samples"].as_array().unwrap().len(), 1);
         assert_eq!(listed["samples"][0]["url"], "/playground/samples/one");
     }
 

@@ -1144,10 +1144,12 @@ async fn the_playground_is_served_with_a_strict_policy_and_can_be_turned_off() {
     let dir = tempfile::tempdir().unwrap();
     let mut engines = Engines::new();
     engines.register(Category::Glasses, Arc::new(TintEngine::default()));
-    let server =
-        vto_server::start_with(config(dir.path(), &[]), engines, &[], vec![sample.clone()])
-            .await
-            .unwrap();
+    let server = vto_server::start_with(config(dir.path(), &[]), engines, &[], {
+        let sample = sample.clone();
+        Box::new(move || vec![sample])
+    })
+    .await
+    .unwrap();
     let api = Api::new(&server);
     let no_redirect = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -1215,7 +1217,7 @@ async fn the_playground_is_served_with_a_strict_policy_and_can_be_turned_off() {
         config(dir.path(), &[("VTO_PLAYGROUND", "false")]),
         Engines::new(),
         &[],
-        vec![sample],
+        Box::new(move || vec![sample]),
     )
     .await
     .unwrap();

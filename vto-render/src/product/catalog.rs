@@ -4,6 +4,8 @@
 
 use vto_core::Category;
 
+use crate::garment::sample::SampleGarment;
+
 use super::sample::SampleFrame;
 use super::sample_hats::SampleHat;
 use super::sample_jewelry::SampleJewel;
@@ -94,6 +96,37 @@ pub fn all() -> Vec<CatalogItem> {
             categories: vec![Category::Shoes],
             content_type: "model/gltf-binary",
             bytes: shoe.glb(),
+        });
+    }
+    for (garment, label) in [
+        (
+            SampleGarment::PlainTee,
+            "Plain red t-shirt (flat-lay photo)",
+        ),
+        (SampleGarment::StripedTee, "Navy and white striped t-shirt"),
+        (SampleGarment::LogoTee, "White t-shirt with a printed logo"),
+        (SampleGarment::AlphaTee, "Mustard t-shirt (PNG with alpha)"),
+        (SampleGarment::LongShirt, "Light blue long-sleeved shirt"),
+        (SampleGarment::Jacket, "Olive jacket, open front"),
+    ] {
+        // A shirt or t-shirt photo suits both top categories; a jacket is a jacket.
+        let categories = match garment.category() {
+            Category::Jacket => vec![Category::Jacket],
+            c => vec![
+                c,
+                if c == Category::Shirt {
+                    Category::Tshirt
+                } else {
+                    Category::Shirt
+                },
+            ],
+        };
+        items.push(CatalogItem {
+            id: format!("{}-{}", categories[0].as_str(), garment.name()),
+            label: label.to_string(),
+            categories,
+            content_type: "image/png",
+            bytes: garment.png(),
         });
     }
     items

@@ -282,6 +282,11 @@ impl Rasterizer {
         }
     }
 
+    /// The GPU context the kernels run on.
+    pub fn context(&self) -> &Arc<GpuContext> {
+        &self.ctx
+    }
+
     /// Uploads the scene and records the occluder, opaque and transparent depth and id passes
     /// (modes 0–4 of `raster.wgsl`).
     fn depth_passes(&self, scene: &Scene, enc: &mut wgpu::CommandEncoder) -> DepthPasses {

@@ -7,9 +7,11 @@
 //! light and occluders). The generic engine ([`crate::engine`]) does everything around it:
 //! decoding, vision (only what [`TryOn::needs`] asks for), encoding, errors and metadata.
 //!
-//! Categories today: [`eyewear`] (`glasses`, `sunglasses`), [`hats`], [`jewelry`], [`shoes`].
+//! Categories today: [`eyewear`] (`glasses`, `sunglasses`), [`hats`], [`jewelry`], [`shoes`],
+//! [`garments`] (`shirt`, `tshirt`, `jacket`).
 
 pub mod eyewear;
+pub mod garments;
 pub mod hats;
 pub mod jewelry;
 pub mod shoes;
@@ -24,6 +26,7 @@ use crate::scene::SceneError;
 use crate::vision::{Body, Face, Mask};
 
 pub use eyewear::Eyewear;
+pub use garments::UpperGarment;
 pub use hats::Hats;
 pub use jewelry::Jewelry;
 pub use shoes::Shoes;

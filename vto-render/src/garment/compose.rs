@@ -1,0 +1,502 @@
+//! Composing the warped garment onto the photo: shading transfer, layering, uncovering.
+//!
+//! - **Shading**: the photo's luminance over the clothing the person wears now (person mask,
+//!   minus face, hair and skin), low-passed by normalised convolution and divided by its mean
+//!   under the new garment, multiplies the garment: the person's light and big folds carry
+//!   over, the old garment's colour does not.
+//! - **Layering**: the face and the hair above the chin stay in front; hands stay in front of
+//!   everything and bare forearms in front of the torso (skin-coloured pixels in the arm's
+//!   capsules, the colour sampled from the face).
+//! - **Uncovering**: where the old garment showed and the new one does not, the arms' and
+//!   the neck's capsules get skin (the face's colour, the photo's shading and a rounded
+//!   falloff across the limb); the rest near the garment gets the background continued from
+//!   outside the person (push–pull fill); below the hem nothing is invented (it is the
+//!   person's lower garment).
+
+use glam::Vec2;
+use image::RgbaImage;
+use rayon::prelude::*;
+
+use super::label;
+use super::person::BodyFrame;
+use super::sample::box_blur;
+use super::warp::WarpOutput;
+
+/// Arms whose elbow or wrist the pose model sees less than this are not drawn in front or
+/// given skin (the astronaut's arm behind her helmet has 0.09; her visible arm 0.32).
+pub const ARM_VISIBLE: f32 = 0.25;
+
+/// What [`compose`] did, for the metadata and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ComposeStats {
+    /// Photo pixels the garment covers (alpha > 0.5).
+    pub covered: usize,
+    /// Pixels filled with skin.
+    pub skin_filled: usize,
+    /// Pixels filled with background.
+    pub background_filled: usize,
+    /// Pixels kept in front of the garment (face, hair, hands, forearms).
+    pub kept_in_front: usize,
+}
+
+/// The inputs of [`compose`].
+#[derive(Debug)]
+pub struct Layers<'a> {
+    /// The person photo.
+    pub photo: &'a RgbaImage,
+    /// The person mask at the photo's size (0–1).
+    pub person: &'a [f32],
+    /// The body frame.
+    pub frame: &'a BodyFrame,
+    /// The warped garment.
+    pub warped: &'a WarpOutput,
+    /// How far along the hem lies below the shoulders' midpoint (pixels, along the torso axis).
+    pub hem_depth: f32,
+    /// The torso's outline on the photo ([`super::fit::UpperFit::torso_outline`]).
+    pub torso_outline: &'a [Vec2],
+    /// How far each sleeve reaches along its arm ([`super::fit::UpperFit::sleeve_reach`]).
+    pub sleeve_reach: [f32; 2],
+}
+
+fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> (f32, f32) {
+    let ab = b - a;
+    let t = ((p - a).dot(ab) / ab.length_squared().max(1e-6)).clamp(0.0, 1.0);
+    (p.distance(a + ab * t), t)
+}
+
+fn inside(poly: &[Vec2], p: Vec2) -> bool {
+    if poly.len() < 3 {
+        return false;
+    }
+    let mut c = false;
+    let mut j = poly.len() - 1;
+    for i in 0..poly.len() {
+        let (a, b) = (poly[i], poly[j]);
+        if (a.y > p.y) != (b.y > p.y) && p.x < (b.x - a.x) * (p.y - a.y) / (b.y - a.y) + a.x {
+            c = !c;
+        }
+        j = i;
+    }
+    c
+}
+
+fn ycc(p: [f32; 3]) -> [f32; 3] {
+    let y = 0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2];
+    [y, 0.564 * (p[2] - y), 0.713 * (p[0] - y)]
+}
+
+fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
+    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
+}
+
+/// How skin-like a colour is (0–1) against the face's skin colour.
+pub fn skin_likeness(px: [f32; 3], skin: [f32; 3]) -> f32 {
+    let s = ycc(skin);
+    let p = ycc(px);
+    let ratio = p[0] / s[0].max(1.0);
+    let chroma = (s[1] * s[1] + s[2] * s[2]).sqrt();
+    if chroma < 6.0 {
+        // A grey photo: lightness alone, in a narrow band.
+        return smoothstep(0.6, 0.8, ratio) * (1.0 - smoothstep(1.25, 1.45, ratio));
+    }
+    let dc = ((p[1] - s[1]).powi(2) + (p[2] - s[2]).powi(2)).sqrt();
+    (1.0 - smoothstep(10.0, 22.0, dc))
+        * smoothstep(0.35, 0.55, ratio)
+        * (1.0 - smoothstep(1.25, 1.45, ratio))
+}
+
+/// Zones per pixel: arm capsules (with the falloff across the limb), hands, neck.
+#[derive(Clone, Copy, Default)]
+struct Zone {
+    /// In an arm's capsule above the wrist: the distance from its axis over its radius.
+    arm: Option<f32>,
+    /// In a forearm's capsule (elbow to wrist).
+    forearm: bool,
+    /// In a hand's capsule (wrist onwards).
+    hand: bool,
+    /// In the neck's capsule (chin to the shoulder line): distance from its axis over its
+    /// radius, and how far down from the chin (0–1).
+    neck: Option<(f32, f32)>,
+    /// Above the chin line, near the face (hair).
+    head: bool,
+    /// Below the hem.
+    below_hem: bool,
+    /// Inside the garment torso's outline.
+    torso: bool,
+    /// In an arm's capsule past the end of its new sleeve: the arm is in front of the torso.
+    bare_arm: bool,
+}
+
+fn zone(
+    f: &BodyFrame,
+    p: Vec2,
+    chin: Option<Vec2>,
+    hem_depth: f32,
+    torso: &[Vec2],
+    reach: [f32; 2],
+) -> Zone {
+    let sw = f.shoulder_width;
+    let mut z = Zone::default();
+    for (k, arm) in f.arms.iter().enumerate() {
+        if arm.visibility < ARM_VISIBLE {
+            continue;
+        }
+        let [s, e, w, h] = arm.chain;
+        let (du, tu) = seg_dist(p, s, e);
+        let (df, tf) = seg_dist(p, e, w);
+        let (ru, rf) = (0.15 * sw, 0.12 * sw);
+        let a = (du / ru).min(df / rf);
+        if a < 1.0 {
+            z.arm = Some(z.arm.map_or(a, |b: f32| b.min(a)));
+            let upper = s.distance(e);
+            let along = if du / ru <= df / rf {
+                tu * upper
+            } else {
+                upper + tf * e.distance(w)
+            };
+            if along > reach[k] + 0.04 * sw {
+                z.bare_arm = true;
+            }
+        }
+        if df < rf {
+            z.forearm = true;
+        }
+        let tip = h + (h - w) * 0.6;
+        if seg_dist(p, w, tip).0 < 0.14 * sw {
+            z.hand = true;
+        }
+    }
+    let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
+    if let Some(c) = chin {
+        let (d, t) = seg_dist(p, c, mid);
+        if d < 0.13 * sw && t > 0.0 {
+            z.neck = Some((d / (0.13 * sw), t));
+        }
+        if (p - c).dot(f.down) < 0.0 && (p - c).dot(f.across).abs() < 0.5 * sw {
+            z.head = true;
+        }
+    }
+    z.below_hem = (p - mid).dot(f.down) > hem_depth;
+    z.torso = inside(torso, p);
+    z
+}
+
+/// Composes the warped garment over the photo (see the module docs).
+pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
+    let (w, h) = l.photo.dimensions();
+    let (wu, hu) = (w as usize, h as usize);
+    let f = l.frame;
+    let sw = f.shoulder_width;
+    let chin = f.chin();
+    let skin = f.skin.unwrap_or([200.0, 160.0, 140.0]);
+    let px = |i: usize| {
+        let p = l.photo.as_raw();
+        [
+            f32::from(p[4 * i]),
+            f32::from(p[4 * i + 1]),
+            f32::from(p[4 * i + 2]),
+        ]
+    };
+    // Per pixel: zone, skin likeness, face.
+    let zones: Vec<Zone> = (0..wu * hu)
+        .into_par_iter()
+        .map(|i| {
+            let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
+            zone(f, p, chin, l.hem_depth, l.torso_outline, l.sleeve_reach)
+        })
+        .collect();
+    let skin_p: Vec<f32> = (0..wu * hu)
+        .into_par_iter()
+        .map(|i| skin_likeness(px(i), skin))
+        .collect();
+    let face: Vec<bool> = (0..wu * hu)
+        .into_par_iter()
+        .map(|i| {
+            let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
+            zones[i].head || inside(&f.face_oval, p)
+        })
+        .collect();
+    // Garment alpha after layering.
+    let mut stats = ComposeStats::default();
+    let alpha: Vec<f32> = (0..wu * hu)
+        .map(|i| {
+            let a = f32::from(l.warped.rgba[i][3]) / 255.0;
+            if a <= 0.0 {
+                return 0.0;
+            }
+            let z = zones[i];
+            let front = face[i]
+                || (z.hand && skin_p[i] > 0.5)
+                || (z.forearm && l.warped.top[i] == label::TORSO && skin_p[i] > 0.5)
+                || (z.bare_arm && l.warped.top[i] == label::TORSO);
+            if front {
+                stats.kept_in_front += 1;
+                0.0
+            } else {
+                a
+            }
+        })
+        .collect();
+    let alpha = {
+        // Soften the cut-outs by a pixel so kept regions have no jagged rim.
+        let soft = box_blur(&alpha, wu, hu, 1);
+        alpha
+            .iter()
+            .zip(&soft)
+            .map(|(&a, &s)| a.min(s * 1.5).min(1.0))
+            .collect::<Vec<f32>>()
+    };
+    stats.covered = alpha.iter().filter(|&&a| a > 0.5).count();
+    // Shading: the low-passed luminance of the clothing region.
+    let clothing: Vec<f32> = (0..wu * hu)
+        .map(|i| {
+            if face[i] {
+                0.0
+            } else {
+                l.person[i] * (1.0 - skin_p[i])
+            }
+        })
+        .collect();
+    let luma: Vec<f32> = (0..wu * hu)
+        .map(|i| {
+            let p = px(i);
+            (0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2]) / 255.0
+        })
+        .collect();
+    // The clothing's typical lightness under the new garment; pixels far from it (a white
+    // shirt under a dark jacket, badges, a helmet) weigh little, so they leave no ghost.
+    let median = {
+        let mut v: Vec<f32> = (0..wu * hu)
+            .filter(|&i| alpha[i] > 0.5 && clothing[i] > 0.5)
+            .map(|i| luma[i])
+            .collect();
+        if v.is_empty() {
+            0.5
+        } else {
+            let k = v.len() / 2;
+            *v.select_nth_unstable_by(k, f32::total_cmp).1
+        }
+    }
+    .max(0.02);
+    let clothing: Vec<f32> = clothing
+        .iter()
+        .zip(&luma)
+        .map(|(&c, &y)| {
+            let d = (y.max(0.005) / median).ln();
+            c * (-d * d / (2.0 * 0.3 * 0.3)).exp()
+        })
+        .collect();
+    let r = ((sw / 10.0) as usize).clamp(2, 96);
+    let lc: Vec<f32> = luma.iter().zip(&clothing).map(|(a, b)| a * b).collect();
+    let num = box_blur(&box_blur(&lc, wu, hu, r), wu, hu, r);
+    let den = box_blur(&box_blur(&clothing, wu, hu, r), wu, hu, r);
+    let low: Vec<f32> = num
+        .iter()
+        .zip(&den)
+        .map(|(n, d)| if *d > 0.02 { n / d } else { -1.0 })
+        .collect();
+    let (mut sum, mut n) = (0.0f64, 0.0f64);
+    for i in 0..wu * hu {
+        if alpha[i] > 0.5 && low[i] > 0.0 && clothing[i] > 0.5 {
+            sum += f64::from(low[i]);
+            n += 1.0;
+        }
+    }
+    let reference = if n > 0.0 { (sum / n) as f32 } else { 0.5 };
+    let ratio: Vec<f32> = low
+        .iter()
+        .map(|&v| {
+            if v < 0.0 {
+                1.0
+            } else {
+                (v / reference.max(0.02)).powf(0.6).clamp(0.6, 1.2)
+            }
+        })
+        .collect();
+    // Uncovering: old clothing the new garment leaves bare.
+    let near_garment = {
+        let cov: Vec<f32> = alpha
+            .iter()
+            .map(|&a| if a > 0.3 { 1.0 } else { 0.0 })
+            .collect();
+        box_blur(&cov, wu, hu, ((0.15 * sw) as usize).max(2))
+    };
+    let mut fill = vec![0u8; wu * hu]; // 1 skin, 2 background
+    let mut bare = vec![0.0f32; wu * hu];
+    for i in 0..wu * hu {
+        let z = zones[i];
+        let old = l.person[i] * (1.0 - skin_p[i]) * (1.0 - alpha[i]);
+        if face[i] || z.hand || (z.torso && !z.bare_arm) {
+            continue;
+        }
+        // The neck between the chin and the new collar is skin whatever showed there (an old
+        // collar is often as light as pale skin): one even fill, feathered at its sides.
+        if z.neck.is_some() && z.arm.is_none() && alpha[i] < 0.5 && l.person[i] > 0.3 {
+            fill[i] = 1;
+            bare[i] = 1.0;
+            continue;
+        }
+        if old < 0.3 {
+            continue;
+        }
+        if z.arm.is_some() || z.neck.is_some() {
+            fill[i] = 1;
+        } else if !z.below_hem && near_garment[i] > 0.001 {
+            fill[i] = 2;
+        } else {
+            continue;
+        }
+        bare[i] = old;
+    }
+    let background = if fill.contains(&2) {
+        Some(push_pull(l.photo, l.person))
+    } else {
+        None
+    };
+    let mut out = l.photo.clone();
+    let raw = out.as_mut();
+    for i in 0..wu * hu {
+        let mut c = px(i);
+        match fill[i] {
+            1 => {
+                let z = zones[i];
+                // A rounded falloff across the limb; the neck darkens under the chin.
+                let across = z.arm.or(z.neck.map(|n| n.0)).unwrap_or(0.0);
+                let under_chin = z.neck.map_or(1.0, |n| 0.72 + 0.25 * n.1);
+                let shade = ratio[i].clamp(0.85, 1.1) * (1.0 - 0.3 * across * across) * under_chin;
+                // Feathered towards the capsule's edge.
+                let k = smoothstep(0.0, 0.6, bare[i]) * (1.0 - smoothstep(0.6, 1.0, across));
+                for ch in 0..3 {
+                    c[ch] = c[ch] * (1.0 - k) + skin[ch] * shade * k;
+                }
+                stats.skin_filled += 1;
+            }
+            2 => {
+                if let Some(bg) = &background {
+                    let k = smoothstep(0.0, 0.6, bare[i]);
+                    for ch in 0..3 {
+                        c[ch] = c[ch] * (1.0 - k) + bg[i][ch] * k;
+                    }
+                    stats.background_filled += 1;
+                }
+            }
+            _ => {}
+        }
+        let a = alpha[i];
+        if a > 0.0 {
+            let g = l.warped.rgba[i];
+            let ga = f32::from(g[3]).max(1.0);
+            for ch in 0..3 {
+                // Unpremultiply, shade, blend with the layered alpha.
+                let col = f32::from(g[ch]) / ga * 255.0 * ratio[i];
+                c[ch] = c[ch] * (1.0 - a) + col * a;
+            }
+        }
+        for ch in 0..3 {
+            raw[4 * i + ch] = c[ch].round().clamp(0.0, 255.0) as u8;
+        }
+    }
+    (out, stats)
+}
+
+/// The background continued under the person: a push–pull fill of the pixels outside the
+/// person mask (a pyramid of weighted means, pulled back down into the holes).
+fn push_pull(photo: &RgbaImage, person: &[f32]) -> Vec<[f32; 3]> {
+    let (w, h) = (photo.width() as usize, photo.height() as usize);
+    let raw = photo.as_raw();
+    let mut levels: Vec<(usize, usize, Vec<[f32; 4]>)> = Vec::new();
+    let base: Vec<[f32; 4]> = (0..w * h)
+        .map(|i| {
+            let k = if person[i] < 0.2 { 1.0 } else { 0.0 };
+            [
+                f32::from(raw[4 * i]) * k,
+                f32::from(raw[4 * i + 1]) * k,
+                f32::from(raw[4 * i + 2]) * k,
+                k,
+            ]
+        })
+        .collect();
+    levels.push((w, h, base));
+    while levels.last().is_some_and(|l| l.0 > 1 || l.1 > 1) {
+        let next = match levels.last() {
+            Some((pw, ph, prev)) => {
+                let (pw, ph) = (*pw, *ph);
+                let (nw, nh) = (pw.div_ceil(2), ph.div_ceil(2));
+                let mut next = vec![[0.0f32; 4]; nw * nh];
+                for y in 0..ph {
+                    for x in 0..pw {
+                        let s = prev[y * pw + x];
+                        let d = &mut next[(y / 2) * nw + x / 2];
+                        for c in 0..4 {
+                            d[c] += s[c];
+                        }
+                    }
+                }
+                (nw, nh, next)
+            }
+            None => break,
+        };
+        levels.push(next);
+    }
+    // Pull: fill each level's empty pixels from the coarser level, top down.
+    for k in (0..levels.len() - 1).rev() {
+        let (cw, ch, coarse) = {
+            let l = &levels[k + 1];
+            (l.0, l.1, l.2.clone())
+        };
+        // The coarse level, normalised, sampled bilinearly (no blocks).
+        let norm: Vec<[f32; 4]> = coarse
+            .iter()
+            .map(|c| {
+                if c[3] > 0.0 {
+                    [c[0] / c[3], c[1] / c[3], c[2] / c[3], 1.0]
+                } else {
+                    [0.0; 4]
+                }
+            })
+            .collect();
+        let sample = |x: usize, y: usize| {
+            let fx = ((x as f32 + 0.5) / 2.0 - 0.5).clamp(0.0, (cw - 1) as f32);
+            let fy = ((y as f32 + 0.5) / 2.0 - 0.5).clamp(0.0, (ch - 1) as f32);
+            let (x0, y0) = (fx.floor() as usize, fy.floor() as usize);
+            let (x1, y1) = ((x0 + 1).min(cw - 1), (y0 + 1).min(ch - 1));
+            let (tx, ty) = (fx - x0 as f32, fy - y0 as f32);
+            let mut out = [0.0f32; 4];
+            for (xx, yy, wgt) in [
+                (x0, y0, (1.0 - tx) * (1.0 - ty)),
+                (x1, y0, tx * (1.0 - ty)),
+                (x0, y1, (1.0 - tx) * ty),
+                (x1, y1, tx * ty),
+            ] {
+                let v = norm[yy * cw + xx];
+                for c in 0..4 {
+                    out[c] += v[c] * wgt * v[3];
+                }
+            }
+            out
+        };
+        let (fw, fh, fine) = &mut levels[k];
+        for y in 0..*fh {
+            for x in 0..*fw {
+                let p = &mut fine[y * *fw + x];
+                let c = sample(x, y);
+                if c[3] > 0.0 {
+                    let t = (1.0 - p[3]).max(0.0);
+                    for ch in 0..3 {
+                        p[ch] += c[ch] / c[3] * t;
+                    }
+                    p[3] += t;
+                }
+            }
+        }
+    }
+    levels[0]
+        .2
+        .iter()
+        .map(|p| {
+            let a = p[3].max(1e-6);
+            [p[0] / a, p[1] / a, p[2] / a]
+        })
+        .collect()
+}

@@ -1,0 +1,278 @@
+//! The garment's mask in its product photo: the PNG's alpha when the photo has one (a
+//! transparent border); otherwise the background flood-filled from the border (chroma of the
+//! border's colour, lightness close — darker is cheaper, so soft shadows join — and a low
+//! local gradient, so a white garment on white stops at its outline), the largest remaining
+//! component closed and softened. Edge pixels are recoloured from the garment's interior.
+
+use image::RgbaImage;
+
+fn luma_cbcr(p: [u8; 4]) -> [f32; 3] {
+    let (r, g, b) = (f32::from(p[0]), f32::from(p[1]), f32::from(p[2]));
+    let y = 0.299 * r + 0.587 * g + 0.114 * b;
+    [y, 0.564 * (b - y), 0.713 * (r - y)]
+}
+
+/// The background's colour: the per-channel median of the border pixels.
+fn border_colour(img: &RgbaImage) -> [u8; 4] {
+    let (w, h) = img.dimensions();
+    let mut ch: [Vec<u8>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    let mut push = |x: u32, y: u32| {
+        let p = img.get_pixel(x, y).0;
+        for c in 0..3 {
+            ch[c].push(p[c]);
+        }
+    };
+    for x in 0..w {
+        push(x, 0);
+        push(x, h - 1);
+    }
+    for y in 0..h {
+        push(0, y);
+        push(w - 1, y);
+    }
+    let mut out = [0u8, 0, 0, 255];
+    for c in 0..3 {
+        ch[c].sort_unstable();
+        out[c] = ch[c][ch[c].len() / 2];
+    }
+    out
+}
+
+/// The garment mask (0–1 per pixel) of a photo: alpha when the border is transparent, else
+/// the edge-stopped border flood fill of the module docs.
+pub fn garment_mask(img: &RgbaImage) -> (Vec<f32>, bool) {
+    let (w, h) = img.dimensions();
+    let (wu, hu) = (w as usize, h as usize);
+    let border_transparent = {
+        let mut n = 0usize;
+        let mut clear = 0usize;
+        for x in 0..w {
+            for y in [0, h - 1] {
+                n += 1;
+                clear += usize::from(img.get_pixel(x, y).0[3] < 128);
+            }
+        }
+        clear * 2 > n
+    };
+    if border_transparent {
+        let mask = img.pixels().map(|p| f32::from(p.0[3]) / 255.0).collect();
+        return (mask, true);
+    }
+    let bg = luma_cbcr(border_colour(img));
+    let ycc: Vec<[f32; 3]> = img.pixels().map(|p| luma_cbcr(p.0)).collect();
+    let close = |i: usize, strict: bool| {
+        let [y, cb, cr] = ycc[i];
+        let dc = ((cb - bg[1]).powi(2) + (cr - bg[2]).powi(2)).sqrt();
+        let dl = if y < bg[0] {
+            (bg[0] - y) * 0.3
+        } else {
+            y - bg[0]
+        };
+        let tol = if strict { 0.6 } else { 1.0 };
+        dc < 10.0 * tol && dl < 14.0 * tol
+    };
+    let grad = |x: usize, y: usize| {
+        let at = |x: usize, y: usize| ycc[y * wu + x][0];
+        // The strongest step within two pixels: the fill stops short of soft outlines too
+        // (the join passes below bring it back to the outline).
+        let mut g = 0.0f32;
+        for r in 1..=2 {
+            let (xa, xb) = (x.saturating_sub(r), (x + r).min(wu - 1));
+            let (ya, yb) = (y.saturating_sub(r), (y + r).min(hu - 1));
+            g = g.max((at(xb, y) - at(xa, y)).abs() + (at(x, yb) - at(x, ya)).abs());
+        }
+        g
+    };
+    // 1 = background reached by the fill.
+    let mut bgm = vec![0u8; wu * hu];
+    let mut stack = Vec::new();
+    let seed = |x: usize, y: usize, bgm: &mut Vec<u8>, stack: &mut Vec<(usize, usize)>| {
+        let i = y * wu + x;
+        if bgm[i] == 0 && close(i, false) {
+            bgm[i] = 1;
+            stack.push((x, y));
+        }
+    };
+    for x in 0..wu {
+        seed(x, 0, &mut bgm, &mut stack);
+        seed(x, hu - 1, &mut bgm, &mut stack);
+    }
+    for y in 0..hu {
+        seed(0, y, &mut bgm, &mut stack);
+        seed(wu - 1, y, &mut bgm, &mut stack);
+    }
+    while let Some((x, y)) = stack.pop() {
+        let mut visit = |nx: usize, ny: usize| {
+            let i = ny * wu + nx;
+            if bgm[i] == 0 && close(i, false) && grad(nx, ny) < 11.0 {
+                bgm[i] = 1;
+                stack.push((nx, ny));
+            }
+        };
+        if x > 0 {
+            visit(x - 1, y);
+        }
+        if x + 1 < wu {
+            visit(x + 1, y);
+        }
+        if y > 0 {
+            visit(x, y - 1);
+        }
+        if y + 1 < hu {
+            visit(x, y + 1);
+        }
+    }
+    // The fill stops one or two pixels short of an outline (the gradient is high on both
+    // sides of it): background-coloured pixels next to the fill join it.
+    for _ in 0..3 {
+        let prev = bgm.clone();
+        for y in 0..hu {
+            for x in 0..wu {
+                let i = y * wu + x;
+                if prev[i] == 1 || !close(i, true) {
+                    continue;
+                }
+                let n = (x > 0 && prev[i - 1] == 1)
+                    || (x + 1 < wu && prev[i + 1] == 1)
+                    || (y > 0 && prev[i - wu] == 1)
+                    || (y + 1 < hu && prev[i + wu] == 1);
+                if n {
+                    bgm[i] = 1;
+                }
+            }
+        }
+    }
+    let fg: Vec<bool> = bgm.iter().map(|&b| b == 0).collect();
+    let fg = close_binary(&largest_component(&fg, wu, hu), wu, hu, 2);
+    (soften(&fg, wu, hu), false)
+}
+
+/// Morphological closing (dilate, then erode) with a square of radius `r`: fills bites the
+/// fill took out of a low-contrast outline.
+fn close_binary(fg: &[bool], w: usize, h: usize, r: usize) -> Vec<bool> {
+    use super::sample::box_blur;
+    let f: Vec<f32> = fg.iter().map(|&v| f32::from(u8::from(v))).collect();
+    let dilated: Vec<f32> = box_blur(&f, w, h, r)
+        .iter()
+        .map(|&v| if v > 1e-4 { 1.0 } else { 0.0 })
+        .collect();
+    box_blur(&dilated, w, h, r)
+        .iter()
+        .map(|&v| v > 0.9999)
+        .collect()
+}
+
+/// The largest 4-connected component of `fg`.
+fn largest_component(fg: &[bool], w: usize, h: usize) -> Vec<bool> {
+    let mut comp = vec![0u32; w * h];
+    let mut best = (0u32, 0usize);
+    let mut next = 0u32;
+    let mut stack = Vec::new();
+    for start in 0..w * h {
+        if !fg[start] || comp[start] != 0 {
+            continue;
+        }
+        next += 1;
+        comp[start] = next;
+        stack.push(start);
+        let mut size = 0usize;
+        while let Some(i) = stack.pop() {
+            size += 1;
+            let (x, y) = (i % w, i / w);
+            let mut n = [usize::MAX; 4];
+            if x > 0 {
+                n[0] = i - 1;
+            }
+            if x + 1 < w {
+                n[1] = i + 1;
+            }
+            if y > 0 {
+                n[2] = i - w;
+            }
+            if y + 1 < h {
+                n[3] = i + w;
+            }
+            for j in n {
+                if j != usize::MAX && fg[j] && comp[j] == 0 {
+                    comp[j] = next;
+                    stack.push(j);
+                }
+            }
+        }
+        if size > best.1 {
+            best = (next, size);
+        }
+    }
+    comp.iter().map(|&c| c != 0 && c == best.0).collect()
+}
+
+/// A binary mask with anti-aliased edges (3×3 mean).
+fn soften(fg: &[bool], w: usize, h: usize) -> Vec<f32> {
+    let mut out = vec![0.0f32; w * h];
+    for y in 0..h {
+        for x in 0..w {
+            if !fg[y * w + x] {
+                continue;
+            }
+            let mut n = 0.0;
+            for dy in -1i32..=1 {
+                for dx in -1i32..=1 {
+                    let (xx, yy) = (x as i32 + dx, y as i32 + dy);
+                    if xx >= 0
+                        && yy >= 0
+                        && (xx as usize) < w
+                        && (yy as usize) < h
+                        && fg[yy as usize * w + xx as usize]
+                    {
+                        n += 1.0;
+                    }
+                }
+            }
+            out[y * w + x] = (n / 9.0f32 * 1.6).min(1.0);
+        }
+    }
+    out
+}
+
+/// The photo with the garment's edge pixels (mask under 1) recoloured from the fully covered
+/// pixels within two pixels: the background blended into the outline would show as a light
+/// or dark rim on the person.
+pub(crate) fn decontaminate(img: &RgbaImage, mask: &[f32]) -> RgbaImage {
+    let (w, h) = (img.width() as i32, img.height() as i32);
+    let mut out = img.clone();
+    for y in 0..h {
+        for x in 0..w {
+            let m = mask[(y * w + x) as usize];
+            if m <= 0.0 || m >= 0.999 {
+                continue;
+            }
+            let mut sum = [0u32; 3];
+            let mut n = 0u32;
+            for dy in -2..=2 {
+                for dx in -2..=2 {
+                    let (xx, yy) = (x + dx, y + dy);
+                    if xx < 0
+                        || yy < 0
+                        || xx >= w
+                        || yy >= h
+                        || mask[(yy * w + xx) as usize] < 0.999
+                    {
+                        continue;
+                    }
+                    let p = img.get_pixel(xx as u32, yy as u32).0;
+                    for c in 0..3 {
+                        sum[c] += u32::from(p[c]);
+                    }
+                    n += 1;
+                }
+            }
+            let p = out.get_pixel_mut(x as u32, y as u32);
+            for (dst, total) in p.0.iter_mut().zip(sum) {
+                if let Some(v) = total.checked_div(n) {
+                    *dst = v as u8;
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,68 @@
+//! The garment pipeline: a flat-lay product photo worn by the person in a photo.
+//!
+//! The classical try-on pipeline (CP-VTON's geometric stage, without learned weights), in
+//! stages that any upper- or lower-body garment shares:
+//! 1. [`product`] and [`mask`]: the garment from its product photo — a clean mask (the
+//!    PNG's alpha, else a flood fill from the border that stops at edges, so soft shadows go
+//!    and white-on-white garments stay), its landmarks from the silhouette (neckline, shoulders, armpits, sleeve
+//!    ends, hem corners), long or short sleeves, an open or closed front, and a part label per
+//!    pixel (torso, each sleeve).
+//! 2. [`person`]: the body frame from the pose keypoints and the person mask — shoulder seams,
+//!    torso axis, each arm's chain (shoulder → elbow → wrist → hand), the face and hair to
+//!    protect, and the skin colour sampled from the face.
+//! 3. [`warp`]: every [`Part`] (a garment region and the body chain it follows) gets a
+//!    thin-plate spline from body pixels to garment pixels, solved on the CPU and evaluated per
+//!    pixel by the WGSL kernel `garment/warp`, which also layers the parts (sleeves over the
+//!    torso) with anti-aliased edges.
+//! 4. [`compose`]: the person's low-frequency light and folds carried onto the garment, face,
+//!    hair, hands and bare forearms kept in front, and what the new garment uncovers filled
+//!    (skin on arms and neck, the background continued outside the body).
+//!
+//! [`sample`] draws sample product photos (plain, striped, printed logo, long and short sleeves,
+//! an open jacket) for tests and the gallery.
+
+pub mod compose;
+pub mod fit;
+pub mod mask;
+pub mod person;
+pub mod product;
+pub mod sample;
+pub mod warp;
+
+use glam::Vec2;
+
+pub use person::BodyFrame;
+pub use product::{GarmentImage, GarmentLandmarks};
+pub use warp::{Part, PartWarp, WarpOutput, Warper};
+
+/// Part labels in the garment's label map (0 is background).
+pub mod label {
+    /// The torso (body, collar, hem).
+    pub const TORSO: u8 = 1;
+    /// The sleeve on the image's left.
+    pub const SLEEVE_LEFT: u8 = 2;
+    /// The sleeve on the image's right.
+    pub const SLEEVE_RIGHT: u8 = 3;
+}
+
+/// Why the garment pipeline could not dress the person.
+#[derive(Debug, thiserror::Error)]
+pub enum GarmentError {
+    /// No garment could be separated from the product photo's background.
+    #[error("no garment was found in the product photo: {0}")]
+    NoGarment(String),
+    /// The photo lacks what a garment needs (a body, shoulders).
+    #[error("{0}")]
+    NoBody(String),
+    /// A spline could not be solved (degenerate control points).
+    #[error("the garment warp could not be solved: {0}")]
+    Degenerate(String),
+    /// The GPU kernel failed.
+    #[error("the garment warp failed on the GPU: {0}")]
+    Gpu(String),
+}
+
+/// `v` turned a quarter to the right in image coordinates (y down): `(x, y) → (-y, x)`.
+pub(crate) fn perp(v: Vec2) -> Vec2 {
+    Vec2::new(-v.y, v.x)
+}

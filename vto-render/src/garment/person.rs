@@ -1,0 +1,237 @@
+//! The person, as a garment sees them: the body frame from the pose keypoints (shoulder
+//! seams, the torso's axis, each arm's chain), the face to protect and the skin colour.
+//!
+//! Index 0 is always the side on the image's left (the subject's right in a frontal photo), as
+//! in [`super::product::GarmentLandmarks`]: a front-view garment photo and a frontal person
+//! photo then pair up side by side.
+
+use glam::Vec2;
+use image::RgbaImage;
+
+use super::{perp, GarmentError};
+use crate::tryon::Person;
+use crate::vision::pose::PoseKeypoint;
+
+/// MediaPipe's face-oval landmarks, in order around the face.
+pub const FACE_OVAL: [usize; 36] = [
+    10, 338, 297, 332, 284, 251, 389, 356, 454, 323, 361, 288, 397, 365, 379, 378, 400, 377, 152,
+    148, 176, 149, 150, 136, 172, 58, 132, 93, 234, 127, 162, 21, 54, 103, 67, 109,
+];
+
+/// Cheek and forehead landmarks the skin colour is sampled around.
+const SKIN_LANDMARKS: [usize; 6] = [50, 280, 101, 330, 151, 9];
+
+/// One arm: shoulder, elbow, wrist and the hand's centre, with the pose's visibility.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Arm {
+    /// Shoulder, elbow, wrist, hand (the mean of pinky, index and thumb).
+    pub chain: [Vec2; 4],
+    /// Visibility of elbow and wrist (min of the two).
+    pub visibility: f32,
+}
+
+impl Arm {
+    /// The point `s` pixels along the chain from `start` (which lies near the shoulder),
+    /// continuing past the hand along its last segment; and the unit direction there.
+    pub fn along(&self, start: Vec2, s: f32) -> (Vec2, Vec2) {
+        let pts = [start, self.chain[1], self.chain[2], self.chain[3]];
+        let mut left = s.max(0.0);
+        for k in 0..3 {
+            let seg = pts[k + 1] - pts[k];
+            let len = seg.length();
+            let dir = seg.try_normalize().unwrap_or(Vec2::Y);
+            if left <= len || k == 2 {
+                return (pts[k] + dir * left, dir);
+            }
+            left -= len;
+        }
+        (pts[3], Vec2::Y)
+    }
+}
+
+/// The body frame a garment is fitted to (image pixels).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BodyFrame {
+    /// Shoulder keypoint to shoulder keypoint, in pixels.
+    pub shoulder_width: f32,
+    /// The shoulder keypoints (image left, right).
+    pub shoulder: [Vec2; 2],
+    /// Where a garment's shoulder seams sit: a little outside and above the joints.
+    pub seam: [Vec2; 2],
+    /// Unit vector from the left seam to the right.
+    pub across: Vec2,
+    /// Unit vector down the torso (shoulders' midpoint towards the hips').
+    pub down: Vec2,
+    /// The hips' midpoint (extrapolated by the pose model when outside the photo).
+    pub hips: Vec2,
+    /// The arms (image left, right).
+    pub arms: [Arm; 2],
+    /// The face outline, when a face was found.
+    pub face_oval: Vec<Vec2>,
+    /// The skin colour sampled from the face (sRGB 0–255), when a face was found.
+    pub skin: Option<[f32; 3]>,
+}
+
+fn kp(k: &[PoseKeypoint], i: usize) -> Option<(Vec2, f32)> {
+    k.get(i)
+        .map(|p| (Vec2::new(p.x, p.y), p.visibility.min(p.presence)))
+}
+
+impl BodyFrame {
+    /// The frame of `person`'s body (needs the pose keypoints; the face is optional).
+    pub fn new(person: &Person) -> Result<BodyFrame, GarmentError> {
+        let no_body = |why: &str| {
+            GarmentError::NoBody(format!(
+                "no body was found in the person photo ({why}); garments need the shoulders visible"
+            ))
+        };
+        let body = person.body.as_ref().ok_or_else(|| no_body("no pose"))?;
+        let k = &body.keypoints;
+        let (s11, v11) = kp(k, 11).ok_or_else(|| no_body("no shoulders"))?;
+        let (s12, v12) = kp(k, 12).ok_or_else(|| no_body("no shoulders"))?;
+        if v11.min(v12) < 0.3 {
+            return Err(no_body("the shoulders are not visible"));
+        }
+        let sw = s11.distance(s12);
+        let (w, h) = person.photo.dimensions();
+        if sw < 12.0 || !sw.is_finite() {
+            return Err(no_body("the shoulders are too close together"));
+        }
+        let in_photo = |p: Vec2| {
+            p.x > -0.1 * w as f32
+                && p.x < 1.1 * w as f32
+                && p.y > -0.1 * h as f32
+                && p.y < 1.1 * h as f32
+        };
+        if !in_photo(s11) || !in_photo(s12) {
+            return Err(no_body("the shoulders are outside the photo"));
+        }
+        // Side 0 is the image's left.
+        let swap = s11.x > s12.x;
+        let pick = |a: usize, b: usize| {
+            let (pa, pb) = (kp(k, a), kp(k, b));
+            if swap {
+                (pb, pa)
+            } else {
+                (pa, pb)
+            }
+        };
+        let side = |a: usize, b: usize| -> Result<[(Vec2, f32); 2], GarmentError> {
+            let (pa, pb) = pick(a, b);
+            Ok([
+                pa.ok_or_else(|| no_body("missing keypoints"))?,
+                pb.ok_or_else(|| no_body("missing keypoints"))?,
+            ])
+        };
+        let shoulder = side(11, 12)?.map(|p| p.0);
+        let elbow = side(13, 14)?;
+        let wrist = side(15, 16)?;
+        let hip = side(23, 24)?;
+        let hand = [side(17, 18)?, side(19, 20)?, side(21, 22)?];
+        let mid = (shoulder[0] + shoulder[1]) * 0.5;
+        let across = (shoulder[1] - shoulder[0]) / sw;
+        let square = perp(across);
+        let hips = (hip[0].0 + hip[1].0) * 0.5;
+        // The torso axis from the hips, kept within 25° of square to the shoulders (the pose
+        // extrapolates hips outside the photo).
+        let down = match (hips - mid).try_normalize() {
+            Some(d) if d.dot(square) > 25f32.to_radians().cos() => d,
+            Some(d) if d.dot(square) > 0.0 => {
+                let t = 25f32.to_radians();
+                let sign = d.dot(across).signum();
+                (square * t.cos() + across * t.sin() * sign).normalize()
+            }
+            _ => square,
+        };
+        let seam = [
+            shoulder[0] - across * 0.07 * sw - down * 0.12 * sw,
+            shoulder[1] + across * 0.07 * sw - down * 0.12 * sw,
+        ];
+        let arms = [0, 1].map(|s| {
+            let hand_c = (hand[0][s].0 + hand[1][s].0 + hand[2][s].0) / 3.0;
+            Arm {
+                chain: [shoulder[s], elbow[s].0, wrist[s].0, hand_c],
+                visibility: elbow[s].1.min(wrist[s].1),
+            }
+        });
+        // Turned sideways: the shoulders' depth difference (the pose model's z, in the same
+        // pixel scale) outweighs their distance across the photo (more than ~55° from frontal).
+        let dz = match (k.get(11), k.get(12)) {
+            (Some(a), Some(b)) => (a.z - b.z).abs(),
+            _ => 0.0,
+        };
+        let turned = dz > 1.4 * sw;
+        let narrow = person
+            .face
+            .as_ref()
+            .is_some_and(|c| c.face.width_px() > 0.0 && sw < 1.1 * c.face.width_px());
+        if turned || narrow {
+            return Err(no_body(
+                "the body is turned sideways; garments need a frontal upper body with both \
+                 shoulders in view",
+            ));
+        }
+        let (face_oval, skin) = match &person.face {
+            Some(choice) => {
+                let lm = &choice.face.landmarks;
+                let oval: Vec<Vec2> = FACE_OVAL
+                    .iter()
+                    .filter_map(|&i| lm.get(i).map(|p| Vec2::new(p[0], p[1])))
+                    .collect();
+                (oval, skin_colour(&person.photo, lm, choice.face.width_px()))
+            }
+            None => (Vec::new(), None),
+        };
+        Ok(BodyFrame {
+            shoulder_width: sw,
+            shoulder,
+            seam,
+            across,
+            down,
+            hips,
+            arms,
+            face_oval,
+            skin,
+        })
+    }
+
+    /// The chin: the face oval's lowest point along the torso axis.
+    pub fn chin(&self) -> Option<Vec2> {
+        self.face_oval
+            .iter()
+            .copied()
+            .max_by(|a, b| a.dot(self.down).total_cmp(&b.dot(self.down)))
+    }
+}
+
+/// The median colour of the skin around the cheeks and forehead.
+fn skin_colour(photo: &RgbaImage, lm: &[[f32; 3]], face_width: f32) -> Option<[f32; 3]> {
+    let r = (face_width * 0.04).clamp(1.0, 40.0) as i32;
+    let (w, h) = photo.dimensions();
+    let mut ch: [Vec<u8>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    for &i in &SKIN_LANDMARKS {
+        let Some(p) = lm.get(i) else { continue };
+        let (cx, cy) = (p[0] as i32, p[1] as i32);
+        for dy in -r..=r {
+            for dx in -r..=r {
+                let (x, y) = (cx + dx, cy + dy);
+                if dx * dx + dy * dy > r * r || x < 0 || y < 0 || x >= w as i32 || y >= h as i32 {
+                    continue;
+                }
+                let px = photo.get_pixel(x as u32, y as u32).0;
+                for c in 0..3 {
+                    ch[c].push(px[c]);
+                }
+            }
+        }
+    }
+    if ch[0].len() < 4 {
+        return None;
+    }
+    let mut out = [0.0; 3];
+    for c in 0..3 {
+        ch[c].sort_unstable();
+        out[c] = f32::from(ch[c][ch[c].len() / 2]);
+    }
+    Some(out)
+}

@@ -1,0 +1,452 @@
+//! The garment from its product photo: mask, part labels and landmarks.
+//!
+//! The mask is the PNG's alpha when the photo has one (a transparent border); otherwise the
+//! background is flood-filled from the border: a pixel joins when its chroma is the border's
+//! and its lightness is close (darker is cheaper, so soft shadows join) and the local gradient
+//! is low (so a white garment on a white background stops at its outline). The largest
+//! remaining component is the garment; holes inside it are garment by construction.
+//!
+//! Landmarks come from the silhouette, row by row: the torso is the run of garment pixels
+//! through the centre column (or the two panels either side of an open front); scanning up
+//! from the hem, the armpit is where a sleeve's run joins the torso's; the shoulder is the top
+//! of the silhouette above the armpit; the neck corners are the highest points between the
+//! shoulders and the centre; a sleeve's axis runs from its root (shoulder–armpit midpoint) to
+//! its cuff (the far end of its pixels along the axis).
+
+use glam::Vec2;
+use image::RgbaImage;
+
+use super::mask::{decontaminate, garment_mask};
+use super::{label, perp, GarmentError};
+
+/// Product photos are processed at most this many pixels on their longer side.
+pub const MAX_SIDE: u32 = 1024;
+
+/// One sleeve in the product photo (garment pixels).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sleeve {
+    /// The root's centre: midway between the shoulder point and the armpit.
+    pub root: Vec2,
+    /// The cuff's centre.
+    pub cuff: Vec2,
+    /// Half the sleeve's width at the root.
+    pub root_half_width: f32,
+    /// Half the sleeve's width at the cuff.
+    pub cuff_half_width: f32,
+}
+
+impl Sleeve {
+    /// Root to cuff, in garment pixels.
+    pub fn length(&self) -> f32 {
+        self.root.distance(self.cuff)
+    }
+}
+
+/// The garment's landmarks (garment pixels; index 0 is the image's left, 1 its right).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GarmentLandmarks {
+    /// The neckline's corners, where the collar meets the shoulders.
+    pub neck: [Vec2; 2],
+    /// The neckline's lowest point at the centre (the front neck).
+    pub neck_centre: Vec2,
+    /// The shoulder seams: the top of the silhouette above each armpit.
+    pub shoulder: [Vec2; 2],
+    /// The armpits.
+    pub armpit: [Vec2; 2],
+    /// The hem's corners.
+    pub hem: [Vec2; 2],
+    /// The sleeves, when the garment has them.
+    pub sleeve: [Option<Sleeve>; 2],
+    /// Whether the sleeves reach past the elbow (root-to-cuff longer than 55 % of the
+    /// shoulder-to-hem length).
+    pub long_sleeves: bool,
+    /// Whether the front is open (background through the centre from the hem up, as an open
+    /// jacket lies).
+    pub open_front: bool,
+}
+
+impl GarmentLandmarks {
+    /// Shoulder seam to shoulder seam.
+    pub fn shoulder_width(&self) -> f32 {
+        self.shoulder[0].distance(self.shoulder[1])
+    }
+
+    /// From the shoulders' midpoint to the hem's midpoint.
+    pub fn length(&self) -> f32 {
+        ((self.shoulder[0] + self.shoulder[1]) * 0.5).distance((self.hem[0] + self.hem[1]) * 0.5)
+    }
+
+    /// Sleeve length over shoulder-to-hem length (0 without sleeves).
+    pub fn sleeve_ratio(&self) -> f32 {
+        let len = self.length().max(1.0);
+        self.sleeve
+            .iter()
+            .flatten()
+            .map(|s| s.length() / len)
+            .fold(0.0, f32::max)
+    }
+}
+
+/// A garment ready to warp: premultiplied colour, soft mask, part labels and landmarks.
+#[derive(Debug, Clone)]
+pub struct GarmentImage {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// RGBA8 per pixel, colour premultiplied by the mask (alpha = the mask).
+    pub rgba: Vec<[u8; 4]>,
+    /// Part label per pixel ([`label`]; 0 = background).
+    pub labels: Vec<u8>,
+    /// The landmarks.
+    pub landmarks: GarmentLandmarks,
+    /// The torso's mean colour (sRGB, unpremultiplied).
+    pub torso_colour: [u8; 3],
+    /// Whether the mask came from the photo's alpha channel.
+    pub from_alpha: bool,
+}
+
+/// Row runs `[start, end]` (inclusive) of a binary row.
+fn runs(row: &[bool]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (x, &v) in row.iter().enumerate() {
+        match (v, start) {
+            (true, None) => start = Some(x),
+            (false, Some(s)) => {
+                out.push((s, x - 1));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, row.len() - 1));
+    }
+    out
+}
+
+/// The torso's span in one row: the run through `xc`, or the two panels either side of a
+/// central gap narrower than `max_gap` (then `gap` is true).
+fn torso_span(runs: &[(usize, usize)], xc: usize, max_gap: usize) -> Option<(usize, usize, bool)> {
+    if let Some(&(a, b)) = runs.iter().find(|&&(a, b)| a <= xc && xc <= b) {
+        return Some((a, b, false));
+    }
+    let left = runs.iter().rev().find(|r| r.1 < xc)?;
+    let right = runs.iter().find(|r| r.0 > xc)?;
+    (right.0 - left.1 <= max_gap).then_some((left.0, right.1, true))
+}
+
+/// Finds the garment in a product photo and measures it.
+pub fn prepare(photo: &RgbaImage) -> Result<GarmentImage, GarmentError> {
+    let (w0, h0) = photo.dimensions();
+    if w0 < 16 || h0 < 16 {
+        return Err(GarmentError::NoGarment(format!(
+            "the photo is {w0}x{h0} pixels, too small"
+        )));
+    }
+    let scaled;
+    let img = if w0.max(h0) > MAX_SIDE {
+        let s = MAX_SIDE as f32 / w0.max(h0) as f32;
+        scaled = image::imageops::resize(
+            photo,
+            ((w0 as f32 * s).round() as u32).max(1),
+            ((h0 as f32 * s).round() as u32).max(1),
+            image::imageops::FilterType::Triangle,
+        );
+        &scaled
+    } else {
+        photo
+    };
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let (mask, from_alpha) = garment_mask(img);
+    let fg: Vec<bool> = mask.iter().map(|&m| m > 0.5).collect();
+    let area = fg.iter().filter(|&&v| v).count();
+    if area < (w * h) / 50 {
+        return Err(GarmentError::NoGarment(
+            "nothing stands out from the background (a garment must fill at least 2 % of the photo)"
+                .into(),
+        ));
+    }
+    if area > (w * h) * 95 / 100 {
+        return Err(GarmentError::NoGarment(
+            "no plain background around the garment (it must lie inside the frame with a margin)"
+                .into(),
+        ));
+    }
+    let (landmarks, labels) = measure(&fg, w, h)?;
+    let img = &decontaminate(img, &mask);
+    let mut rgba = Vec::with_capacity(w * h);
+    let mut sum = [0.0f64; 4];
+    for (i, p) in img.pixels().enumerate() {
+        let a = mask[i];
+        let l = labels[i];
+        let a = if l == 0 { 0.0 } else { a };
+        let px = p.0;
+        if l == label::TORSO && a > 0.9 {
+            for c in 0..3 {
+                sum[c] += f64::from(px[c]);
+            }
+            sum[3] += 1.0;
+        }
+        rgba.push([
+            (f32::from(px[0]) * a).round() as u8,
+            (f32::from(px[1]) * a).round() as u8,
+            (f32::from(px[2]) * a).round() as u8,
+            (a * 255.0).round() as u8,
+        ]);
+    }
+    let n = sum[3].max(1.0);
+    Ok(GarmentImage {
+        width: w as u32,
+        height: h as u32,
+        rgba,
+        labels,
+        landmarks,
+        torso_colour: [(sum[0] / n) as u8, (sum[1] / n) as u8, (sum[2] / n) as u8],
+        from_alpha,
+    })
+}
+
+/// Landmarks and part labels of a binary garment mask (see the module docs).
+pub fn measure(
+    fg: &[bool],
+    w: usize,
+    h: usize,
+) -> Result<(GarmentLandmarks, Vec<u8>), GarmentError> {
+    let none = || GarmentError::NoGarment("the garment's outline could not be measured".into());
+    let rows: Vec<Vec<(usize, usize)>> = (0..h).map(|y| runs(&fg[y * w..(y + 1) * w])).collect();
+    let y_top = rows.iter().position(|r| !r.is_empty()).ok_or_else(none)?;
+    let y_bot = rows.iter().rposition(|r| !r.is_empty()).ok_or_else(none)?;
+    let x0 = rows
+        .iter()
+        .filter_map(|r| r.first())
+        .map(|r| r.0)
+        .min()
+        .ok_or_else(none)?;
+    let x1 = rows
+        .iter()
+        .filter_map(|r| r.last())
+        .map(|r| r.1)
+        .max()
+        .ok_or_else(none)?;
+    let xc = (x0 + x1) / 2;
+    let max_gap = (x1 - x0) / 2;
+    let spans: Vec<Option<(usize, usize, bool)>> =
+        rows.iter().map(|r| torso_span(r, xc, max_gap)).collect();
+    let y_hem = (y_top..=y_bot)
+        .rev()
+        .find(|&y| spans[y].is_some())
+        .ok_or_else(none)?;
+    let height = (y_hem - y_top).max(8);
+    if height < 16 || x1 - x0 < 16 {
+        return Err(GarmentError::NoGarment(
+            "the garment is too small to measure".into(),
+        ));
+    }
+    let y_corner = y_hem.saturating_sub(height / 100 + 1).max(y_top);
+    let (hl, hr, _) = spans[y_corner].or(spans[y_hem]).ok_or_else(none)?;
+    let hem = [
+        Vec2::new(hl as f32, y_corner as f32),
+        Vec2::new(hr as f32, y_corner as f32),
+    ];
+    // Armpits: scanning up from the hem, the first sudden widening of the torso's span.
+    let jump = ((x1 - x0) / 25).max(3);
+    let upper_limit = y_top + height / 12;
+    let mut armpit_y = [None, None];
+    let mut prev = spans[y_corner].map(|s| (s.0, s.1));
+    for y in (upper_limit..y_corner).rev() {
+        let Some((l, r, _)) = spans[y] else { continue };
+        if let Some((pl, pr)) = prev {
+            // The widening must hold for a few rows up (a notch in the outline does not).
+            let holds = |right: bool| {
+                (0..6).all(|k| {
+                    y >= k
+                        && spans[y - k].is_some_and(|s| {
+                            if right {
+                                s.1 > pr + jump
+                            } else {
+                                s.0 + jump < pl
+                            }
+                        })
+                })
+            };
+            if armpit_y[0].is_none() && l + jump < pl && holds(false) {
+                armpit_y[0] = Some((y, pl));
+            }
+            if armpit_y[1].is_none() && r > pr + jump && holds(true) {
+                armpit_y[1] = Some((y, pr));
+            }
+        }
+        prev = Some((l, r));
+        if armpit_y.iter().all(Option::is_some) {
+            break;
+        }
+    }
+    let fallback_y = y_top + height * 3 / 10;
+    let side_at = |y: usize, right: bool| {
+        spans[y]
+            .map(|s| if right { s.1 } else { s.0 })
+            .unwrap_or(if right { hr } else { hl })
+    };
+    let has_sleeves = armpit_y.iter().all(Option::is_some);
+    let armpit = [0, 1].map(|s| match armpit_y[s] {
+        Some((y, x)) => Vec2::new(x as f32, y as f32),
+        None => Vec2::new(side_at(fallback_y, s == 1) as f32, fallback_y as f32),
+    });
+    let top_of = |x: usize| (y_top..=y_bot).find(|&y| fg[y * w + x]);
+    let inset = (jump / 2).max(1);
+    let shoulder_x = [
+        (armpit[0].x as usize + inset).min(xc),
+        (armpit[1].x as usize).saturating_sub(inset).max(xc),
+    ];
+    let shoulder = [0, 1].map(|s| {
+        let x = shoulder_x[s];
+        Vec2::new(x as f32, top_of(x).unwrap_or(y_top) as f32)
+    });
+    // Neck corners: the highest silhouette points between each shoulder and the centre.
+    let highest = |a: usize, b: usize| {
+        (a.min(b)..=a.max(b))
+            .filter_map(|x| top_of(x).map(|y| (y, x)))
+            .min_by_key(|&(y, x)| (y, x.abs_diff(xc)))
+    };
+    let (nly, nlx) = highest(shoulder_x[0], xc.saturating_sub(1)).ok_or_else(none)?;
+    let (nry, nrx) = highest(xc + 1, shoulder_x[1]).ok_or_else(none)?;
+    let neck = [
+        Vec2::new(nlx as f32, nly as f32),
+        Vec2::new(nrx as f32, nry as f32),
+    ];
+    let neck_centre = Vec2::new(xc as f32, top_of(xc).unwrap_or(nly.max(nry)) as f32);
+    // Open front: a central gap from the hem up through at least 40 % of the length.
+    let gap_rows = (y_top..=y_hem)
+        .rev()
+        .take_while(|&y| spans[y].is_some_and(|s| s.2) || !fg[y * w + xc])
+        .count();
+    let open_front = gap_rows * 10 >= height * 4;
+    // Part labels.
+    let mut labels = vec![0u8; w * h];
+    for y in 0..h {
+        for x in 0..w {
+            if !fg[y * w + x] {
+                continue;
+            }
+            let p = Vec2::new(x as f32, y as f32);
+            let mut l = label::TORSO;
+            if has_sleeves {
+                for s in 0..2 {
+                    let beyond = if (y as f32) < armpit[s].y {
+                        // Outside the line shoulder → armpit.
+                        let d = armpit[s] - shoulder[s];
+                        let t = (p.y - shoulder[s].y) / d.y.max(1.0);
+                        let lx = shoulder[s].x + d.x * t;
+                        if s == 0 {
+                            p.x < lx
+                        } else {
+                            p.x > lx
+                        }
+                    } else {
+                        // Outside the torso's run and outside the line armpit → hem corner
+                        // (stray runs along the hem are torso).
+                        let d = hem[s] - armpit[s];
+                        let t = ((p.y - armpit[s].y) / d.y.max(1.0)).min(1.0);
+                        let lx = armpit[s].x + d.x * t;
+                        match spans[y] {
+                            Some((a, b, _)) if y < y_corner => {
+                                (s == 0 && x < a && p.x < lx - 1.0)
+                                    || (s == 1 && x > b && p.x > lx + 1.0)
+                            }
+                            _ => false,
+                        }
+                    };
+                    if beyond {
+                        l = if s == 0 {
+                            label::SLEEVE_LEFT
+                        } else {
+                            label::SLEEVE_RIGHT
+                        };
+                    }
+                }
+            }
+            labels[y * w + x] = l;
+        }
+    }
+    let sleeve = if has_sleeves {
+        [0, 1].map(|s| {
+            let id = if s == 0 {
+                label::SLEEVE_LEFT
+            } else {
+                label::SLEEVE_RIGHT
+            };
+            measure_sleeve(&labels, w, id, shoulder[s], armpit[s])
+        })
+    } else {
+        [None, None]
+    };
+    let mut lm = GarmentLandmarks {
+        neck,
+        neck_centre,
+        shoulder,
+        armpit,
+        hem,
+        sleeve,
+        long_sleeves: false,
+        open_front,
+    };
+    if lm.shoulder_width() < 8.0 || lm.length() < 8.0 {
+        return Err(GarmentError::NoGarment(
+            "the garment's shoulders and hem could not be told apart".into(),
+        ));
+    }
+    lm.long_sleeves = lm.sleeve_ratio() > 0.55;
+    Ok((lm, labels))
+}
+
+/// A sleeve's root, axis and cuff from its labelled pixels.
+fn measure_sleeve(labels: &[u8], w: usize, id: u8, shoulder: Vec2, armpit: Vec2) -> Option<Sleeve> {
+    let root = (shoulder + armpit) * 0.5;
+    let pts: Vec<Vec2> = labels
+        .iter()
+        .enumerate()
+        .filter(|(_, &l)| l == id)
+        .map(|(i, _)| Vec2::new((i % w) as f32, (i / w) as f32))
+        .collect();
+    if pts.len() < 20 {
+        return None;
+    }
+    let centroid = pts.iter().copied().sum::<Vec2>() / pts.len() as f32;
+    let mut axis = (centroid - root).try_normalize()?;
+    let mut cuff = root;
+    let mut cuff_half = 0.0;
+    // Two rounds: the centroid's direction, then the cuff's.
+    for _ in 0..2 {
+        let n = perp(axis);
+        let len = pts
+            .iter()
+            .map(|p| (*p - root).dot(axis))
+            .fold(0.0, f32::max);
+        let far: Vec<&Vec2> = pts
+            .iter()
+            .filter(|p| (**p - root).dot(axis) > 0.88 * len)
+            .collect();
+        if far.is_empty() {
+            return None;
+        }
+        let (mut lo, mut hi, mut mid) = (f32::MAX, f32::MIN, 0.0);
+        for p in &far {
+            let o = (**p - root).dot(n);
+            lo = lo.min(o);
+            hi = hi.max(o);
+            mid += o;
+        }
+        mid /= far.len() as f32;
+        cuff = root + axis * len + n * mid;
+        cuff_half = ((hi - lo) * 0.5).max(1.0);
+        axis = (cuff - root).try_normalize()?;
+    }
+    Some(Sleeve {
+        root,
+        cuff,
+        root_half_width: shoulder.distance(armpit) * 0.5,
+        cuff_half_width: cuff_half,
+    })
+}

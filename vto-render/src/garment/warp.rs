@@ -1,0 +1,443 @@
+//! Part warps: a thin-plate spline per garment part, from body pixels to garment pixels,
+//! solved on the CPU ([`PartWarp::solve`]) and evaluated per output pixel by the WGSL kernel
+//! `garment/warp` ([`Warper`]), which samples the garment bilinearly (only texels of the
+//! part's label, so parts keep clean edges where they overlap) and layers the parts front to
+//! back. [`cpu_warp`] is the kernel's CPU reference.
+//!
+//! A [`Part`] is generic: a garment label and matching control points on the garment and on
+//! the body, plus the body region it may cover. Upper-body garments have a torso and two
+//! sleeves; trousers would have two legs and a waistband, each a part the same way.
+
+use std::sync::{Arc, Mutex};
+
+use bytemuck::{Pod, Zeroable};
+use glam::Vec2;
+
+use super::product::GarmentImage;
+use super::GarmentError;
+use crate::gpu::GpuContext;
+
+/// Control points per part at most (the kernel's fixed stride).
+pub const MAX_POINTS: usize = 16;
+/// Parts per garment at most.
+pub const MAX_PARTS: usize = 8;
+/// Floats per part in the kernel's part table.
+const STRIDE: usize = 16 + 4 * MAX_POINTS;
+/// Smoothing of the spline (in normalised body units): a little slack keeps it from folding
+/// when control points crowd.
+const LAMBDA: f64 = 1e-4;
+
+/// One garment part to warp.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    /// The garment label it takes its pixels from ([`super::label`]).
+    pub label: u8,
+    /// Control points on the garment (garment pixels).
+    pub garment: Vec<Vec2>,
+    /// The same points on the body (photo pixels).
+    pub body: Vec<Vec2>,
+    /// The photo region it may cover: `[x0, y0, x1, y1]` pixels.
+    pub region: [f32; 4],
+}
+
+impl Part {
+    /// The bounding box of the body points grown by `margin` pixels.
+    pub fn region_around(points: &[Vec2], margin: f32) -> [f32; 4] {
+        let mut r = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
+        for p in points {
+            r = [r[0].min(p.x), r[1].min(p.y), r[2].max(p.x), r[3].max(p.y)];
+        }
+        [r[0] - margin, r[1] - margin, r[2] + margin, r[3] + margin]
+    }
+}
+
+/// A solved part: the spline from normalised body coordinates to garment pixels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartWarp {
+    /// The garment label.
+    pub label: u8,
+    /// Photo region it may cover.
+    pub region: [f32; 4],
+    /// Spline centres (body pixels × `inv_norm`).
+    pub centres: Vec<Vec2>,
+    /// Spline weights (garment pixels), one per centre.
+    pub weights: Vec<Vec2>,
+    /// Affine term: `u = a[0] + a[1] x + a[2] y`, `v = a[3] + a[4] x + a[5] y`.
+    pub affine: [f32; 6],
+    /// 1 / the normalising length (the photo's longer side).
+    pub inv_norm: f32,
+}
+
+/// The spline's radial basis `r² ln r²`.
+fn basis(d2: f64) -> f64 {
+    if d2 <= 1e-12 {
+        0.0
+    } else {
+        d2 * d2.ln()
+    }
+}
+
+/// Solves `a x = b` in place by Gaussian elimination with partial pivoting.
+fn solve_linear(mut a: Vec<Vec<f64>>, mut b: Vec<[f64; 2]>) -> Option<Vec<[f64; 2]>> {
+    let n = b.len();
+    for col in 0..n {
+        let piv = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[piv][col].abs() < 1e-12 {
+            return None;
+        }
+        a.swap(col, piv);
+        b.swap(col, piv);
+        for row in col + 1..n {
+            let f = a[row][col] / a[col][col];
+            if f == 0.0 {
+                continue;
+            }
+            let pivot_row = a[col].clone();
+            for (k, v) in a[row].iter_mut().enumerate().skip(col) {
+                *v -= f * pivot_row[k];
+            }
+            b[row][0] -= f * b[col][0];
+            b[row][1] -= f * b[col][1];
+        }
+    }
+    let mut x = vec![[0.0; 2]; n];
+    for row in (0..n).rev() {
+        let mut s = b[row];
+        for k in row + 1..n {
+            s[0] -= a[row][k] * x[k][0];
+            s[1] -= a[row][k] * x[k][1];
+        }
+        x[row] = [s[0] / a[row][row], s[1] / a[row][row]];
+    }
+    x.iter()
+        .all(|v| v[0].is_finite() && v[1].is_finite())
+        .then_some(x)
+}
+
+impl PartWarp {
+    /// Solves the spline taking `part.body` (photo pixels, normalised by `norm`) to
+    /// `part.garment`.
+    pub fn solve(part: &Part, norm: f32) -> Result<PartWarp, GarmentError> {
+        let n = part.body.len();
+        if n != part.garment.len() || !(3..=MAX_POINTS).contains(&n) {
+            return Err(GarmentError::Degenerate(format!(
+                "part {} has {} body and {} garment points (3–{MAX_POINTS} pairs needed)",
+                part.label,
+                n,
+                part.garment.len()
+            )));
+        }
+        let inv_norm = 1.0 / norm.max(1.0);
+        let c: Vec<Vec2> = part.body.iter().map(|p| *p * inv_norm).collect();
+        let m = n + 3;
+        let mut a = vec![vec![0.0f64; m]; m];
+        let mut b = vec![[0.0f64; 2]; m];
+        for i in 0..n {
+            for j in 0..n {
+                let d = c[i] - c[j];
+                a[i][j] = basis(f64::from(d.length_squared()));
+            }
+            a[i][i] += LAMBDA;
+            let p = [1.0, f64::from(c[i].x), f64::from(c[i].y)];
+            for k in 0..3 {
+                a[i][n + k] = p[k];
+                a[n + k][i] = p[k];
+            }
+            b[i] = [f64::from(part.garment[i].x), f64::from(part.garment[i].y)];
+        }
+        let x = solve_linear(a, b).ok_or_else(|| {
+            GarmentError::Degenerate(format!(
+                "the control points of part {} are collinear or coincide",
+                part.label
+            ))
+        })?;
+        Ok(PartWarp {
+            label: part.label,
+            region: part.region,
+            centres: c,
+            weights: x[..n]
+                .iter()
+                .map(|w| Vec2::new(w[0] as f32, w[1] as f32))
+                .collect(),
+            affine: [
+                x[n][0] as f32,
+                x[n + 1][0] as f32,
+                x[n + 2][0] as f32,
+                x[n][1] as f32,
+                x[n + 1][1] as f32,
+                x[n + 2][1] as f32,
+            ],
+            inv_norm,
+        })
+    }
+
+    /// The garment pixel the photo pixel `p` takes (the kernel's arithmetic, in f32).
+    pub fn eval(&self, p: Vec2) -> Vec2 {
+        let q = p * self.inv_norm;
+        let a = &self.affine;
+        let mut u = a[0] + a[1] * q.x + a[2] * q.y;
+        let mut v = a[3] + a[4] * q.x + a[5] * q.y;
+        for (c, w) in self.centres.iter().zip(&self.weights) {
+            let d2 = (q - *c).length_squared();
+            let k = if d2 > 1e-12 { d2 * d2.ln() } else { 0.0 };
+            u += w.x * k;
+            v += w.y * k;
+        }
+        Vec2::new(u, v)
+    }
+
+    fn pack(&self, out: &mut [f32]) {
+        out[0] = self.centres.len() as f32;
+        out[1] = f32::from(self.label);
+        out[2] = self.inv_norm;
+        out[4..8].copy_from_slice(&self.region);
+        out[8..14].copy_from_slice(&self.affine);
+        for (k, (c, w)) in self.centres.iter().zip(&self.weights).enumerate() {
+            out[16 + 4 * k..20 + 4 * k].copy_from_slice(&[c.x, c.y, w.x, w.y]);
+        }
+    }
+}
+
+/// Mirrors `WarpParams` in `shaders/garment/warp.wgsl`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct GarmentWarpParams {
+    /// Output width.
+    pub width: u32,
+    /// Output height.
+    pub height: u32,
+    /// Garment width.
+    pub garment_w: u32,
+    /// Garment height.
+    pub garment_h: u32,
+    /// Parts in the table.
+    pub parts: u32,
+    /// Padding to 32 bytes.
+    pub pad: [u32; 3],
+}
+const _: () = assert!(std::mem::size_of::<GarmentWarpParams>() == 32);
+
+/// The warped garment over the photo's grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WarpOutput {
+    /// Width.
+    pub width: u32,
+    /// Height.
+    pub height: u32,
+    /// Premultiplied RGBA8 per pixel (alpha = coverage).
+    pub rgba: Vec<[u8; 4]>,
+    /// The front-most part's label per pixel (0 where no part covers it).
+    pub top: Vec<u8>,
+}
+
+/// The `garment/warp` kernel on one device.
+#[derive(Debug)]
+pub struct Warper {
+    ctx: Arc<GpuContext>,
+    pipeline: wgpu::ComputePipeline,
+}
+
+fn garment_words(g: &GarmentImage) -> (Vec<u32>, Vec<u32>) {
+    let texels = g.rgba.iter().map(|p| u32::from_le_bytes(*p)).collect();
+    let labels = g.labels.iter().map(|&l| u32::from(l)).collect();
+    (texels, labels)
+}
+
+fn part_table(parts: &[PartWarp]) -> Vec<f32> {
+    let mut table = vec![0.0f32; STRIDE * parts.len().max(1)];
+    for (i, p) in parts.iter().enumerate() {
+        p.pack(&mut table[i * STRIDE..(i + 1) * STRIDE]);
+    }
+    table
+}
+
+impl Warper {
+    /// The warper of `ctx`, compiled once per device and reused.
+    pub fn for_context(ctx: &Arc<GpuContext>) -> Arc<Warper> {
+        static CACHE: Mutex<Vec<Arc<Warper>>> = Mutex::new(Vec::new());
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(w) = cache.iter().find(|w| Arc::ptr_eq(&w.ctx, ctx)) {
+            return w.clone();
+        }
+        let w = Arc::new(Warper {
+            pipeline: ctx.pipeline("garment/warp"),
+            ctx: ctx.clone(),
+        });
+        cache.push(w.clone());
+        w
+    }
+
+    /// Warps `garment` onto a `width`×`height` photo grid with `parts` (front first).
+    pub fn warp(
+        &self,
+        garment: &GarmentImage,
+        parts: &[PartWarp],
+        (width, height): (u32, u32),
+    ) -> Result<WarpOutput, GarmentError> {
+        if parts.len() > MAX_PARTS {
+            return Err(GarmentError::Degenerate(format!(
+                "{} parts (at most {MAX_PARTS})",
+                parts.len()
+            )));
+        }
+        let ctx = &*self.ctx;
+        let params = GarmentWarpParams {
+            width,
+            height,
+            garment_w: garment.width,
+            garment_h: garment.height,
+            parts: parts.len() as u32,
+            pad: [0; 3],
+        };
+        let (texels, labels) = garment_words(garment);
+        let u = ctx.uniform("garment warp params", bytemuck::bytes_of(&params));
+        let table = ctx.storage_init("garment parts", bytemuck::cast_slice(&part_table(parts)));
+        let tex = ctx.storage_init("garment texels", bytemuck::cast_slice(&texels));
+        let lab = ctx.storage_init("garment labels", bytemuck::cast_slice(&labels));
+        let n = u64::from(width) * u64::from(height);
+        let size = n * 2 * 4;
+        let out = ctx.storage("garment warped", size);
+        let bind = ctx.bind(&self.pipeline, &[&u, &table, &tex, &lab, &out]);
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        GpuContext::dispatch(
+            &mut enc,
+            &self.pipeline,
+            &bind,
+            (width.div_ceil(8), height.div_ceil(8), 1),
+        );
+        let staging = ctx.staging("garment warped staging", size);
+        enc.copy_buffer_to_buffer(&out, 0, &staging, 0, size);
+        let bytes = ctx
+            .submit_and_read(enc, &staging, size)
+            .map_err(|e| GarmentError::Gpu(e.0))?;
+        let words: &[u32] = bytemuck::cast_slice(&bytes);
+        let n = n as usize;
+        Ok(WarpOutput {
+            width,
+            height,
+            rgba: words[..n].iter().map(|w| w.to_le_bytes()).collect(),
+            top: words[n..2 * n].iter().map(|&l| l as u8).collect(),
+        })
+    }
+}
+
+/// The CPU reference of the `garment/warp` kernel (the tests' oracle).
+pub fn cpu_warp(
+    garment: &GarmentImage,
+    parts: &[PartWarp],
+    (width, height): (u32, u32),
+) -> WarpOutput {
+    let (gw, gh) = (garment.width as i32, garment.height as i32);
+    let texel = |x: i32, y: i32, l: u8| -> [f32; 4] {
+        if x < 0 || y < 0 || x >= gw || y >= gh {
+            return [0.0; 4];
+        }
+        let i = (y * gw + x) as usize;
+        if garment.labels[i] != l {
+            return [0.0; 4];
+        }
+        garment.rgba[i].map(|v| f32::from(v) / 255.0)
+    };
+    let mut rgba = Vec::with_capacity((width * height) as usize);
+    let mut top = Vec::with_capacity((width * height) as usize);
+    for y in 0..height {
+        for x in 0..width {
+            let p = Vec2::new(x as f32, y as f32);
+            let mut acc = [0.0f32; 4];
+            let mut front = 0u8;
+            for part in parts {
+                let r = part.region;
+                if p.x < r[0] || p.y < r[1] || p.x > r[2] || p.y > r[3] {
+                    continue;
+                }
+                let uv = part.eval(p);
+                let (x0, y0) = (uv.x.floor(), uv.y.floor());
+                let (fx, fy) = (uv.x - x0, uv.y - y0);
+                let (ix, iy) = (x0 as i32, y0 as i32);
+                let t00 = texel(ix, iy, part.label);
+                let t10 = texel(ix + 1, iy, part.label);
+                let t01 = texel(ix, iy + 1, part.label);
+                let t11 = texel(ix + 1, iy + 1, part.label);
+                let mut s = [0.0f32; 4];
+                for c in 0..4 {
+                    let a = t00[c] + (t10[c] - t00[c]) * fx;
+                    let b = t01[c] + (t11[c] - t01[c]) * fx;
+                    s[c] = a + (b - a) * fy;
+                }
+                if s[3] > 0.0 {
+                    if front == 0 {
+                        front = part.label;
+                    }
+                    let k = 1.0 - acc[3];
+                    for c in 0..4 {
+                        acc[c] += k * s[c];
+                    }
+                }
+            }
+            rgba.push(acc.map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8));
+            top.push(front);
+        }
+    }
+    WarpOutput {
+        width,
+        height,
+        rgba,
+        top,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spline through the control points reproduces them (up to the smoothing), and a
+    /// pure similarity is reproduced everywhere.
+    #[test]
+    fn spline_interpolates_and_keeps_affine_maps() {
+        let body = vec![
+            Vec2::new(100.0, 100.0),
+            Vec2::new(300.0, 110.0),
+            Vec2::new(310.0, 400.0),
+            Vec2::new(90.0, 390.0),
+            Vec2::new(200.0, 250.0),
+        ];
+        let affine = |p: Vec2| Vec2::new(0.5 * p.x + 0.1 * p.y + 7.0, -0.1 * p.x + 0.5 * p.y + 3.0);
+        let part = Part {
+            label: 1,
+            garment: body.iter().map(|p| affine(*p)).collect(),
+            body: body.clone(),
+            region: [0.0, 0.0, 500.0, 500.0],
+        };
+        let w = PartWarp::solve(&part, 512.0).unwrap();
+        for p in [
+            Vec2::new(0.0, 0.0),
+            Vec2::new(250.0, 333.0),
+            Vec2::new(480.0, 20.0),
+        ] {
+            assert!(w.eval(p).distance(affine(p)) < 0.05, "{p}: {}", w.eval(p));
+        }
+        let mut bent = part.clone();
+        bent.garment[4] += Vec2::new(20.0, -10.0);
+        let w = PartWarp::solve(&bent, 512.0).unwrap();
+        for (b, g) in bent.body.iter().zip(&bent.garment) {
+            assert!(
+                w.eval(*b).distance(*g) < 0.5,
+                "{b} → {} not {g}",
+                w.eval(*b)
+            );
+        }
+    }
+
+    /// Coincident control points are a typed error, not a panic or NaNs.
+    #[test]
+    fn degenerate_points_are_an_error() {
+        let p = Vec2::new(5.0, 5.0);
+        let part = Part {
+            label: 1,
+            garment: vec![p; 4],
+            body: vec![p; 4],
+            region: [0.0; 4],
+        };
+        assert!(PartWarp::solve(&part, 100.0).is_err());
+    }
+}

@@ -1,0 +1,180 @@
+//! Upper-body garments from a product photo: `shirt`, `tshirt`, `jacket`.
+//!
+//! One renderer over the [`crate::garment`] pipeline: the garment from its photo
+//! ([`garment::product::prepare`]), the body frame ([`BodyFrame`]), the parts fitted to it
+//! ([`fit_upper`]), warped on the GPU ([`Warper`]) and composed over the photo
+//! ([`compose`]). The three categories differ only in ease: a jacket is cut to go over what
+//! the person wears, so it sits a little wider; its open front (when the photo shows one)
+//! leaves the person's own top visible.
+
+use std::time::Instant;
+
+use serde_json::json;
+use vto_core::Category;
+
+use super::{Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
+use crate::garment::compose::{compose, Layers};
+use crate::garment::fit::fit_upper;
+use crate::garment::{self, BodyFrame, GarmentError, PartWarp, Warper};
+use crate::raster::RasterError;
+
+/// An upper-body garment category.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpperGarment {
+    /// `shirt`.
+    Shirt,
+    /// `tshirt`.
+    Tshirt,
+    /// `jacket`.
+    Jacket,
+}
+
+impl UpperGarment {
+    /// Every upper-body garment category.
+    pub const ALL: [UpperGarment; 3] = [
+        UpperGarment::Shirt,
+        UpperGarment::Tshirt,
+        UpperGarment::Jacket,
+    ];
+
+    /// How much wider than the body's shoulder seams the garment sits.
+    pub fn ease(self) -> f32 {
+        match self {
+            UpperGarment::Jacket => 1.08,
+            UpperGarment::Shirt | UpperGarment::Tshirt => 1.0,
+        }
+    }
+}
+
+impl From<GarmentError> for TryOnError {
+    fn from(e: GarmentError) -> Self {
+        match e {
+            GarmentError::NoGarment(_) | GarmentError::NoBody(_) => {
+                TryOnError::NotFound(e.to_string())
+            }
+            GarmentError::Degenerate(_) => TryOnError::BadProduct(e.to_string()),
+            GarmentError::Gpu(m) => TryOnError::Raster(RasterError::Readback(m)),
+        }
+    }
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+impl TryOn for UpperGarment {
+    fn category(&self) -> Category {
+        match self {
+            UpperGarment::Shirt => Category::Shirt,
+            UpperGarment::Tshirt => Category::Tshirt,
+            UpperGarment::Jacket => Category::Jacket,
+        }
+    }
+
+    fn engine_name(&self) -> &'static str {
+        "builtin-garment"
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            face: true,
+            body: true,
+            person_mask: true,
+        }
+    }
+
+    fn product_kind(&self) -> ProductKind {
+        ProductKind::Image
+    }
+
+    fn try_on(
+        &self,
+        stages: Stages<'_>,
+        person: &Person,
+        product: &ProductInput,
+    ) -> Result<Look, TryOnError> {
+        let ProductInput::Image(photo) = product else {
+            return Err(TryOnError::BadProduct(format!(
+                "{} takes a product photo, not a 3D model",
+                self.category().as_str()
+            )));
+        };
+        let t = Instant::now();
+        let g = garment::product::prepare(photo)?;
+        let t_garment = ms(t);
+        let t = Instant::now();
+        let frame = BodyFrame::new(person)?;
+        let (w, h) = person.photo.dimensions();
+        let n = (w * h) as usize;
+        let mask: Vec<f32> = match (
+            &person.mask,
+            person.body.as_ref().and_then(|b| b.mask.as_ref()),
+        ) {
+            (Some(m), _) | (None, Some(m)) if m.data.len() == n => m.data.clone(),
+            _ => return Err(TryOnError::NotFound(
+                "no person mask could be computed for the photo; garments need the body's outline"
+                    .into(),
+            )),
+        };
+        let fit = fit_upper(&g.landmarks, &frame, self.ease())?;
+        let warps = fit
+            .parts
+            .iter()
+            .map(|p| PartWarp::solve(p, w.max(h) as f32))
+            .collect::<Result<Vec<_>, _>>()?;
+        let t_fit = ms(t);
+        let t = Instant::now();
+        let warper = Warper::for_context(stages.raster.context());
+        let warped = warper.warp(&g, &warps, (w, h))?;
+        let t_warp = ms(t);
+        let t = Instant::now();
+        let (image, stats) = compose(&Layers {
+            photo: &person.photo,
+            person: &mask,
+            frame: &frame,
+            warped: &warped,
+            hem_depth: fit.hem_depth,
+            torso_outline: &fit.torso_outline,
+            sleeve_reach: fit.sleeve_reach,
+        });
+        let t_compose = ms(t);
+        let lm = &g.landmarks;
+        let metadata = json!({
+            "category": self.category().as_str(),
+            "garment": {
+                "size_px": [g.width, g.height],
+                "mask_from_alpha": g.from_alpha,
+                "long_sleeves": lm.long_sleeves,
+                "open_front": lm.open_front,
+                "sleeve_ratio": lm.sleeve_ratio(),
+                "torso_colour": g.torso_colour,
+            },
+            "fit": {
+                "scale": fit.scale,
+                "ease": self.ease(),
+                "shoulder_width_px": frame.shoulder_width,
+                "hem_depth_px": fit.hem_depth,
+                "cuffs_px": fit.cuffs.iter().map(|c| c.map(|c| [c.x, c.y])).collect::<Vec<_>>(),
+                "skin_colour": frame.skin,
+                "arms": frame.arms.iter().map(|a| json!({
+                    "chain_px": a.chain.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>(),
+                    "visibility": a.visibility,
+                })).collect::<Vec<_>>(),
+                "sleeve_reach_px": fit.sleeve_reach,
+            },
+            "compose": {
+                "covered_px": stats.covered,
+                "skin_filled_px": stats.skin_filled,
+                "background_filled_px": stats.background_filled,
+                "kept_in_front_px": stats.kept_in_front,
+            },
+            "stages_ms": {
+                "garment": t_garment,
+                "fit": t_fit,
+                "warp": t_warp,
+                "compose": t_compose,
+            },
+        });
+        Ok(Look { image, metadata })
+    }
+}
