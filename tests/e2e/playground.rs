@@ -2,7 +2,8 @@
 //! `/playground` on the real `vto serve` with the built-in glasses engine, as a person would:
 //! paste a key, submit with nothing chosen (the API's error code is shown), upload the
 //! public-domain portrait, pick a sample frame, try on, wait for the result image to load,
-//! and check the balance fell by the category's price, the `curl` command and the gallery.
+//! and check the balance fell by the category's price, the `curl` command and the gallery;
+//! then an asynchronous t-shirt job on the bundled portrait, polled until it succeeds.
 //! Screenshots of each state go to `<target>/playground/` for a person to look at.
 //!
 //! Needs the models and Chromium; `scripts/test.sh` installs Chromium and sets
@@ -107,7 +108,7 @@ fn a_person_tries_glasses_on_in_the_playground() {
     b.navigate(&format!("http://127.0.0.1:{port}/"));
     b.wait_for(
         "document.body && document.body.dataset.ready === 'true'",
-        Duration::from_secs(30),
+        Duration::from_secs(120),
         "the page to load its config and samples",
     );
     assert_eq!(
@@ -228,6 +229,57 @@ fn a_person_tries_glasses_on_in_the_playground() {
     );
     assert!(text(&mut b, "gallery").contains(&format!("{price} USD")));
     b.screenshot(&shots.join("4-result.png"));
+
+    // An asynchronous category: a t-shirt photo from the samples on the bundled portrait; the
+    // page polls the job until it succeeds, and the balance falls by that category's price.
+    b.eval(
+        "(() => { const c = document.getElementById('category'); c.value = 'tshirt'; \
+         c.dispatchEvent(new Event('change')); })()",
+    );
+    let picked = b.eval(
+        "(() => { const pick = (id, want) => { const s = document.getElementById(id); \
+         const o = [...s.options].find((o) => o.value.startsWith(want)); s.value = o.value; \
+         s.dispatchEvent(new Event('change')); return o.value; }; \
+         return [pick('person-sample', 'person-grace-hopper'), pick('product-sample', 'tshirt-')]; })()",
+    );
+    assert_eq!(picked[0], json!("person-grace-hopper"));
+    b.wait_for(
+        "!document.getElementById('person-preview').hidden && \
+         !document.getElementById('product-preview').hidden",
+        Duration::from_secs(30),
+        "the sample portrait and t-shirt photo",
+    );
+    let before = balance_of(&text(&mut b, "balance"));
+    let tshirt_price = Decimal::from_str(
+        b.eval(
+            "fetch('/playground/config.json').then((r) => r.json()).then((c) => \
+             c.categories.find((x) => x.category === 'tshirt').price)",
+        )
+        .as_str()
+        .unwrap(),
+    )
+    .unwrap();
+    b.eval("document.getElementById('submit').click()");
+    b.wait_for(
+        "document.getElementById('state').textContent.startsWith('Job ')",
+        Duration::from_secs(30),
+        "the job's polling state",
+    );
+    b.screenshot(&shots.join("5-polling.png"));
+    b.wait_for(
+        "(() => { const i = document.getElementById('shown-result'); \
+         return document.getElementById('fact-status').textContent === 'success' && \
+         !document.getElementById('compare').hidden && i.complete && i.naturalWidth > 0; })()",
+        Duration::from_secs(240),
+        "the t-shirt job's result",
+    );
+    let after = balance_of(&text(&mut b, "balance"));
+    assert_eq!(
+        before - after,
+        tshirt_price,
+        "the job's price was charged once"
+    );
+    b.screenshot(&shots.join("6-async-result.png"));
     eprintln!("playground screenshots in {}", shots.display());
     server.kill();
 }
