@@ -366,12 +366,24 @@ async fn every_endpoint_and_error_code_of_the_real_binary() {
         )
         .await;
     assert_eq!((s, code(&v)), (StatusCode::NOT_FOUND, "not_found"));
-    let (s, h, v) = api.get(&key, "/v1/virtual-try-on").await;
+    let r = api
+        .http
+        .delete(format!("{}/v1/virtual-try-on", api.base))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    let (s, h) = (r.status(), r.headers().clone());
+    let v: Value = r.json().await.unwrap_or(Value::Null);
     assert_eq!(
         (s, code(&v)),
         (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed")
     );
-    assert_eq!(h["allow"], "POST");
+    assert_eq!(h["allow"], "GET, POST");
+    // GET on the collection lists the account's try-ons, newest first.
+    let (s, _, v) = api.get(&key, "/v1/virtual-try-on?limit=1").await;
+    assert_eq!((s, v["object"].as_str()), (StatusCode::OK, Some("list")));
+    assert_eq!(v["data"].as_array().map(Vec::len), Some(1));
     let (s, _, v) = api.get(&key, "/v2/nothing").await;
     assert_eq!((s, code(&v)), (StatusCode::NOT_FOUND, "not_found"));
 
