@@ -2,8 +2,44 @@
 //! brims, chains) with smooth area-weighted normals, and a few textures that look like the
 //! materials they stand for (felt, twill, knit, metal).
 
-use super::{compute_normals, Primitive, Texture};
+use super::sample::{write_glb_with_root, GlbRoot};
+use super::{compute_normals, Format, Hints, Material, Primitive, Product, Texture};
 use crate::math::Vec3;
+
+/// A sample's parts: its primitives, materials and textures.
+pub type Parts = (Vec<Primitive>, Vec<Material>, Vec<Texture>);
+
+/// A sample of a category that takes several kinds (hats, jewelry) as a [`Product`]: as if
+/// loaded from [`kinded_glb`]'s file (its kind in the extras and hints, its name as a node).
+pub fn kinded_product((primitives, materials, textures): Parts, name: &str, kind: &str) -> Product {
+    Product {
+        format: Format::Glb,
+        primitives,
+        materials,
+        textures,
+        extras: vec![serde_json::json!({ "kind": kind })],
+        hints: Hints {
+            kind: Some(kind.into()),
+            names: vec![name.into()],
+        },
+    }
+}
+
+/// The same sample as a binary glTF file: one root node named `name`, its kind in that node's
+/// extras (`{"vto": {"kind": ...}}`).
+pub fn kinded_glb((primitives, materials, textures): Parts, name: &str, kind: &str) -> Vec<u8> {
+    let meshes: Vec<(Primitive, [f32; 3])> =
+        primitives.into_iter().map(|p| (p, [0.0; 3])).collect();
+    write_glb_with_root(
+        &meshes,
+        &materials,
+        &textures,
+        &GlbRoot {
+            name: name.into(),
+            extras: serde_json::json!({"vto": {"kind": kind}}),
+        },
+    )
+}
 
 /// Triangles under construction, turned into a [`Primitive`] by [`Builder::primitive`].
 #[derive(Debug, Default, Clone)]

@@ -5,12 +5,10 @@
 //! an elliptical opening [`OPENING`] wide and long (head size 57), and its kind in the root
 //! node's extras (`{"vto": {"kind": "cap" | "brimmed" | "beanie"}}`).
 
-use serde_json::json;
 use std::f32::consts::{PI, TAU};
 
-use super::build::{fbm, shade, texture, value_noise, Builder};
-use super::sample::{write_glb_with_root, GlbRoot};
-use super::{AlphaMode, Format, Hints, Material, Primitive, Product, Texture};
+use super::build::{fbm, kinded_glb, kinded_product, shade, texture, value_noise, Builder, Parts};
+use super::{AlphaMode, Material, Primitive, Product, Texture};
 use crate::math::Vec3;
 
 /// The head opening (metres): breadth (x) and length (z).
@@ -55,37 +53,15 @@ impl SampleHat {
 
     /// The hat as a [`Product`].
     pub fn product(self) -> Product {
-        let (primitives, materials, textures) = self.parts();
-        Product {
-            format: Format::Glb,
-            primitives,
-            materials,
-            textures,
-            extras: vec![serde_json::json!({ "kind": self.kind() })],
-            hints: Hints {
-                kind: Some(self.kind().into()),
-                names: vec![self.name().into()],
-            },
-        }
+        kinded_product(self.parts(), self.name(), self.kind())
     }
 
     /// The hat as a binary glTF file, its kind in the root node's extras.
     pub fn glb(self) -> Vec<u8> {
-        let (primitives, materials, textures) = self.parts();
-        let meshes: Vec<(Primitive, [f32; 3])> =
-            primitives.into_iter().map(|p| (p, [0.0; 3])).collect();
-        write_glb_with_root(
-            &meshes,
-            &materials,
-            &textures,
-            &GlbRoot {
-                name: self.name().into(),
-                extras: json!({"vto": {"kind": self.kind()}}),
-            },
-        )
+        kinded_glb(self.parts(), self.name(), self.kind())
     }
 
-    fn parts(self) -> (Vec<Primitive>, Vec<Material>, Vec<Texture>) {
+    fn parts(self) -> Parts {
         match self {
             SampleHat::CapNavy => cap(),
             SampleHat::FedoraFelt => fedora(),

@@ -8,12 +8,10 @@
 //! (`{"vto": {"kind": ...}}`). Metals are metallic with a low roughness (they reflect the
 //! environment); gems are cut into flat facets that glint.
 
-use serde_json::json;
 use std::f32::consts::{PI, TAU};
 
-use super::build::{shade, texture, Builder};
-use super::sample::{write_glb_with_root, GlbRoot};
-use super::{AlphaMode, Format, Hints, Material, Primitive, Product, Texture};
+use super::build::{kinded_glb, kinded_product, shade, texture, Builder, Parts};
+use super::{AlphaMode, Material, Product, Texture};
 use crate::math::Vec3;
 
 /// The sample jewels.
@@ -70,37 +68,15 @@ impl SampleJewel {
 
     /// The jewel as a [`Product`].
     pub fn product(self) -> Product {
-        let (primitives, materials, textures) = self.parts();
-        Product {
-            format: Format::Glb,
-            primitives,
-            materials,
-            textures,
-            extras: vec![serde_json::json!({ "kind": self.kind() })],
-            hints: Hints {
-                kind: Some(self.kind().into()),
-                names: vec![self.name().into()],
-            },
-        }
+        kinded_product(self.parts(), self.name(), self.kind())
     }
 
     /// The jewel as a binary glTF file, its kind in the root node's extras.
     pub fn glb(self) -> Vec<u8> {
-        let (primitives, materials, textures) = self.parts();
-        let meshes: Vec<(Primitive, [f32; 3])> =
-            primitives.into_iter().map(|p| (p, [0.0; 3])).collect();
-        write_glb_with_root(
-            &meshes,
-            &materials,
-            &textures,
-            &GlbRoot {
-                name: self.name().into(),
-                extras: json!({"vto": {"kind": self.kind()}}),
-            },
-        )
+        kinded_glb(self.parts(), self.name(), self.kind())
     }
 
-    fn parts(self) -> (Vec<Primitive>, Vec<Material>, Vec<Texture>) {
+    fn parts(self) -> Parts {
         let gold = [1.0, 0.74, 0.32, 1.0];
         let silver = [0.93, 0.92, 0.9, 1.0];
         let ruby = [0.6, 0.02, 0.06, 1.0];
