@@ -441,12 +441,7 @@ impl TryOnService {
 
     /// The caller's job as a result object; another account's id is `not_found` too.
     pub async fn get(&self, caller: &Caller, request_id: &str) -> Result<ResultObject, ApiError> {
-        let not_found = || {
-            ApiError::new(
-                ErrorCode::NotFound,
-                format!("no try-on request with id {request_id:?}"),
-            )
-        };
+        let not_found = || not_found(request_id);
         let id: RequestId = request_id.parse().map_err(|_| not_found())?;
         // The summary, not the job: a status read never loads the inputs.
         match self.b.jobs.get_summary(id).await.map_err(backend)? {
@@ -498,12 +493,7 @@ impl TryOnService {
     }
 
     async fn find(&self, caller: &Caller, request_id: &str) -> Result<Job, ApiError> {
-        let not_found = || {
-            ApiError::new(
-                ErrorCode::NotFound,
-                format!("no try-on request with id {request_id:?}"),
-            )
-        };
+        let not_found = || not_found(request_id);
         let id: RequestId = request_id.parse().map_err(|_| not_found())?;
         match self.b.jobs.get(id).await.map_err(backend)? {
             Some(job) if job.account_id == caller.account_id => Ok(job),
@@ -886,4 +876,12 @@ impl TryOnService {
             .await
             .map_err(backend)
     }
+}
+
+/// The `404 not_found` of a request id that is malformed, unknown, or another account's.
+fn not_found(request_id: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::NotFound,
+        format!("no try-on request with id {request_id:?}"),
+    )
 }
