@@ -216,7 +216,7 @@ async fn kill_9_at_random_moments_loses_nothing_and_bills_exactly() {
         assert_eq!(seen.lock().unwrap()[id].len(), 1, "{id}");
     }
     // Billing: exactly one capture per job, the balance exact to the cent.
-    let store = vto_server::SqliteStore::open(
+    let store = vto_sqlite::SqliteStore::open(
         env.dir.path().join("data").join("vto.db"),
         Default::default(),
     )

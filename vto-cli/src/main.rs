@@ -16,8 +16,8 @@ use clap::{Parser, Subcommand};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
-use vto_core::{AccountId, ApiKeyId, JobFilter, JobStatus, JobStore, RequestId};
-use vto_core::{AccountLimitStore, AccountLimits, ApiKeyStore, Endpoint, Ledger, Quota};
+use vto_core::{AccountId, ApiKeyId, JobFilter, JobStatus, RequestId};
+use vto_core::{AccountLimits, Endpoint, Quota};
 use vto_server::Config;
 
 /// vto: self-hosted virtual try-on.
@@ -39,9 +39,15 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the HTTP server with the built-in engines (glasses, sunglasses) and the configured
-    /// render services. Missing models are fetched first (`fetch_models`, default on).
-    Serve,
+    /// Run the HTTP server with the built-in engines and the configured render services.
+    /// Missing models are fetched first (`fetch_models`, default on).
+    Serve {
+        /// What this process runs: `all` (the API and the workers), `api` (the API and
+        /// synchronous renders) or `worker` (asynchronous jobs and webhooks). Overrides the
+        /// config's `role` (env `VTO_ROLE`).
+        #[arg(long, value_parser = ["all", "api", "worker"])]
+        role: Option<String>,
+    },
     /// Accounts, keys and jobs in the data dir.
     Admin {
         #[command(subcommand)]
@@ -305,7 +311,7 @@ fn print(json_mode: bool, value: &Value, text: impl FnOnce() -> String) {
 }
 
 async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<()> {
-    let (svc, store) = vto_server::open_admin(config)?;
+    let (svc, storage) = vto_server::open_admin(config).await?;
     match what {
         Admin::Account { cmd } => match cmd {
             AccountCmd::Create { name, balance } => {
@@ -319,7 +325,7 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                         svc.add_funds(&account.id, a, "initial balance").await?
                     }
                     Some(a) if a < Decimal::ZERO => bail!("--balance must not be negative"),
-                    _ => store.balance(&account.id).await?,
+                    _ => storage.ledger.balance(&account.id).await?,
                 };
                 let v = json!({ "account": account, "balance": bal });
                 print(json_mode, &v, || {
@@ -346,14 +352,15 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
             }
             AccountCmd::Show { account } => {
                 let id = AccountId(account);
-                let acct = store
+                let acct = storage
+                    .ledger
                     .account(&id)
                     .await?
                     .with_context(|| format!("no account {id}"))?;
-                let bal = store.balance(&id).await?;
-                let own = store.limits(&id).await?;
+                let bal = storage.ledger.balance(&id).await?;
+                let own = storage.limits.limits(&id).await?;
                 let limits = limits_json(config, own.as_ref())?;
-                let keys = ApiKeyStore::list(&store, Some(&id)).await?;
+                let keys = storage.keys.list(Some(&id)).await?;
                 let v = json!({ "account": acct, "balance": bal, "limits": limits, "keys": keys });
                 print(json_mode, &v, || {
                     format!(
@@ -379,7 +386,7 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                 reset,
             } => {
                 let id = AccountId(account);
-                if store.account(&id).await?.is_none() {
+                if storage.ledger.account(&id).await?.is_none() {
                     bail!("no account {id}");
                 }
                 let given: Vec<(Endpoint, Quota)> = [
@@ -397,13 +404,13 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                 let mut own = if reset {
                     AccountLimits::new()
                 } else {
-                    store.limits(&id).await?.unwrap_or_default()
+                    storage.limits.limits(&id).await?.unwrap_or_default()
                 };
                 own.extend(given);
                 if own.is_empty() {
-                    store.reset_limits(&id).await?;
+                    storage.limits.reset_limits(&id).await?;
                 } else {
-                    store.set_limits(&id, &own).await?;
+                    storage.limits.set_limits(&id, &own).await?;
                 }
                 // Running servers notice within one refresh interval.
                 std::thread::sleep(std::time::Duration::from_millis(
@@ -417,8 +424,8 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
             }
             AccountCmd::List => {
                 let mut rows = Vec::new();
-                for a in store.accounts().await? {
-                    let b = store.balance(&a.id).await?;
+                for a in storage.ledger.accounts().await? {
+                    let b = storage.ledger.balance(&a.id).await?;
                     rows.push((a, b));
                 }
                 let v = json!(rows
@@ -459,7 +466,7 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                 });
             }
             KeyCmd::List { account } => {
-                let keys = ApiKeyStore::list(&store, account.map(AccountId).as_ref()).await?;
+                let keys = storage.keys.list(account.map(AccountId).as_ref()).await?;
                 let v = serde_json::to_value(&keys)?;
                 print(json_mode, &v, || {
                     let mut s = format!(
@@ -485,7 +492,7 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
             }
             KeyCmd::Revoke { key } => {
                 let id = ApiKeyId(key);
-                if !store.revoke(&id, svc.now()).await? {
+                if !storage.keys.revoke(&id, svc.now()).await? {
                     bail!("no key {id}");
                 }
                 // Running servers empty their key cache within one refresh interval; return
@@ -497,60 +504,54 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                 print(json_mode, &v, || format!("revoked {id}"));
             }
         },
-        Admin::Webhooks { cmd } => {
-            use vto_core::outbox::{Outbox, WebhookSecrets};
-            match cmd {
-                WebhooksCmd::Secret { account, rotate } => {
-                    let secrets = vto_server::db::SqliteWebhookSecrets::new(
-                        store.clone(),
-                        std::sync::Arc::new(vto_core::RandomIds),
-                    );
-                    let id = AccountId(account);
-                    if store.account(&id).await?.is_none() {
-                        bail!("no account {id}");
-                    }
-                    let s = if rotate {
-                        secrets.rotate(&id).await?
-                    } else {
-                        secrets.secret(&id).await?
-                    };
-                    let v = json!({ "account_id": id, "secret": s.expose(), "rotated": rotate });
-                    print(json_mode, &v, || s.expose());
+        Admin::Webhooks { cmd } => match cmd {
+            WebhooksCmd::Secret { account, rotate } => {
+                let secrets = &storage.secrets;
+                let id = AccountId(account);
+                if storage.ledger.account(&id).await?.is_none() {
+                    bail!("no account {id}");
                 }
-                WebhooksCmd::List { account, limit } => {
-                    let acct = account.map(AccountId);
-                    let rows = Outbox::list(&store, acct.as_ref(), limit).await?;
-                    let v = serde_json::to_value(&rows)?;
-                    print(json_mode, &v, || {
-                        let mut out = format!(
-                            "{:<38} {:<10} {:>8} {:>6}  URL",
-                            "WEBHOOK ID", "STATUS", "ATTEMPTS", "LAST"
-                        );
-                        for d in &rows {
-                            out.push_str(&format!(
-                                "\n{:<38} {:<10} {:>8} {:>6}  {}",
-                                d.id,
-                                d.status.as_str(),
-                                d.attempts,
-                                d.last_status.map(|s| s.to_string()).unwrap_or("-".into()),
-                                d.url
-                            ));
-                        }
-                        out
-                    });
-                }
-                WebhooksCmd::Show { id } => {
-                    let Some(d) = Outbox::get(&store, &id).await? else {
-                        bail!("no webhook delivery {id}");
-                    };
-                    let attempts = store.attempts(&id).await?;
-                    let v = json!({ "delivery": d, "attempts": attempts });
-                    print(json_mode, &v, || {
-                        serde_json::to_string_pretty(&v).unwrap_or_default()
-                    });
-                }
+                let s = if rotate {
+                    secrets.rotate(&id).await?
+                } else {
+                    secrets.secret(&id).await?
+                };
+                let v = json!({ "account_id": id, "secret": s.expose(), "rotated": rotate });
+                print(json_mode, &v, || s.expose());
             }
-        }
+            WebhooksCmd::List { account, limit } => {
+                let acct = account.map(AccountId);
+                let rows = storage.outbox.list(acct.as_ref(), limit).await?;
+                let v = serde_json::to_value(&rows)?;
+                print(json_mode, &v, || {
+                    let mut out = format!(
+                        "{:<38} {:<10} {:>8} {:>6}  URL",
+                        "WEBHOOK ID", "STATUS", "ATTEMPTS", "LAST"
+                    );
+                    for d in &rows {
+                        out.push_str(&format!(
+                            "\n{:<38} {:<10} {:>8} {:>6}  {}",
+                            d.id,
+                            d.status.as_str(),
+                            d.attempts,
+                            d.last_status.map(|s| s.to_string()).unwrap_or("-".into()),
+                            d.url
+                        ));
+                    }
+                    out
+                });
+            }
+            WebhooksCmd::Show { id } => {
+                let Some(d) = storage.outbox.get(&id).await? else {
+                    bail!("no webhook delivery {id}");
+                };
+                let attempts = storage.outbox.attempts(&id).await?;
+                let v = json!({ "delivery": d, "attempts": attempts });
+                print(json_mode, &v, || {
+                    serde_json::to_string_pretty(&v).unwrap_or_default()
+                });
+            }
+        },
         Admin::Jobs { cmd } => match cmd {
             JobsCmd::List {
                 account,
@@ -562,15 +563,14 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                     .map(JobStatus::from_str)
                     .transpose()
                     .map_err(|e| anyhow::anyhow!("--status: {e}"))?;
-                let jobs = JobStore::list(
-                    &store,
-                    &JobFilter {
+                let jobs = storage
+                    .jobs
+                    .list(&JobFilter {
                         account_id: account.map(AccountId),
                         status,
                         limit,
-                    },
-                )
-                .await?;
+                    })
+                    .await?;
                 let v = json!(jobs.iter().map(job_json).collect::<Vec<_>>());
                 print(json_mode, &v, || {
                     let mut s = format!(
@@ -594,7 +594,9 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
                 let id: RequestId = request_id
                     .parse()
                     .map_err(|_| anyhow::anyhow!("{request_id:?} is not a request id"))?;
-                let job = JobStore::get(&store, id)
+                let job = storage
+                    .jobs
+                    .get(id)
                     .await?
                     .with_context(|| format!("no job {id}"))?;
                 let v = job_json(&job);
@@ -621,13 +623,19 @@ fn main() -> anyhow::Result<()> {
         .config
         .clone()
         .or_else(|| std::env::var_os("VTO_CONFIG").map(PathBuf::from));
-    let config = Config::load(file.as_deref(), env)?;
+    let mut config = Config::load(file.as_deref(), env)?;
+    if let Command::Serve {
+        role: Some(role), ..
+    } = &cli.command
+    {
+        config.role = role.parse()?;
+    }
     let backend: vto_render::vision::VisionBackend = config.vision_backend.parse()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     match cli.command {
-        Command::Serve => {
+        Command::Serve { .. } => {
             vto_server::init_tracing();
             let models = config.models_dir();
             if config.fetch_models && !vision::models_present(&models) {

@@ -101,5 +101,5 @@ pub use results::{FsResultStore, MemoryResultStore, ResultStore, StoredResult};
 pub use service::{
     Backends, Caller, Created, Maintenance, MemoryBackends, ServiceConfig, TryOnService,
 };
-pub use store::{JobFilter, JobQueue, JobStore, MemoryJobStore, StoreError};
+pub use store::{JobFilter, JobQueue, JobStore, MemoryJobStore, StorageHealth, StoreError};
 pub use webhook::{MemoryWebhookSender, WebhookEvent, WebhookSender};

@@ -86,6 +86,36 @@ pub trait JobQueue: Send + Sync {
     async fn past_deadline(&self, now: Timestamp) -> Result<Vec<RequestId>, StoreError>;
 }
 
+/// What a storage backend reports about itself, and the upkeep a server runs for it.
+///
+/// Servers ask [`StorageHealth::migrations`] for `/readyz` and call [`StorageHealth::refresh`]
+/// on a timer; admin tools print [`StorageHealth::describe`].
+#[async_trait]
+pub trait StorageHealth: Send + Sync {
+    /// Where the data lives, for logs and `/readyz`, without credentials
+    /// (`sqlite:/var/lib/vto/vto.db`, `postgres://db.internal:5432/vto`).
+    fn describe(&self) -> String;
+    /// The schema migrations applied, in order; an error when the backend is unreachable.
+    async fn migrations(&self) -> Result<Vec<i64>, StoreError>;
+    /// Called every few hundred milliseconds by a server: a backend that caches reads in the
+    /// process notices other processes' writes here. The default does nothing.
+    async fn refresh(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// The in-memory backends are always ready: no schema, nothing to refresh.
+#[async_trait]
+impl StorageHealth for MemoryJobStore {
+    fn describe(&self) -> String {
+        "memory".to_string()
+    }
+
+    async fn migrations(&self) -> Result<Vec<i64>, StoreError> {
+        Ok(Vec::new())
+    }
+}
+
 /// In-memory jobs: implements both [`JobStore`] and [`JobQueue`] over one mutex.
 #[derive(Debug, Default)]
 pub struct MemoryJobStore {

@@ -20,7 +20,7 @@ use vto_core::{
     ServiceConfig,
 };
 
-use crate::db::Synchronous;
+use vto_sqlite::Synchronous;
 
 /// The embedded defaults, every field documented.
 pub const DEFAULT_TOML: &str = include_str!("../default.toml");
@@ -191,6 +191,127 @@ pub struct EngineConfig {
     pub override_builtin: bool,
 }
 
+/// What a `vto serve` process runs (`role`, env `VTO_ROLE`, `vto serve --role`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The HTTP API and the workers (one machine).
+    #[default]
+    All,
+    /// The HTTP API and synchronous renders; no job workers and no webhook dispatcher.
+    Api,
+    /// Asynchronous jobs, webhook delivery and maintenance; HTTP serves only `/healthz`,
+    /// `/readyz` and `/metrics`.
+    Worker,
+}
+
+impl Role {
+    /// Whether this process serves the public API.
+    pub fn serves_api(self) -> bool {
+        matches!(self, Role::All | Role::Api)
+    }
+    /// Whether this process runs job workers, the webhook dispatcher and maintenance.
+    pub fn runs_workers(self) -> bool {
+        matches!(self, Role::All | Role::Worker)
+    }
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::All => "all",
+            Role::Api => "api",
+            Role::Worker => "worker",
+        }
+    }
+}
+
+impl FromStr for Role {
+    type Err = ConfigError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "all" => Ok(Role::All),
+            "api" => Ok(Role::Api),
+            "worker" => Ok(Role::Worker),
+            _ => Err(invalid("role", "must be \"all\", \"api\" or \"worker\"")),
+        }
+    }
+}
+
+/// `[storage]`: where the service's records live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StorageConfig {
+    /// Empty for `<data_dir>/vto.db`; `sqlite://…` or `postgres://…`.
+    pub url: String,
+    /// PostgreSQL connections per instance.
+    pub pool_size: usize,
+    /// Whether PostgreSQL `LISTEN/NOTIFY` wakes idle workers.
+    pub listen_notify: bool,
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        Self {
+            url: String::new(),
+            pool_size: 16,
+            listen_notify: true,
+        }
+    }
+}
+
+/// `[results]`: where result images go.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ResultsConfig {
+    /// Empty for `<data_dir>/results`; `file://…` or `s3://bucket/prefix`.
+    pub url: String,
+    /// The S3 endpoint (empty for AWS).
+    pub endpoint: String,
+    /// The S3 region.
+    pub region: String,
+    /// The S3 access key id (empty: `AWS_ACCESS_KEY_ID`).
+    pub access_key_id: String,
+    /// The S3 secret (empty: `AWS_SECRET_ACCESS_KEY`).
+    pub secret_access_key: String,
+    /// Whether a plain-http endpoint is allowed.
+    pub allow_http: bool,
+}
+
+impl Default for ResultsConfig {
+    fn default() -> Self {
+        Self {
+            url: String::new(),
+            endpoint: String::new(),
+            region: "us-east-1".to_string(),
+            access_key_id: String::new(),
+            secret_access_key: String::new(),
+            allow_http: false,
+        }
+    }
+}
+
+/// Where the records live, parsed from `[storage] url`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StorageLocation {
+    /// One SQLite file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database (the URL as given, credentials included).
+    Postgres(String),
+}
+
+/// Where result images go, parsed from `[results] url`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResultsLocation {
+    /// A folder served by this server at signed links.
+    File(PathBuf),
+    /// An S3 bucket and key prefix (may be empty).
+    S3 {
+        /// The bucket.
+        bucket: String,
+        /// The key prefix, without leading or trailing `/`.
+        prefix: String,
+    },
+}
+
 /// The server's configuration. See `default.toml` for every field's meaning and default.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -243,8 +364,17 @@ pub struct Config {
     /// that wants no browser page in production sets `playground = false`).
     #[serde(default = "d_true")]
     pub playground: bool,
+    /// What this process runs.
+    #[serde(default)]
+    pub role: Role,
     /// SQLite durability.
     pub synchronous: Synchronous,
+    /// Where the records live.
+    #[serde(default)]
+    pub storage: StorageConfig,
+    /// Where result images go.
+    #[serde(default)]
+    pub results: ResultsConfig,
     /// Currency code.
     pub currency: String,
     /// Prices per category.
@@ -306,6 +436,32 @@ const ENV_KEYS: &[(&str, &[&str], Kind)] = &[
     ("VTO_AUTH_REFRESH_MS", &["auth_refresh_ms"], Kind::Int),
     ("VTO_PLAYGROUND", &["playground"], Kind::Bool),
     ("VTO_SYNCHRONOUS", &["synchronous"], Kind::Str),
+    ("VTO_ROLE", &["role"], Kind::Str),
+    ("VTO_STORAGE_URL", &["storage", "url"], Kind::Str),
+    (
+        "VTO_STORAGE_POOL_SIZE",
+        &["storage", "pool_size"],
+        Kind::Int,
+    ),
+    (
+        "VTO_STORAGE_LISTEN_NOTIFY",
+        &["storage", "listen_notify"],
+        Kind::Bool,
+    ),
+    ("VTO_RESULTS_URL", &["results", "url"], Kind::Str),
+    ("VTO_S3_ENDPOINT", &["results", "endpoint"], Kind::Str),
+    ("VTO_S3_REGION", &["results", "region"], Kind::Str),
+    (
+        "VTO_S3_ACCESS_KEY_ID",
+        &["results", "access_key_id"],
+        Kind::Str,
+    ),
+    (
+        "VTO_S3_SECRET_ACCESS_KEY",
+        &["results", "secret_access_key"],
+        Kind::Str,
+    ),
+    ("VTO_S3_ALLOW_HTTP", &["results", "allow_http"], Kind::Bool),
     ("VTO_CURRENCY", &["currency"], Kind::Str),
     (
         "VTO_MAX_URL_LEN",
@@ -446,6 +602,37 @@ impl Config {
         if self.webhooks.timeout_ms == 0 {
             return Err(invalid("webhooks.timeout_ms", "must be positive"));
         }
+        if !(1..=1024).contains(&self.storage.pool_size) {
+            return Err(invalid("storage.pool_size", "must be between 1 and 1024"));
+        }
+        self.storage_location()?;
+        if let ResultsLocation::S3 { .. } = self.results_location()? {
+            if let Some(e) = Some(self.results.endpoint.trim()).filter(|e| !e.is_empty()) {
+                match url::Url::parse(e) {
+                    Ok(u) if u.scheme() == "https" && u.host().is_some() => {}
+                    Ok(u) if u.scheme() == "http" && u.host().is_some() => {
+                        if !self.results.allow_http {
+                            return Err(invalid(
+                                "results.endpoint",
+                                "is plain http; set results.allow_http = true for a store on a private network",
+                            ));
+                        }
+                    }
+                    _ => {
+                        return Err(invalid(
+                            "results.endpoint",
+                            "must be an http(s) URL with a host",
+                        ))
+                    }
+                }
+            }
+            if self.results.region.trim().is_empty() {
+                return Err(invalid(
+                    "results.region",
+                    "must not be empty with s3:// results",
+                ));
+            }
+        }
         self.service_config()?;
         for (cat, e) in &self.engines {
             let field = |f: &str| format!("engines.{cat}.{f}");
@@ -521,9 +708,71 @@ impl Config {
         }
     }
 
-    /// The SQLite file.
+    /// The default SQLite file, `<data_dir>/vto.db`.
     pub fn db_path(&self) -> PathBuf {
         self.data_dir.join("vto.db")
+    }
+
+    /// Where the records live: `[storage] url`, or the default SQLite file.
+    pub fn storage_location(&self) -> Result<StorageLocation, ConfigError> {
+        let url = self.storage.url.trim();
+        if url.is_empty() {
+            return Ok(StorageLocation::Sqlite(self.db_path()));
+        }
+        if let Some(path) = url.strip_prefix("sqlite://") {
+            let path = path.split('?').next().unwrap_or_default();
+            if path.is_empty() {
+                return Err(invalid(
+                    "storage.url",
+                    "sqlite:// needs a file path, e.g. sqlite:///var/lib/vto/vto.db",
+                ));
+            }
+            return Ok(StorageLocation::Sqlite(PathBuf::from(path)));
+        }
+        match url::Url::parse(url) {
+            Ok(u) if matches!(u.scheme(), "postgres" | "postgresql") => {
+                Ok(StorageLocation::Postgres(url.to_string()))
+            }
+            _ => Err(invalid(
+                "storage.url",
+                "must be empty, sqlite://<path> or postgres://user:password@host:port/database",
+            )),
+        }
+    }
+
+    /// Where result images go: `[results] url`, or `<data_dir>/results`.
+    pub fn results_location(&self) -> Result<ResultsLocation, ConfigError> {
+        let url = self.results.url.trim();
+        if url.is_empty() {
+            return Ok(ResultsLocation::File(self.results_dir()));
+        }
+        if let Some(path) = url.strip_prefix("file://") {
+            if path.is_empty() {
+                return Err(invalid(
+                    "results.url",
+                    "file:// needs a folder, e.g. file:///var/lib/vto/results",
+                ));
+            }
+            return Ok(ResultsLocation::File(PathBuf::from(path)));
+        }
+        if let Some(rest) = url.strip_prefix("s3://") {
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            let valid_bucket = (3..=63).contains(&bucket.len())
+                && bucket
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-.".contains(&b));
+            if !valid_bucket {
+                return Err(invalid("results.url", format!("{bucket:?} is not an S3 bucket name (3–63 lowercase letters, digits, '-' or '.')")));
+            }
+            return Ok(ResultsLocation::S3 {
+                bucket: bucket.to_string(),
+                prefix: prefix.trim_matches('/').to_string(),
+            });
+        }
+        Err(invalid(
+            "results.url",
+            "must be empty, file://<folder> or s3://bucket/prefix",
+        ))
     }
 
     /// The built-in engines' models: `models_dir`, else `<data_dir>/models`.

@@ -25,7 +25,6 @@ use vto_core::{
     ResultStore, TryOnService,
 };
 
-use crate::db::SqliteStore;
 use crate::metrics::Metrics;
 use crate::results::SignedResults;
 
@@ -33,8 +32,11 @@ use crate::results::SignedResults;
 pub struct AppState {
     /// The service.
     pub service: TryOnService,
-    /// The SQLite store (for readiness and metrics).
-    pub store: SqliteStore,
+    /// The records' backends (readiness and metrics use them).
+    pub storage: crate::storage::Storage,
+    /// Whether this process serves the public API (`role` is `all` or `api`); a worker
+    /// answers only `/healthz`, `/readyz` and `/metrics`.
+    pub serves_api: bool,
     /// Result images and their signed URLs.
     pub results: Arc<SignedResults>,
     /// Counters and histograms.
@@ -481,7 +483,7 @@ async fn readyz(ctx: Ctx) -> Response {
             &serde_json::json!({"status": "shutting_down"}),
         );
     }
-    match ctx.store.migrations().await {
+    match ctx.storage.health.migrations().await {
         Ok(v) if !v.is_empty() => {
             // Each engine with something to probe (external render services) is reported; an
             // unreachable one, or a built-in engine that could not start (models missing),
@@ -560,7 +562,7 @@ impl AppState {
     async fn store_counts(
         &self,
     ) -> Result<std::collections::HashMap<JobStatus, u64>, vto_core::StoreError> {
-        vto_core::JobStore::count_by_status(&self.store).await
+        self.storage.jobs.count_by_status().await
     }
 }
 
@@ -744,6 +746,26 @@ pub fn routes(
             let c = ctx.clone();
             run(&c, "metrics", &Method::GET, &h, metrics(ctx)).await
         });
+    // A worker instance serves only the three operational paths above; anything else gets a
+    // 404 that says which role this is (a load balancer should not send API traffic here).
+    let worker_r = warp::method()
+        .and(warp::path::full())
+        .and(with.clone())
+        .and(headers)
+        .and_then(
+            |m: Method, p: warp::path::FullPath, ctx: Ctx, h: HeaderMap| async move {
+                if ctx.serves_api || matches!(p.as_str(), "/healthz" | "/readyz" | "/metrics") {
+                    return Err(warp::reject::not_found());
+                }
+                Ok(run(&ctx, "unmatched", &m, &h, async {
+                    error_reply(&ApiError::new(
+                        ErrorCode::NotFound,
+                        "this vto instance runs role \"worker\": it serves only /healthz, /readyz and /metrics; send API requests to an instance with role \"api\" or \"all\"",
+                    ))
+                })
+                .await)
+            },
+        );
     let fallback_r = warp::method()
         .and(warp::path::full())
         .and(with)
@@ -754,7 +776,9 @@ pub fn routes(
             },
         );
 
-    create_r
+    worker_r
+        .or(create_r)
+        .unify()
         .or(list_r)
         .unify()
         .or(get_r)

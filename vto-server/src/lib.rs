@@ -1,15 +1,16 @@
-//! # vto-server: the try-on API over HTTP, all state in one SQLite file
+//! # vto-server: the try-on API over HTTP
 //!
 //! A thin frontend over [`vto_core::TryOnService`]: warp routes ([`http`]) authenticate,
-//! rate-limit and translate; the service decides; [`SqliteStore`] keeps jobs, the queue,
-//! accounts, the ledger and API keys in `<data_dir>/vto.db`; result images are files in
+//! rate-limit and translate; the service decides; the records (jobs, the queue, accounts, the
+//! ledger, API keys, webhook outbox) live where `[storage] url` says ([`storage::Storage`]:
+//! one SQLite file `<data_dir>/vto.db` by default, `vto-sqlite`); result images are files in
 //! `<data_dir>/results/`, linked with signed expiring URLs ([`SignedResults`]); asynchronous
-//! jobs run on an in-process worker pool with leases that survive restarts.
+//! jobs run on an in-process worker pool with leases that survive restarts. `role` splits
+//! the API from the workers when several instances share one backend.
 //!
 //! ## Design decisions
-//! - **SQLite off the runtime, with group commit.** One writer thread batches concurrent writes
-//!   into one transaction (each in its own savepoint) and replies after the commit; reads use
-//!   pooled connections on the blocking pool. See [`db`].
+//! - **Backends chosen in one place.** [`storage::Storage::open`] reads `[storage] url`;
+//!   nothing else in the server or the CLI names a concrete backend.
 //! - **Every reply is built in one place.** Errors become `{"error": {"code", "message",
 //!   "param"?}}` through [`http::error_reply`]; unknown routes and wrong methods are answered
 //!   by a final catch-all route (404 / 405 with `Allow`), so warp never invents a reply.
@@ -26,25 +27,25 @@
 //!   that number every `auth_refresh_ms`. Job statuses are served the same way: from a cache
 //!   of the job summaries this process read: its own writes remove their job's entry, and the
 //!   whole cache empties within `auth_refresh_ms` of any commit by another connection
-//!   (`db::summaries`), so `GET /v1/virtual-try-on/{id}` rarely touches SQLite.
+//!   (`vto_sqlite::summaries`), so `GET /v1/virtual-try-on/{id}` rarely touches SQLite.
 //! - **One place per pluggable part**: [`make_fetcher`] (SSRF-guarded input fetching),
-//!   [`build_engines`] (engines), [`make_webhook_sender`] and [`make_dispatcher`] (the SQLite
-//!   outbox and the Standard Webhooks dispatcher).
+//!   [`build_engines`] (engines), [`make_webhook_sender`] and [`make_dispatcher`] (the
+//!   persisted outbox and the Standard Webhooks dispatcher).
 //!
 //! ## Main types
 //! - [`Config`] (defaults → TOML → `VTO_*`), [`Builtins`], [`start`] / [`start_with`] →
 //!   [`RunningServer`], [`serve`]
-//! - [`SqliteStore`], [`SignedResults`], [`metrics::Metrics`]
+//! - [`storage::Storage`], [`SignedResults`], [`metrics::Metrics`]
 
 #![recursion_limit = "512"]
 
 pub mod config;
-pub mod db;
 pub mod http;
 pub mod metrics;
 pub mod openapi;
 pub mod playground;
 pub mod results;
+pub mod storage;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -58,15 +59,15 @@ use tokio::task::JoinHandle;
 use vto_core::http_engine::{HttpEngine, HttpEngineConfig};
 use vto_core::http_fetch::{AddressPolicy, HttpFetcher};
 use vto_core::http_webhook::HttpWebhookTransport;
-use vto_core::outbox::{DispatchConfig, Dispatcher, OutboxSender};
+use vto_core::outbox::{DispatchConfig, Dispatcher, Outbox, OutboxSender};
 use vto_core::{
-    AuthCache, Backends, Category, Engines, Fetcher, FsResultStore, MemoryRateLimiter, RandomIds,
+    AuthCache, Backends, Category, Engines, Fetcher, FsResultStore, RandomIds, StorageHealth,
     SystemClock, TryOnService, WebhookSender,
 };
 
-pub use config::{Config, ConfigError};
-pub use db::SqliteStore;
+pub use config::{Config, ConfigError, Role};
 pub use results::SignedResults;
+pub use storage::Storage;
 
 /// The input fetcher: http(s) behind the SSRF guard (refusing loopback, private, link-local
 /// and other internal addresses unless `[fetch] allow` lists them), plus `data:` URLs.
@@ -183,20 +184,20 @@ pub fn unavailable_categories(engines: &Engines, builtin: &[Unavailable]) -> Vec
         .collect()
 }
 
-/// Webhook delivery goes through the persisted outbox in the SQLite file; the [`Dispatcher`]
-/// started by [`start`] delivers it.
-pub fn make_webhook_sender(store: &SqliteStore) -> Arc<dyn WebhookSender> {
-    Arc::new(OutboxSender::new(Arc::new(store.clone())))
+/// Webhook delivery goes through the persisted outbox; the [`Dispatcher`] started by
+/// [`start`] (in a process whose role runs workers) delivers it.
+pub fn make_webhook_sender(outbox: Arc<dyn Outbox>) -> Arc<dyn WebhookSender> {
+    Arc::new(OutboxSender::new(outbox))
 }
 
-/// The webhook dispatcher over the data dir's outbox and secrets.
-pub fn make_dispatcher(config: &Config, store: &SqliteStore) -> anyhow::Result<Dispatcher> {
+/// The webhook dispatcher over the storage's outbox and secrets.
+pub fn make_dispatcher(config: &Config, storage: &Storage) -> anyhow::Result<Dispatcher> {
     let policy = AddressPolicy::new(&config.fetch.allow).context("fetch.allow")?;
     let transport = HttpWebhookTransport::new(policy).context("building the webhook client")?;
     let ids: Arc<dyn vto_core::IdGen> = Arc::new(RandomIds);
     Ok(Dispatcher::new(
-        Arc::new(store.clone()),
-        Arc::new(db::SqliteWebhookSecrets::new(store.clone(), ids.clone())),
+        storage.outbox.clone(),
+        storage.secrets.clone(),
         Arc::new(transport),
         Arc::new(SystemClock),
         ids,
@@ -221,8 +222,8 @@ pub struct RunningServer {
     pub base_url: String,
     /// The service (tests and embedders may call it directly).
     pub service: TryOnService,
-    /// The store.
-    pub store: SqliteStore,
+    /// The records' backends.
+    pub storage: Storage,
     /// The cache of API keys and account limits in front of the store.
     pub auth: Arc<AuthCache>,
     state: Arc<http::AppState>,
@@ -277,12 +278,7 @@ pub async fn start_with(
     config.validate()?;
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("creating data_dir {}", config.data_dir.display()))?;
-    let store = {
-        let (path, sync) = (config.db_path(), config.synchronous);
-        tokio::task::spawn_blocking(move || SqliteStore::open(path, sync))
-            .await?
-            .with_context(|| format!("opening {}", config.db_path().display()))?
-    };
+    let storage = Storage::open(&config, Arc::new(RandomIds)).await?;
     let secret = results::load_or_create_secret(&config.data_dir.join("url-signing.key"))
         .context("loading the URL-signing secret")?;
     let listener = tokio::net::TcpListener::bind(config.listen_addr()?)
@@ -294,8 +290,15 @@ pub async fn start_with(
     } else {
         config.base_url()?
     };
+    let results_dir = match config.results_location()? {
+        config::ResultsLocation::File(dir) => dir,
+        config::ResultsLocation::S3 { .. } => {
+            anyhow::bail!("results.url: s3:// is not built into this binary yet")
+        }
+    };
     let results = Arc::new(SignedResults::new(
-        FsResultStore::new(config.results_dir()).context("creating the results folder")?,
+        FsResultStore::new(&results_dir)
+            .with_context(|| format!("creating the results folder {}", results_dir.display()))?,
         base_url.clone(),
         secret,
         config.result_url_ttl_secs,
@@ -303,26 +306,25 @@ pub async fn start_with(
     let metrics = Arc::new(metrics::Metrics::default());
     let service_config = config.service_config()?;
     let openapi = serde_json::to_vec_pretty(&openapi::document(&service_config))?;
-    let store_arc = Arc::new(store.clone());
     let auth = Arc::new(AuthCache::new(
-        store_arc.clone(),
-        store_arc.clone(),
-        store_arc.clone(),
+        storage.keys.clone(),
+        storage.limits.clone(),
+        storage.generation.clone(),
     ));
     auth.refresh()
         .await
         .context("reading the auth generation from the store")?;
     let backends = Backends {
-        jobs: store_arc.clone(),
-        queue: store_arc.clone(),
-        ledger: store_arc.clone(),
+        jobs: storage.jobs.clone(),
+        queue: storage.queue.clone(),
+        ledger: storage.ledger.clone(),
         keys: auth.clone(),
-        idempotency: store_arc,
-        limiter: Arc::new(MemoryRateLimiter::default()),
+        idempotency: storage.idempotency.clone(),
+        limiter: storage.limiter.clone(),
         limits: auth.clone(),
         results: results.clone(),
         fetcher: make_fetcher(&config)?,
-        webhooks: make_webhook_sender(&store),
+        webhooks: make_webhook_sender(storage.outbox.clone()),
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds),
     };
@@ -357,7 +359,8 @@ pub async fn start_with(
     }
     let state = Arc::new(http::AppState {
         service: service.clone(),
-        store: store.clone(),
+        storage: storage.clone(),
+        serves_api: config.role.serves_api(),
         results,
         metrics,
         body_limit: config.body_limit_bytes,
@@ -392,21 +395,27 @@ pub async fn start_with(
             config.workers,
             Duration::from_millis(config.poll_interval_ms),
         );
-        let dispatcher = make_dispatcher(&config, &store)?;
+        let dispatcher = make_dispatcher(&config, &storage)?;
         let dispatch_poll = Duration::from_millis(config.webhooks.poll_interval_ms);
         let drx = stop_rx.clone();
         let arx = stop_rx.clone();
         let cache = auth.clone();
-        let summaries = store.clone();
+        let health = storage.health.clone();
         let refresh = Duration::from_millis(config.auth_refresh_ms);
+        let role = config.role;
         tokio::spawn(async move {
             // Workers, the webhook dispatcher and the auth cache refresher stop together; the
-            // outbox keeps whatever is still pending for the next start.
-            tokio::join!(
-                svc.run_workers(n, poll, rx),
-                dispatcher.run(dispatch_poll, drx),
-                refresh_auth(cache, summaries, refresh, arx)
-            );
+            // outbox keeps whatever is still pending for the next start. An API-only process
+            // runs just the refresher: another instance renders the jobs and sends webhooks.
+            let background = async {
+                if role.runs_workers() {
+                    tokio::join!(
+                        svc.run_workers(n, poll, rx),
+                        dispatcher.run(dispatch_poll, drx)
+                    );
+                }
+            };
+            tokio::join!(background, refresh_auth(cache, health, refresh, arx));
         })
     };
     let server = {
@@ -426,12 +435,20 @@ pub async fn start_with(
                 .await
         })
     };
-    tracing::info!(%addr, %base_url, workers = config.workers, engines = ?service.engines(), "vto-server listening");
+    tracing::info!(
+        %addr,
+        %base_url,
+        role = config.role.as_str(),
+        storage = %storage.health.describe(),
+        workers = if config.role.runs_workers() { config.workers } else { 0 },
+        engines = ?service.engines(),
+        "vto-server listening"
+    );
     Ok(RunningServer {
         addr,
         base_url,
         service,
-        store,
+        storage,
         auth,
         state,
         stop,
@@ -441,11 +458,11 @@ pub async fn start_with(
 }
 
 /// Every `every` until `stop`: checks the store's auth generation (see [`AuthCache`]) and
-/// whether another process changed the database (the job-summary cache of
-/// [`db::summaries`] then empties).
+/// lets the storage notice other processes' writes ([`StorageHealth::refresh`]: SQLite's
+/// job-summary cache empties then).
 async fn refresh_auth(
     cache: Arc<AuthCache>,
-    store: SqliteStore,
+    health: Arc<dyn StorageHealth>,
     every: Duration,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -458,10 +475,9 @@ async fn refresh_auth(
         if *stop.borrow() {
             return;
         }
-        if let Err(e) = store.refresh_summaries() {
-            // Without the check, other processes' changes could stay unseen: read through.
-            store.forget_summaries();
-            tracing::warn!(error = %e, "cannot read the database's data_version; job summaries are not cached until it can");
+        if let Err(e) = health.refresh().await {
+            // The store reads through until the check works again.
+            tracing::warn!(error = %e, "cannot check the storage for other processes' writes; job summaries are read through until it can");
         }
         match cache.refresh().await {
             Ok(_) if failing => {
@@ -534,29 +550,27 @@ async fn shutdown_signal() {
     }
 }
 
-/// A service over the data dir's store, with no engines, workers or HTTP: what `vto admin`
-/// uses to create accounts and keys and read jobs while the server may be running (SQLite
-/// serializes the two processes' writes).
-pub fn open_admin(config: &Config) -> anyhow::Result<(TryOnService, SqliteStore)> {
+/// A service over the configured storage, with no engines, workers or HTTP: what `vto admin`
+/// uses to create accounts and keys and read jobs while servers may be running (the backend
+/// serializes the processes' writes). Everything it touches is a trait in [`Storage`].
+pub async fn open_admin(config: &Config) -> anyhow::Result<(TryOnService, Storage)> {
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("creating data_dir {}", config.data_dir.display()))?;
-    let store = SqliteStore::open(config.db_path(), config.synchronous)
-        .with_context(|| format!("opening {}", config.db_path().display()))?;
-    let store_arc = Arc::new(store.clone());
+    let storage = Storage::open(config, Arc::new(RandomIds)).await?;
     let backends = Backends {
-        jobs: store_arc.clone(),
-        queue: store_arc.clone(),
-        ledger: store_arc.clone(),
-        keys: store_arc.clone(),
-        idempotency: store_arc.clone(),
-        limiter: Arc::new(MemoryRateLimiter::default()),
-        limits: store_arc,
+        jobs: storage.jobs.clone(),
+        queue: storage.queue.clone(),
+        ledger: storage.ledger.clone(),
+        keys: storage.keys.clone(),
+        idempotency: storage.idempotency.clone(),
+        limiter: storage.limiter.clone(),
+        limits: storage.limits.clone(),
         results: Arc::new(vto_core::MemoryResultStore::default()),
         fetcher: make_fetcher(config)?,
-        webhooks: make_webhook_sender(&store),
+        webhooks: make_webhook_sender(storage.outbox.clone()),
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds),
     };
     let service = TryOnService::new(backends, Engines::new(), config.service_config()?);
-    Ok((service, store))
+    Ok((service, storage))
 }

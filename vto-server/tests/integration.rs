@@ -1,4 +1,4 @@
-//! vto-server against real HTTP on loopback, plus vto-core's conformance suites on SQLite.
+//! vto-server against real HTTP on loopback.
 //!
 //! The engines here are TEST DOUBLES, registered by the tests only: [`TintEngine`] decodes the
 //! person PNG and tints it (a real image derived from the inputs, so a test can tell a real
@@ -17,108 +17,8 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use vto_core::billing::EntryKind;
-use vto_core::{Category, Engine, EngineError, Engines, Ledger, RenderInput, Rendered, RequestId};
-use vto_server::{Config, RunningServer, SqliteStore};
-
-// ------------------------------------------------------------------ conformance
-
-fn temp_store() -> SqliteStore {
-    let dir = tempfile::tempdir().expect("tempdir").keep();
-    SqliteStore::open(dir.join("vto.db"), Default::default()).expect("open")
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sqlite_job_store_and_queue_conform() {
-    vto_core::conformance::job_store(|| async { temp_store() }).await;
-    vto_core::conformance::job_queue_concurrency(|| async { temp_store() }).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sqlite_ledger_conforms() {
-    vto_core::conformance::ledger(|| async { temp_store() }).await;
-    vto_core::conformance::ledger_concurrency(|| async { temp_store() }).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sqlite_api_key_store_conforms() {
-    vto_core::conformance::api_key_store(|| async { temp_store() }).await;
-    vto_core::conformance::key_revocation_generation(|| async { temp_store() }).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_account_limit_store_conforms() {
-    vto_core::conformance::account_limit_store(|| async { temp_store() }).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn another_processs_change_is_seen_after_the_next_summary_refresh() {
-    use vto_core::{JobEvent, JobStore, Timestamp};
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("vto.db");
-    // Two stores on one file: as two processes (a server and `vto admin`) would be.
-    let server = SqliteStore::open(&path, Default::default()).unwrap();
-    let admin = SqliteStore::open(&path, Default::default()).unwrap();
-    let job = vto_core::conformance::sample_job(1, "acct_a", Category::Shirt, 10);
-    server.insert(&job).await.unwrap();
-    server.refresh_summaries().unwrap();
-    let seen = server.get_summary(job.id).await.unwrap().unwrap();
-    assert_eq!(seen.status, vto_core::JobStatus::Queued);
-    assert_eq!(server.cached_summaries(), 1);
-    admin
-        .apply(job.id, &JobEvent::Cancel, Timestamp(20))
-        .await
-        .unwrap();
-    assert!(
-        server.refresh_summaries().unwrap(),
-        "the other store's commit was noticed"
-    );
-    assert_eq!(server.cached_summaries(), 0);
-    let seen = server.get_summary(job.id).await.unwrap().unwrap();
-    assert_eq!(seen.status, vto_core::JobStatus::Canceled);
-    // Its own writes need no refresh.
-    let other = vto_core::conformance::sample_job(2, "acct_a", Category::Shirt, 11);
-    server.insert(&other).await.unwrap();
-    assert_eq!(
-        server
-            .get_summary(other.id)
-            .await
-            .unwrap()
-            .map(|s| s.status),
-        Some(vto_core::JobStatus::Queued)
-    );
-    server
-        .apply(other.id, &JobEvent::Cancel, Timestamp(30))
-        .await
-        .unwrap();
-    assert_eq!(
-        server
-            .get_summary(other.id)
-            .await
-            .unwrap()
-            .map(|s| s.status),
-        Some(vto_core::JobStatus::Canceled)
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migrations_are_numbered_recorded_and_run_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = SqliteStore::open(dir.path().join("vto.db"), Default::default()).unwrap();
-    let all: Vec<i64> = vto_server::db::MIGRATIONS.iter().map(|m| m.0).collect();
-    assert_eq!(
-        all,
-        (1..=all.len() as i64).collect::<Vec<_>>(),
-        "numbered 1, 2, …"
-    );
-    assert_eq!(s.migrations().await.unwrap(), all);
-    drop(s);
-    let s = SqliteStore::open(dir.path().join("vto.db"), Default::default()).unwrap();
-    assert_eq!(
-        s.migrations().await.unwrap(),
-        all,
-        "a reopen applies nothing twice"
-    );
-}
+use vto_core::{Category, Engine, EngineError, Engines, RenderInput, Rendered, RequestId};
+use vto_server::{Config, RunningServer};
 
 // ------------------------------------------------------------------ test engines
 
@@ -294,7 +194,7 @@ fn err_code(v: &Value) -> &str {
 }
 
 async fn balance(server: &RunningServer, a: &vto_core::AccountId) -> vto_core::Balance {
-    server.store.balance(a).await.unwrap()
+    server.storage.ledger.balance(a).await.unwrap()
 }
 
 /// Settlement follows the terminal transition by a moment: wait until no hold is open.
@@ -617,7 +517,10 @@ async fn every_route_and_error_code_over_http() {
     let other = server.service.create_api_key(&acct, "temp2").await.unwrap();
     let (s, _, _) = api.get(Some(&other.secret), "/v1/balance").await;
     assert_eq!(s, StatusCode::OK);
-    vto_core::ApiKeyStore::revoke(&server.store, &other.record.id, server.service.now())
+    server
+        .storage
+        .keys
+        .revoke(&other.record.id, server.service.now())
         .await
         .unwrap();
     assert!(server.auth.refresh().await.unwrap(), "the generation moved");
@@ -709,9 +612,7 @@ async fn a_burst_on_one_key_limits_only_that_key_and_endpoint_and_is_never_bille
         last_id = v["request_id"].as_str().unwrap().to_string();
     }
     let before = balance(&server, &acct_a).await;
-    let jobs_before = vto_core::JobStore::count_by_status(&server.store)
-        .await
-        .unwrap();
+    let jobs_before = server.storage.jobs.count_by_status().await.unwrap();
     for _ in 0..3 {
         let (s, h, v) = api.post(&key_a, &glasses(&person)).await;
         assert_eq!(
@@ -745,9 +646,7 @@ async fn a_burst_on_one_key_limits_only_that_key_and_endpoint_and_is_never_bille
     let after = balance(&server, &acct_a).await;
     assert_eq!((after.balance, after.held), (before.balance, before.held));
     assert_eq!(
-        vto_core::JobStore::count_by_status(&server.store)
-            .await
-            .unwrap(),
+        server.storage.jobs.count_by_status().await.unwrap(),
         jobs_before
     );
     // key B and GET on key A are unaffected
@@ -835,7 +734,7 @@ async fn async_jobs_go_queued_processing_success_and_failures_are_not_billed() {
     // billed once, at the configured price, for the success only
     let b = settled(&server, &acct).await;
     assert_eq!((b.balance, b.held), (Decimal::new(88, 2), Decimal::ZERO));
-    let entries = server.store.entries(&acct).await.unwrap();
+    let entries = server.storage.ledger.entries(&acct).await.unwrap();
     let captures: Vec<_> = entries
         .iter()
         .filter(|e| e.kind == EntryKind::Capture)
@@ -924,7 +823,7 @@ async fn fifty_concurrent_submits_with_funds_for_thirty_accept_exactly_thirty() 
     }
     let b = settled(&server, &acct).await;
     assert_eq!((b.balance, b.held), (Decimal::ZERO, Decimal::ZERO));
-    let entries = server.store.entries(&acct).await.unwrap();
+    let entries = server.storage.ledger.entries(&acct).await.unwrap();
     assert_eq!(
         entries
             .iter()
@@ -986,7 +885,7 @@ async fn a_restart_mid_queue_finishes_every_job_exactly_once() {
         (bal.balance, bal.held),
         (Decimal::new(910, 2), Decimal::ZERO)
     );
-    let entries = b.store.entries(&acct).await.unwrap();
+    let entries = b.storage.ledger.entries(&acct).await.unwrap();
     assert_eq!(
         entries
             .iter()

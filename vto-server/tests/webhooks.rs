@@ -14,9 +14,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use base64::Engine as _;
 use serde_json::{json, Value};
-use vto_core::outbox::{DeliveryStatus, Outbox, WebhookSecrets};
-use vto_core::{Category, Engine, EngineError, Engines, RandomIds, RenderInput, Rendered};
-use vto_server::db::SqliteWebhookSecrets;
+use vto_core::outbox::DeliveryStatus;
+use vto_core::{Category, Engine, EngineError, Engines, RenderInput, Rendered};
 use vto_server::{Config, RunningServer};
 
 /// TEST DOUBLE: returns the person photo as the "result".
@@ -128,7 +127,7 @@ async fn account(server: &RunningServer) -> (vto_core::AccountId, String, String
         .await
         .unwrap();
     let k = server.service.create_api_key(&a.id, "t").await.unwrap();
-    let secrets = SqliteWebhookSecrets::new(server.store.clone(), Arc::new(RandomIds));
+    let secrets = server.storage.secrets.clone();
     let secret = secrets.secret(&a.id).await.unwrap().expose();
     (a.id, k.secret, secret)
 }
@@ -179,7 +178,7 @@ async fn webhooks_are_signed_retried_with_a_stable_id_and_survive_a_restart() {
 
     // The receiver answers 500 twice; the first try arrives, then we kill the server.
     wait_for(|| !log_lines(&rx.log).is_empty(), "the first webhook try").await;
-    let store = server.store.clone();
+    let store = server.storage.clone();
     server.kill();
     drop(store);
 
@@ -215,9 +214,9 @@ async fn webhooks_are_signed_retried_with_a_stable_id_and_survive_a_restart() {
 
     let msg = ids[0].as_str().unwrap().to_string();
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let d = server.store.get(&msg).await.unwrap().unwrap();
+    let d = server.storage.outbox.get(&msg).await.unwrap().unwrap();
     assert_eq!(d.status, DeliveryStatus::Delivered);
-    let tries = server.store.attempts(&msg).await.unwrap();
+    let tries = server.storage.outbox.attempts(&msg).await.unwrap();
     assert_eq!(tries.last().unwrap().http_status, Some(204));
     server.shutdown().await;
 }
@@ -245,17 +244,17 @@ async fn webhooks_to_internal_addresses_are_refused_by_default() {
             "msg_{}",
             created["request_id"].as_str().unwrap().replace('-', "")
         );
-        let store = server.store.clone();
+        let store = server.storage.clone();
         let mut tried = false;
         for _ in 0..200 {
-            if !store.attempts(&msg).await.unwrap().is_empty() {
+            if !store.outbox.attempts(&msg).await.unwrap().is_empty() {
                 tried = true;
                 break;
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
         assert!(tried, "{hook}: no try recorded");
-        let a = &store.attempts(&msg).await.unwrap()[0];
+        let a = &store.outbox.attempts(&msg).await.unwrap()[0];
         assert_eq!(a.http_status, None, "{hook}");
         assert!(
             a.error

@@ -1,4 +1,9 @@
-//! [`SqliteStore`]: jobs, queue, accounts + ledger and API keys in one SQLite file.
+//! vto's embedded storage: [`SqliteStore`] keeps jobs, the queue, accounts and the ledger, API
+//! keys, per-account limits, idempotency records and the webhook outbox in one SQLite file;
+//! [`SqliteWebhookSecrets`] keeps the signing secrets beside them. Every `vto-core` storage
+//! trait is implemented here and passes vto-core's conformance suites (`tests/`).
+//!
+//! A single machine needs nothing else; several instances share `vto-postgres` instead.
 //!
 //! ## How it touches SQLite
 //! - **One writer thread** owns the only write connection. Async callers send it closures over
@@ -43,7 +48,7 @@ use vto_core::keys::{ApiKeyRecord, ApiKeyStore, AuthGeneration, KeyStoreError};
 use vto_core::ratelimit::{AccountLimitStore, AccountLimits, Endpoint, Quota, RateLimitError};
 use vto_core::{
     AccountId, ApiKeyId, Currency, Job, JobEvent, JobFilter, JobQueue, JobStatus, JobStore,
-    JobSummary, Money, RequestId, StoreError, Timestamp,
+    JobSummary, Money, RequestId, StorageHealth, StoreError, Timestamp,
 };
 
 /// The most operations committed in one transaction.
@@ -402,6 +407,27 @@ impl SqliteStore {
         })
         .await
         .map_err(|e| E::from(DbError(format!("read task failed: {e}"))))?
+    }
+}
+
+#[async_trait]
+impl StorageHealth for SqliteStore {
+    fn describe(&self) -> String {
+        format!("sqlite:{}", self.inner.path.display())
+    }
+
+    async fn migrations(&self) -> Result<Vec<i64>, StoreError> {
+        Ok(SqliteStore::migrations(self).await?)
+    }
+
+    /// Notices other processes' commits (see [`SqliteStore::refresh_summaries`]); when the
+    /// check fails, the summary cache is emptied so that nothing stale is served.
+    async fn refresh(&self) -> Result<(), StoreError> {
+        if let Err(e) = self.refresh_summaries() {
+            self.forget_summaries();
+            return Err(e.into());
+        }
+        Ok(())
     }
 }
 

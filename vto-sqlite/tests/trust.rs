@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use vto_core::outbox::WebhookSecrets;
 use vto_core::{AccountId, RandomIds};
-use vto_server::db::SqliteWebhookSecrets;
-use vto_server::SqliteStore;
+use vto_sqlite::SqliteStore;
+use vto_sqlite::SqliteWebhookSecrets;
 
 fn temp_store() -> (tempfile::TempDir, SqliteStore) {
     let dir = tempfile::tempdir().expect("tempdir");
