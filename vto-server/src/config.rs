@@ -1014,6 +1014,75 @@ mod tests {
     }
 
     #[test]
+    fn storage_and_results_default_to_the_data_dir_and_parse_their_urls() {
+        let c = Config::load(None, env(&[("VTO_DATA_DIR", "/srv/vto")])).unwrap();
+        assert_eq!(
+            c.storage_location().unwrap(),
+            StorageLocation::Sqlite(PathBuf::from("/srv/vto/vto.db"))
+        );
+        assert_eq!(
+            c.results_location().unwrap(),
+            ResultsLocation::File(PathBuf::from("/srv/vto/results"))
+        );
+        assert_eq!(c.role, Role::All);
+        let c = Config::load(
+            None,
+            env(&[
+                ("VTO_STORAGE_URL", "postgres://vto:pw@db.internal:5432/vto"),
+                ("VTO_STORAGE_POOL_SIZE", "32"),
+                ("VTO_STORAGE_LISTEN_NOTIFY", "false"),
+                ("VTO_RESULTS_URL", "s3://shop-results/tryon/"),
+                ("VTO_S3_ENDPOINT", "http://10.0.0.5:8333"),
+                ("VTO_S3_ALLOW_HTTP", "true"),
+                ("VTO_ROLE", "worker"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            c.storage_location().unwrap(),
+            StorageLocation::Postgres("postgres://vto:pw@db.internal:5432/vto".into())
+        );
+        assert_eq!((c.storage.pool_size, c.storage.listen_notify), (32, false));
+        assert_eq!(
+            c.results_location().unwrap(),
+            ResultsLocation::S3 {
+                bucket: "shop-results".into(),
+                prefix: "tryon".into()
+            }
+        );
+        assert_eq!(c.role, Role::Worker);
+        assert!(c.role.runs_workers() && !c.role.serves_api());
+        let c = Config::load(
+            None,
+            env(&[("VTO_STORAGE_URL", "sqlite:///var/lib/vto/a.db")]),
+        )
+        .unwrap();
+        assert_eq!(
+            c.storage_location().unwrap(),
+            StorageLocation::Sqlite(PathBuf::from("/var/lib/vto/a.db"))
+        );
+    }
+
+    #[test]
+    fn bad_storage_results_and_role_values_name_their_field() {
+        let e = |vars: &[(&str, &str)]| Config::load(None, env(vars)).unwrap_err().to_string();
+        assert!(e(&[("VTO_STORAGE_URL", "mysql://x/y")]).starts_with("storage.url:"));
+        assert!(e(&[("VTO_STORAGE_URL", "sqlite://")]).starts_with("storage.url:"));
+        assert!(e(&[("VTO_STORAGE_POOL_SIZE", "0")]).starts_with("storage.pool_size:"));
+        assert!(e(&[("VTO_RESULTS_URL", "s3://A_Bucket")]).starts_with("results.url:"));
+        assert!(e(&[("VTO_RESULTS_URL", "ftp://x")]).starts_with("results.url:"));
+        let plain_http = e(&[
+            ("VTO_RESULTS_URL", "s3://bucket"),
+            ("VTO_S3_ENDPOINT", "http://10.0.0.5:8333"),
+        ]);
+        assert!(plain_http.starts_with("results.endpoint:"), "{plain_http}");
+        let role = e(&[("VTO_ROLE", "scheduler")]);
+        assert!(role.contains("role"), "{role}");
+        assert_eq!("API".parse::<Role>().unwrap(), Role::Api);
+        assert!("scheduler".parse::<Role>().is_err());
+    }
+
+    #[test]
     fn engine_sections_are_parsed_and_validated() {
         let dir = std::env::temp_dir().join(format!("vto-cfg-e-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

@@ -896,6 +896,75 @@ async fn a_restart_mid_queue_finishes_every_job_exactly_once() {
     b.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_api_instance_queues_and_a_worker_instance_on_the_same_storage_renders() {
+    let dir = tempfile::tempdir().unwrap();
+    let front_engine = Arc::new(TintEngine::default());
+    let mut engines = Engines::new();
+    engines.register(Category::Shirt, front_engine.clone());
+    let front = vto_server::start(config(dir.path(), &[("VTO_ROLE", "api")]), engines)
+        .await
+        .unwrap();
+    let api = Api::new(&front);
+    let (acct, key) = account_with_key(&front, "1.00").await;
+    let mut ids = Vec::new();
+    for i in 0..3u8 {
+        let (s, _, v) = api.post(&key, &shirt(&png(4, 4, [i, 9, 9]))).await;
+        assert_eq!(s, StatusCode::ACCEPTED);
+        ids.push(v["request_id"].as_str().unwrap().to_string());
+    }
+    // No worker runs in an API instance: the jobs wait.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for id in &ids {
+        let (_, _, v) = api
+            .get(Some(&key), &format!("/v1/virtual-try-on/{id}"))
+            .await;
+        assert_eq!(v["status"], "queued", "{id}");
+    }
+
+    let back_engine = Arc::new(TintEngine::default());
+    let mut engines = Engines::new();
+    engines.register(Category::Shirt, back_engine.clone());
+    let back = vto_server::start(config(dir.path(), &[("VTO_ROLE", "worker")]), engines)
+        .await
+        .unwrap();
+    // The API instance sees the worker's results (its caches notice the other writer).
+    for id in &ids {
+        let v = wait_status(&api, &key, id, "success").await;
+        let url = v["result"]["image_url"].as_str().unwrap().to_string();
+        let img = reqwest::get(&url).await.unwrap();
+        assert_eq!(img.status(), StatusCode::OK, "{url}");
+        assert!(image::load_from_memory(&img.bytes().await.unwrap()).is_ok());
+    }
+    assert_eq!(back_engine.renders.lock().unwrap().len(), 3);
+    assert!(front_engine.renders.lock().unwrap().is_empty());
+    let bal = settled(&front, &acct).await;
+    assert_eq!(
+        bal.balance,
+        Decimal::new(55, 2),
+        "three shirts at 0.15 captured once each"
+    );
+
+    // A worker serves only the operational paths.
+    let worker = Api::new(&back);
+    let (s, _, v) = worker.post(&key, &shirt(&png(4, 4, [1, 1, 1]))).await;
+    assert_eq!((s, err_code(&v)), (StatusCode::NOT_FOUND, "not_found"));
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("worker"),
+        "{v}"
+    );
+    for path in ["/healthz", "/readyz", "/metrics"] {
+        let r = reqwest::get(format!("{}{path}", worker.base))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "{path}");
+    }
+    let (s, _, _) = worker.get(Some(&key), "/v1/balance").await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    back.shutdown().await;
+    front.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openapi_lists_every_route_status_and_error_code_the_server_uses() {
     let dir = tempfile::tempdir().unwrap();
