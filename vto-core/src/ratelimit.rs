@@ -281,31 +281,58 @@ pub trait RateLimiter: Send + Sync {
 
 /// The GCRA step: from the stored TAT (ms, fractional) to a decision and the new TAT.
 pub fn gcra(tat: Option<f64>, quota: Quota, now: Timestamp) -> (Decision, Option<f64>) {
+    let now_ms = now.millis() as f64;
+    let tat = tat.unwrap_or(now_ms).max(now_ms);
+    let new_tat = gcra_next_tat(tat, quota);
+    if gcra_allows(new_tat, quota, now) {
+        (gcra_decision(true, new_tat, quota, now), Some(new_tat))
+    } else {
+        (gcra_decision(false, tat, quota, now), None)
+    }
+}
+
+/// The emission interval `T = period / burst`, in milliseconds.
+pub fn emission_ms(quota: Quota) -> f64 {
+    quota.emission_ms()
+}
+
+/// The TAT after one more request, from `tat` already raised to `now` (`max(TAT, now)`).
+pub fn gcra_next_tat(tat: f64, quota: Quota) -> f64 {
+    tat + quota.emission_ms()
+}
+
+/// Whether a request whose TAT would become `new_tat` is allowed at `now`:
+/// `new_tat - period <= now` (with a 1e-9 ms tolerance for the fractional arithmetic). A store
+/// that runs GCRA in SQL evaluates this same expression.
+pub fn gcra_allows(new_tat: f64, quota: Quota, now: Timestamp) -> bool {
+    new_tat - quota.period_ms as f64 <= now.millis() as f64 + 1e-9
+}
+
+/// The decision (remaining, reset, retry-after) once the outcome is known: `tat` is the new TAT
+/// when `allowed`, else the stored TAT raised to `now`. Every limiter builds its decisions
+/// here, so they agree to the millisecond.
+pub fn gcra_decision(allowed: bool, tat: f64, quota: Quota, now: Timestamp) -> Decision {
     let now = now.millis() as f64;
     let t = quota.emission_ms();
     let period = quota.period_ms as f64;
-    let tat = tat.unwrap_or(now).max(now);
-    let new_tat = tat + t;
-    let allow_at = new_tat - period;
-    if allow_at > now + 1e-9 {
-        let decision = Decision {
+    if allowed {
+        let remaining = ((period - (tat - now)) / t + 1e-9).floor().max(0.0) as u32;
+        Decision {
+            allowed: true,
+            quota,
+            remaining,
+            reset_ms: (tat - now).ceil().max(0.0) as u64,
+            retry_after_ms: 0,
+        }
+    } else {
+        let allow_at = tat + t - period;
+        Decision {
             allowed: false,
             quota,
             remaining: 0,
             reset_ms: (tat - now).ceil().max(0.0) as u64,
             retry_after_ms: (allow_at - now).ceil().max(1.0) as u64,
-        };
-        (decision, None)
-    } else {
-        let remaining = ((period - (new_tat - now)) / t + 1e-9).floor().max(0.0) as u32;
-        let decision = Decision {
-            allowed: true,
-            quota,
-            remaining,
-            reset_ms: (new_tat - now).ceil().max(0.0) as u64,
-            retry_after_ms: 0,
-        };
-        (decision, Some(new_tat))
+        }
     }
 }
 

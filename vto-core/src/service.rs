@@ -790,7 +790,7 @@ impl TryOnService {
                         Err(e) => error!(error = %e, "worker step failed"),
                     }
                     tokio::select! {
-                        _ = tokio::time::sleep(poll) => {}
+                        _ = svc.b.queue.wait_for_work(poll) => {}
                         _ = stop.changed() => {}
                     }
                 }

@@ -84,6 +84,13 @@ pub trait JobQueue: Send + Sync {
     async fn expired_leases(&self, now: Timestamp) -> Result<Vec<RequestId>, StoreError>;
     /// Unfinished jobs whose deadline is before `now`.
     async fn past_deadline(&self, now: Timestamp) -> Result<Vec<RequestId>, StoreError>;
+    /// Waits until work may have arrived, at most `timeout`; an idle worker calls this between
+    /// empty claims. The default just sleeps `timeout` (polling); a backend that hears about
+    /// new jobs (PostgreSQL's `LISTEN/NOTIFY`) returns as soon as one is queued. A hint only:
+    /// returning early or late never loses a job, the next claim decides.
+    async fn wait_for_work(&self, timeout: Duration) {
+        tokio::time::sleep(timeout).await;
+    }
 }
 
 /// What a storage backend reports about itself, and the upkeep a server runs for it.
