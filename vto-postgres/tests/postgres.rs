@@ -1,0 +1,303 @@
+//! vto-postgres against a real PostgreSQL (`eval "$(scripts/pg.sh start)"`): every conformance
+//! suite of vto-core, then what only a shared database has to get right — claims, captures,
+//! migrations and rate limits across instances, and `LISTEN/NOTIFY` wake-ups. Each store gets a
+//! database of its own, so the tests run in parallel. Without `VTO_TEST_POSTGRES_URL` they skip
+//! (with a message), unless `VTO_REQUIRE_POSTGRES=1`.
+
+mod common;
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{cluster_url, fresh_database, fresh_store, options};
+use rust_decimal::Decimal;
+use vto_core::billing::{Account, EntryKind, Ledger, Settlement};
+use vto_core::conformance;
+use vto_core::ratelimit::{Endpoint, Quota, RateLimiter};
+use vto_core::{
+    AccountId, Category, Currency, JobQueue, JobStore, MemoryRateLimiter, Money, RandomIds,
+    RequestId, Timestamp,
+};
+use vto_postgres::{PgOptions, PgRateLimiter, PgStore, PgWebhookSecrets, MIGRATIONS};
+
+/// Runs a conformance suite on fresh stores, or returns when there is no cluster.
+macro_rules! conforms {
+    ($name:ident, $($suite:ident),+) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            let Some(cluster) = cluster_url() else { return };
+            $(conformance::$suite(|| fresh_store(&cluster)).await;)+
+        }
+    };
+}
+
+conforms!(job_store_conforms, job_store, job_queue_concurrency);
+conforms!(ledger_conforms, ledger, ledger_concurrency);
+conforms!(key_store_conforms, api_key_store, key_revocation_generation);
+conforms!(account_limits_conform, account_limit_store);
+conforms!(outbox_conforms, outbox);
+conforms!(idempotency_store_conforms, idempotency_store);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limiter_conforms() {
+    let Some(cluster) = cluster_url() else { return };
+    conformance::rate_limiter(|| async { PgRateLimiter::new(fresh_store(&cluster).await) }).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_secrets_conform() {
+    let Some(cluster) = cluster_url() else { return };
+    conformance::webhook_secrets(|| async {
+        PgWebhookSecrets::new(fresh_store(&cluster).await, Arc::new(RandomIds))
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_secrets_are_shared_between_instances() {
+    let Some(cluster) = cluster_url() else { return };
+    let url = fresh_database(&cluster).await;
+    let one = PgStore::connect(&url, options()).await.expect("connect");
+    let two = PgStore::connect(&url, options()).await.expect("connect");
+    let (one, two) = (
+        PgWebhookSecrets::new(one, Arc::new(RandomIds)),
+        PgWebhookSecrets::new(two, Arc::new(RandomIds)),
+    );
+    use vto_core::outbox::WebhookSecrets;
+    let a = AccountId::from("acct_a");
+    let created = one.secret(&a).await.expect("secret");
+    assert_eq!(two.secret(&a).await.expect("secret"), created);
+    let rotated = two.rotate(&a).await.expect("rotate");
+    assert_eq!(one.secret(&a).await.expect("secret"), rotated);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_never_claim_the_same_job() {
+    let Some(cluster) = cluster_url() else { return };
+    let url = fresh_database(&cluster).await;
+    let stores = [
+        PgStore::connect(&url, options()).await.expect("connect"),
+        PgStore::connect(&url, options()).await.expect("connect"),
+    ];
+    for n in 0..80u128 {
+        let job = conformance::sample_job(500 + n, "acct_a", Category::Tshirt, n as i64);
+        stores[(n % 2) as usize].insert(&job).await.expect("insert");
+    }
+    let mut tasks = Vec::new();
+    for w in 0..8 {
+        let s = stores[w % 2].clone();
+        tasks.push(tokio::spawn(async move {
+            let mut got = Vec::new();
+            while let Some(j) = s
+                .claim(Timestamp(1_000_000), Duration::from_secs(60))
+                .await
+                .expect("claim")
+            {
+                assert_eq!(j.attempt, 1);
+                got.push(j.id);
+            }
+            got
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.expect("worker"));
+    }
+    all.sort();
+    let claimed = all.len();
+    all.dedup();
+    assert_eq!(claimed, 80, "every job claimed");
+    assert_eq!(all.len(), 80, "no job claimed twice");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_captures_across_instances_charge_once() {
+    let Some(cluster) = cluster_url() else { return };
+    let url = fresh_database(&cluster).await;
+    let one = PgStore::connect(&url, options()).await.expect("connect");
+    let two = PgStore::connect(&url, options()).await.expect("connect");
+    let a = AccountId::from("acct_pay");
+    one.create_account(&Account {
+        id: a.clone(),
+        name: "Pay".into(),
+        currency: Currency::USD,
+        created_at: Timestamp(0),
+    })
+    .await
+    .expect("account");
+    let usd = |s: &str| Money::parse(s, Currency::USD).expect("money");
+    one.credit(&a, usd("5.00"), "top-up", Timestamp(1))
+        .await
+        .expect("credit");
+    let mut captured = 0;
+    for n in 0..10u128 {
+        let r = RequestId(uuid::Uuid::from_u128(9_000 + n));
+        one.hold(&a, r, usd("0.25"), Timestamp(2))
+            .await
+            .expect("hold");
+        let mut tasks = Vec::new();
+        for k in 0..6 {
+            let s = if k % 2 == 0 { one.clone() } else { two.clone() };
+            tasks.push(tokio::spawn(async move {
+                s.capture(r, Timestamp(3)).await.expect("capture")
+            }));
+        }
+        let mut outcomes = Vec::new();
+        for t in tasks {
+            outcomes.push(t.await.expect("task"));
+        }
+        let now = outcomes
+            .iter()
+            .filter(|o| **o == Settlement::Captured)
+            .count();
+        assert_eq!(now, 1, "one capture charges: {outcomes:?}");
+        assert!(outcomes
+            .iter()
+            .all(|o| matches!(o, Settlement::Captured | Settlement::AlreadyCaptured)));
+        captured += now;
+    }
+    let b = two.balance(&a).await.expect("balance");
+    assert_eq!(b.balance, Decimal::new(250, 2), "5.00 - 10 x 0.25");
+    assert_eq!(b.held, Decimal::ZERO);
+    let entries = one.entries(&a).await.expect("entries");
+    let captures = entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::Capture)
+        .count();
+    assert_eq!((captured, captures), (10, 10));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_instances_starting_together_migrate_once() {
+    let Some(cluster) = cluster_url() else { return };
+    let url = fresh_database(&cluster).await;
+    let mut starts = Vec::new();
+    for _ in 0..4 {
+        let url = url.clone();
+        starts.push(tokio::spawn(async move {
+            PgStore::connect(&url, options()).await
+        }));
+    }
+    let mut stores = Vec::new();
+    for s in starts {
+        stores.push(s.await.expect("task").expect("every instance starts"));
+    }
+    let want: Vec<i64> = MIGRATIONS.iter().map(|m| m.0).collect();
+    for s in &stores {
+        assert_eq!(s.migrations().await.expect("migrations"), want);
+    }
+    // The schema works: one instance writes, another reads.
+    let job = conformance::sample_job(1, "acct_a", Category::Shirt, 0);
+    stores[0].insert(&job).await.expect("insert");
+    assert_eq!(stores[3].get(job.id).await.expect("get"), Some(job));
+    // A later start finds nothing to do.
+    let again = PgStore::connect(&url, options()).await.expect("restart");
+    assert_eq!(again.migrations().await.expect("migrations"), want);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notify_wakes_an_idle_worker_in_another_instance() {
+    let Some(cluster) = cluster_url() else { return };
+    let url = fresh_database(&cluster).await;
+    let worker = PgStore::connect(&url, options()).await.expect("connect");
+    let api = PgStore::connect(&url, options()).await.expect("connect");
+    // The worker waits up to 10 minutes; only a notification can end the wait within 30 s.
+    let waiting = {
+        let worker = worker.clone();
+        tokio::spawn(async move { worker.wait_for_work(Duration::from_secs(600)).await })
+    };
+    // Let the waiter register before the job is queued.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiting.is_finished(), "nothing queued yet");
+    let job = conformance::sample_job(7, "acct_a", Category::Shirt, 0);
+    api.insert(&job).await.expect("insert");
+    tokio::time::timeout(Duration::from_secs(30), waiting)
+        .await
+        .expect("the NOTIFY of the insert woke the worker")
+        .expect("waiter");
+    let claimed = worker
+        .claim(Timestamp(1_000), Duration::from_secs(30))
+        .await
+        .expect("claim")
+        .expect("the queued job");
+    assert_eq!(claimed.id, job.id);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn polling_finds_work_with_listen_notify_off() {
+    let Some(cluster) = cluster_url() else { return };
+    let url = fresh_database(&cluster).await;
+    let off = PgOptions {
+        listen_notify: false,
+        ..options()
+    };
+    let worker = PgStore::connect(&url, off.clone()).await.expect("connect");
+    let api = PgStore::connect(&url, off).await.expect("connect");
+    let job = conformance::sample_job(8, "acct_a", Category::Shirt, 0);
+    let producer = {
+        let job = job.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            api.insert(&job).await.expect("insert");
+        })
+    };
+    // The worker loop of TryOnService::run_workers: claim, else wait (here: poll).
+    let mut found = None;
+    for _ in 0..300 {
+        if let Some(j) = worker
+            .claim(Timestamp(1_000), Duration::from_secs(30))
+            .await
+            .expect("claim")
+        {
+            found = Some(j.id);
+            break;
+        }
+        worker.wait_for_work(Duration::from_millis(50)).await;
+    }
+    producer.await.expect("producer");
+    assert_eq!(found, Some(job.id), "a polling worker claims the job");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limiter_shared_by_two_instances_denies_as_one_does() {
+    let Some(cluster) = cluster_url() else { return };
+    let url = fresh_database(&cluster).await;
+    let one = PgRateLimiter::new(PgStore::connect(&url, options()).await.expect("connect"));
+    let two = PgRateLimiter::new(PgStore::connect(&url, options()).await.expect("connect"));
+    let quota = Quota {
+        burst: NonZeroU32::new(12).expect("non-zero"),
+        period_ms: 60_000,
+    };
+    // 60 requests at each of three instants, half through each instance, all concurrent.
+    let mut shared_denials = 0;
+    let memory = MemoryRateLimiter::default();
+    let mut memory_denials = 0;
+    for t in [0i64, 10_000, 25_000] {
+        let mut tasks = Vec::new();
+        for n in 0..60 {
+            let l = if n % 2 == 0 { one.clone() } else { two.clone() };
+            tasks.push(tokio::spawn(async move {
+                l.check("key_1", Endpoint::CreateTryOn, quota, Timestamp(t))
+                    .await
+                    .expect("check")
+                    .allowed
+            }));
+        }
+        for task in tasks {
+            shared_denials += usize::from(!task.await.expect("task"));
+        }
+        for _ in 0..60 {
+            memory_denials += usize::from(
+                !memory
+                    .check("key_1", Endpoint::CreateTryOn, quota, Timestamp(t))
+                    .await
+                    .expect("check")
+                    .allowed,
+            );
+        }
+    }
+    // 12 at t=0, 2 refilled by 10 s, 3 more by 25 s: 17 allowed of 180.
+    assert_eq!(memory_denials, 180 - 17);
+    assert_eq!(shared_denials, memory_denials);
+}
