@@ -34,4 +34,11 @@ target=$(cargo metadata --format-version 1 --no-deps |
          python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 export VTO_BIN="${VTO_BIN:-$target/debug/vto}"
 
+# A throwaway PostgreSQL of its own for vto-postgres's tests (scripts/pg.sh), stopped and
+# deleted on exit; with VTO_REQUIRE_POSTGRES set, those tests fail rather than skip without it.
+export VTO_PG_DIR="$PWD/target/pg-test" VTO_PG_PORT="${VTO_PG_TEST_PORT:-54339}"
+trap 'scripts/pg.sh stop' EXIT
+eval "$(scripts/pg.sh start)"
+export VTO_REQUIRE_POSTGRES=1
+
 cargo test --workspace --all-features
