@@ -202,7 +202,7 @@ async fn main() {
         Err(_) => println!("postgres   skipped: VTO_TEST_POSTGRES_URL is unset"),
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let sqlite = vto_server::SqliteStore::open(dir.path().join("bench.db"), Default::default())
+    let sqlite = vto_sqlite::SqliteStore::open(dir.path().join("bench.db"), Default::default())
         .expect("open sqlite");
     let stores = Stores {
         jobs: Arc::new(sqlite.clone()),

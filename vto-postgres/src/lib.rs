@@ -133,6 +133,8 @@ impl Default for PgOptions {
 
 struct Inner {
     pool: Pool,
+    /// `postgres://host:port/db`, without credentials.
+    described: String,
     options: PgOptions,
     /// Woken by the listener on every `NOTIFY vto_jobs`.
     wake: Arc<Notify>,
@@ -172,6 +174,31 @@ fn parse_url(url: &str, options: &PgOptions) -> Result<tokio_postgres::Config, P
     Ok(config)
 }
 
+/// `postgres://host:port/db` for logs and `/readyz`: no user, no password.
+fn describe(config: &tokio_postgres::Config) -> String {
+    use tokio_postgres::config::Host;
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let host = match h {
+                Host::Tcp(name) => name.clone(),
+                Host::Unix(path) => path.display().to_string(),
+            };
+            match config.get_ports().get(i).or(config.get_ports().first()) {
+                Some(port) => format!("{host}:{port}"),
+                None => host,
+            }
+        })
+        .collect();
+    format!(
+        "postgres://{}/{}",
+        hosts.join(","),
+        config.get_dbname().unwrap_or("")
+    )
+}
+
 impl PgStore {
     /// Connects a pool to `url` (`postgres://user@host:port/db`), applies the migrations not
     /// yet applied (once, even when several instances start together) and, with
@@ -196,6 +223,7 @@ impl PgStore {
             let mut client = pool.get().await.map_err(pg("connecting to PostgreSQL"))?;
             migrate(&mut client).await?;
         }
+        let described = describe(&config);
         let wake = Arc::new(Notify::new());
         let listener = if options.listen_notify {
             Some(notify::spawn_listener(config, wake.clone()).await?)
@@ -204,6 +232,7 @@ impl PgStore {
         };
         Ok(PgStore {
             inner: Arc::new(Inner {
+                described,
                 pool,
                 options,
                 wake,
@@ -215,6 +244,11 @@ impl PgStore {
     /// The options it was connected with.
     pub fn options(&self) -> &PgOptions {
         &self.inner.options
+    }
+
+    /// Where it is connected, without credentials (`postgres://db.internal:5432/vto`).
+    pub fn describe(&self) -> &str {
+        &self.inner.described
     }
 
     /// Applied migration versions, in order.
@@ -242,6 +276,19 @@ impl PgStore {
     /// Whether job transactions send `NOTIFY`.
     pub(crate) fn notifies(&self) -> bool {
         self.inner.options.listen_notify
+    }
+}
+
+/// Readiness for `/readyz`: the applied migrations (an error when the database is
+/// unreachable). Nothing to refresh: no reads are cached in the process.
+#[async_trait::async_trait]
+impl vto_core::StorageHealth for PgStore {
+    fn describe(&self) -> String {
+        self.inner.described.clone()
+    }
+
+    async fn migrations(&self) -> Result<Vec<i64>, vto_core::StoreError> {
+        Ok(PgStore::migrations(self).await?)
     }
 }
 

@@ -17,7 +17,7 @@ use vto_core::conformance;
 use vto_core::ratelimit::{Endpoint, Quota, RateLimiter};
 use vto_core::{
     AccountId, Category, Currency, JobQueue, JobStore, MemoryRateLimiter, Money, RandomIds,
-    RequestId, Timestamp,
+    RequestId, StorageHealth, Timestamp,
 };
 use vto_postgres::{PgOptions, PgRateLimiter, PgStore, PgWebhookSecrets, MIGRATIONS};
 
@@ -191,9 +191,23 @@ async fn four_instances_starting_together_migrate_once() {
     let job = conformance::sample_job(1, "acct_a", Category::Shirt, 0);
     stores[0].insert(&job).await.expect("insert");
     assert_eq!(stores[3].get(job.id).await.expect("get"), Some(job));
-    // A later start finds nothing to do.
-    let again = PgStore::connect(&url, options()).await.expect("restart");
-    assert_eq!(again.migrations().await.expect("migrations"), want);
+    // A later start finds nothing to do; readiness reports the same, and the description
+    // shows where, never who (a password in the URL stays out of logs and /readyz).
+    let with_password = url.replacen("postgres://postgres@", "postgres://postgres:s3cret@", 1);
+    assert_ne!(with_password, url, "the test URL names a user");
+    let again = PgStore::connect(&with_password, options())
+        .await
+        .expect("restart");
+    assert_eq!(
+        StorageHealth::migrations(&again).await.expect("ready"),
+        want
+    );
+    let shown = StorageHealth::describe(&again);
+    assert!(
+        shown.starts_with("postgres://") && shown.ends_with(url.rsplit('/').next().unwrap_or("?")),
+        "{shown}"
+    );
+    assert!(!shown.contains("s3cret") && !shown.contains('@'), "{shown}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

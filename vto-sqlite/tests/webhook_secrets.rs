@@ -3,8 +3,7 @@
 use std::sync::Arc;
 
 use vto_core::RandomIds;
-use vto_server::db::SqliteWebhookSecrets;
-use vto_server::SqliteStore;
+use vto_sqlite::{SqliteStore, SqliteWebhookSecrets};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_webhook_secrets_conform() {
