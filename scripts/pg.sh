@@ -6,14 +6,23 @@
 #   scripts/pg.sh stop    # stops it and deletes its data
 #
 # The cluster runs as the unprivileged `postgres` user (as root) or as the caller, with its data
-# in $VTO_PG_DIR (default target/pg), listening on 127.0.0.1:$VTO_PG_PORT (default 54329) and a
-# private socket directory, trust auth on the socket and localhost only. `postgresql-15` is
-# installed with apt when absent (CI machines are fresh Debian/Ubuntu).
+# in $VTO_PG_DIR (default /tmp/vto-pg-<port>, where `postgres` can reach it even when the
+# checkout is under /root), listening on 127.0.0.1:$VTO_PG_PORT (default 54329) and a private
+# socket directory, trust auth on the socket and localhost only. PostgreSQL 15 is installed
+# with apt when absent (CI machines are fresh Debian/Ubuntu; where the distribution has no
+# postgresql-15, its default `postgresql` is installed and the newest version found is used).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir="${VTO_PG_DIR:-$PWD/target/pg}"
 port="${VTO_PG_PORT:-54329}"
-bin="${VTO_PG_BIN:-/usr/lib/postgresql/15/bin}"
+dir="${VTO_PG_DIR:-/tmp/vto-pg-$port}"
+find_bin() {
+  if [ -n "${VTO_PG_BIN:-}" ]; then echo "$VTO_PG_BIN"; return; fi
+  if [ -x /usr/lib/postgresql/15/bin/pg_ctl ]; then echo /usr/lib/postgresql/15/bin; return; fi
+  local newest
+  newest=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
+  echo "${newest:-/usr/lib/postgresql/15/bin}"
+}
+bin=$(find_bin)
 data="$dir/data"
 sock="$dir/sock"
 url="postgres://postgres@127.0.0.1:$port/postgres"
@@ -30,8 +39,10 @@ install_pg() {
   [ -x "$bin/pg_ctl" ] && return 0
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql-15 >/dev/null
-  [ -x "$bin/pg_ctl" ] || { echo "pg.sh: no $bin/pg_ctl after installing postgresql-15" >&2; exit 1; }
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql-15 >/dev/null \
+    || DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
+  bin=$(find_bin)
+  [ -x "$bin/pg_ctl" ] || { echo "pg.sh: no pg_ctl in $bin after installing PostgreSQL" >&2; exit 1; }
 }
 
 start() {

@@ -36,7 +36,7 @@ export VTO_BIN="${VTO_BIN:-$target/debug/vto}"
 
 # A throwaway PostgreSQL of its own for vto-postgres's tests (scripts/pg.sh), stopped and
 # deleted on exit; with VTO_REQUIRE_POSTGRES set, those tests fail rather than skip without it.
-export VTO_PG_DIR="$PWD/target/pg-test" VTO_PG_PORT="${VTO_PG_TEST_PORT:-54339}"
+export VTO_PG_PORT="${VTO_PG_TEST_PORT:-54339}"
 trap 'scripts/pg.sh stop' EXIT
 eval "$(scripts/pg.sh start)"
 export VTO_REQUIRE_POSTGRES=1
