@@ -1,16 +1,10 @@
-//! vto-postgres against a real PostgreSQL (`eval "$(scripts/pg.sh start)"`): every conformance
-//! suite of vto-core, then what only a shared database has to get right — claims, captures,
-//! migrations and rate limits across instances, and `LISTEN/NOTIFY` wake-ups. Each store gets a
-//! database of its own, so the tests run in parallel. Without `VTO_TEST_POSTGRES_URL` they skip
-//! (with a message), unless `VTO_REQUIRE_POSTGRES=1`.
-
-mod common;
+//! Every conformance suite on PostgreSQL, and what several instances on one database must get
+//! right: claims, captures, migrations, secrets and rate limits across pools, and wake-ups.
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{cluster_url, fresh_database, fresh_store, options};
 use rust_decimal::Decimal;
 use vto_core::billing::{Account, EntryKind, Ledger, Settlement};
 use vto_core::conformance;
@@ -20,6 +14,8 @@ use vto_core::{
     RequestId, StorageHealth, Timestamp,
 };
 use vto_postgres::{PgOptions, PgRateLimiter, PgStore, PgWebhookSecrets, MIGRATIONS};
+
+use crate::common::{cluster_url, fresh_database, fresh_store, options};
 
 /// Runs a conformance suite on fresh stores, or returns when there is no cluster.
 macro_rules! conforms {
