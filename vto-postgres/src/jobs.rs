@@ -13,7 +13,7 @@ use vto_core::{
     Timestamp,
 };
 
-use crate::{is_unique_violation, pg, PgError, PgStore, JOBS_CHANNEL};
+use crate::{col, is_unique_violation, pg, PgError, PgStore, JOBS_CHANNEL};
 
 impl From<PgError> for StoreError {
     fn from(e: PgError) -> Self {
@@ -42,7 +42,7 @@ async fn lock_job(c: &impl GenericClient, id: RequestId) -> Result<Option<Job>, 
         .query_opt(&st, &[&id.0])
         .await
         .map_err(pg("locking a job"))?;
-    row.map(|r| job_from_body(r.get(0))).transpose()
+    row.map(|r| job_from_body(col(&r, 0)?)).transpose()
 }
 
 /// Writes a job back (inside the caller's transaction); a job that became `queued` is
@@ -77,8 +77,8 @@ async fn save_job(c: &impl GenericClient, job: &Job, notify: bool) -> Result<(),
     Ok(())
 }
 
-fn parse_ids(rows: &[tokio_postgres::Row]) -> Vec<RequestId> {
-    rows.iter().map(|r| RequestId(r.get(0))).collect()
+fn parse_ids(rows: &[tokio_postgres::Row]) -> Result<Vec<RequestId>, PgError> {
+    rows.iter().map(|r| Ok(RequestId(col(r, 0)?))).collect()
 }
 
 impl PgStore {
@@ -89,7 +89,7 @@ impl PgStore {
             .await
             .map_err(pg("preparing a job scan"))?;
         let rows = c.query(&st, &[&now.0]).await.map_err(pg("scanning jobs"))?;
-        Ok(parse_ids(&rows))
+        Ok(parse_ids(&rows)?)
     }
 }
 
@@ -142,7 +142,7 @@ impl JobStore for PgStore {
             .query_opt(&st, &[&id.0])
             .await
             .map_err(pg("reading a job"))?;
-        Ok(row.map(|r| job_from_body(r.get(0))).transpose()?)
+        Ok(row.map(|r| job_from_body(col(&r, 0)?)).transpose()?)
     }
 
     async fn get_summary(&self, id: RequestId) -> Result<Option<JobSummary>, StoreError> {
@@ -158,7 +158,8 @@ impl JobStore for PgStore {
             .map_err(pg("reading a job summary"))?;
         Ok(row
             .map(|r| {
-                serde_json::from_str(r.get(0)).map_err(|e| PgError::ctx("corrupt job summary", e))
+                serde_json::from_str(col(&r, 0)?)
+                    .map_err(|e| PgError::ctx("corrupt job summary", e))
             })
             .transpose()?)
     }
@@ -212,7 +213,7 @@ impl JobStore for PgStore {
         let rows = c.query(&st, &params).await.map_err(pg("listing jobs"))?;
         let mut out = Vec::with_capacity(rows.len());
         for r in &rows {
-            out.push(job_from_body(r.get(0))?);
+            out.push(job_from_body(col(r, 0)?)?);
         }
         Ok(out)
     }
@@ -225,8 +226,8 @@ impl JobStore for PgStore {
             .map_err(pg("counting jobs"))?;
         let mut out = HashMap::new();
         for r in &rows {
-            let s: &str = r.get(0);
-            let n: i64 = r.get(1);
+            let s: &str = col(r, 0)?;
+            let n: i64 = col(r, 1)?;
             let status =
                 JobStatus::from_str(s).map_err(|e| PgError::ctx("corrupt job status", e))?;
             out.insert(status, u64::try_from(n).unwrap_or(0));
@@ -253,7 +254,7 @@ impl JobQueue for PgStore {
         let Some(row) = tx.query_opt(&st, &[]).await.map_err(pg("claiming a job"))? else {
             return Ok(None);
         };
-        let mut job = job_from_body(row.get(0))?;
+        let mut job = job_from_body(col(&row, 0)?)?;
         job.apply(
             &JobEvent::Claim {
                 lease_until: now.plus(lease),

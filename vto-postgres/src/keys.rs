@@ -8,7 +8,7 @@ use vto_core::keys::{ApiKeyRecord, ApiKeyStore, AuthGeneration, KeyStoreError};
 use vto_core::ratelimit::{AccountLimitStore, AccountLimits, Endpoint, Quota, RateLimitError};
 use vto_core::{AccountId, ApiKeyId, Timestamp};
 
-use crate::{is_unique_violation, pg, PgError, PgStore};
+use crate::{col, is_unique_violation, pg, PgError, PgStore};
 
 impl From<PgError> for KeyStoreError {
     fn from(e: PgError) -> Self {
@@ -24,16 +24,16 @@ impl From<PgError> for RateLimitError {
 
 const KEY_COLS: &str = "id, account_id, display_prefix, hash, name, created_at, revoked_at";
 
-fn key_from_row(r: &tokio_postgres::Row) -> ApiKeyRecord {
-    ApiKeyRecord {
-        id: ApiKeyId(r.get(0)),
-        account_id: AccountId(r.get(1)),
-        display_prefix: r.get(2),
-        hash: r.get(3),
-        name: r.get(4),
-        created_at: Timestamp(r.get(5)),
-        revoked_at: r.get::<_, Option<i64>>(6).map(Timestamp),
-    }
+fn key_from_row(r: &tokio_postgres::Row) -> Result<ApiKeyRecord, PgError> {
+    Ok(ApiKeyRecord {
+        id: ApiKeyId(col(r, 0)?),
+        account_id: AccountId(col(r, 1)?),
+        display_prefix: col(r, 2)?,
+        hash: col(r, 3)?,
+        name: col(r, 4)?,
+        created_at: Timestamp(col(r, 5)?),
+        revoked_at: col::<Option<i64>>(r, 6)?.map(Timestamp),
+    })
 }
 
 /// Moves the auth generation forward, inside the caller's transaction.
@@ -82,7 +82,7 @@ impl ApiKeyStore for PgStore {
             .query_opt(&st, &[&hash])
             .await
             .map_err(pg("looking up an API key"))?;
-        Ok(row.as_ref().map(key_from_row))
+        Ok(row.as_ref().map(key_from_row).transpose()?)
     }
 
     async fn list(&self, account: Option<&AccountId>) -> Result<Vec<ApiKeyRecord>, KeyStoreError> {
@@ -107,7 +107,7 @@ impl ApiKeyStore for PgStore {
             }
         }
         .map_err(pg("listing API keys"))?;
-        Ok(rows.iter().map(key_from_row).collect())
+        Ok(rows.iter().map(key_from_row).collect::<Result<_, _>>()?)
     }
 
     async fn revoke(&self, id: &ApiKeyId, now: Timestamp) -> Result<bool, KeyStoreError> {
@@ -139,11 +139,11 @@ impl AuthGeneration for PgStore {
             .prepare_cached("SELECT value FROM auth_generation WHERE id = 1")
             .await
             .map_err(pg("preparing the auth generation read"))?;
-        let v: i64 = c
+        let row = c
             .query_one(&st, &[])
             .await
-            .map_err(pg("reading the auth generation"))?
-            .get(0);
+            .map_err(pg("reading the auth generation"))?;
+        let v: i64 = col(&row, 0)?;
         Ok(u64::try_from(v).unwrap_or(0))
     }
 }
@@ -164,9 +164,9 @@ impl AccountLimitStore for PgStore {
             .map_err(pg("reading account limits"))?;
         let mut out = AccountLimits::new();
         for r in &rows {
-            let ep: &str = r.get(0);
-            let burst: i64 = r.get(1);
-            let period_ms: i64 = r.get(2);
+            let ep: &str = col(r, 0)?;
+            let burst: i64 = col(r, 1)?;
+            let period_ms: i64 = col(r, 2)?;
             let endpoint = Endpoint::ALL
                 .into_iter()
                 .find(|e| e.as_str() == ep)

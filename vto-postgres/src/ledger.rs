@@ -17,7 +17,7 @@ use vto_core::billing::{
 };
 use vto_core::{AccountId, Currency, Money, RequestId, Timestamp};
 
-use crate::{is_unique_violation, pg, PgError, PgStore};
+use crate::{col, is_unique_violation, pg, PgError, PgStore};
 
 impl From<PgError> for LedgerError {
     fn from(e: PgError) -> Self {
@@ -78,12 +78,12 @@ async fn load_account(
     Ok(Some(AccountRow {
         account: Account {
             id: id.clone(),
-            name: r.get(0),
-            currency: cur(r.get(1))?,
-            created_at: Timestamp(r.get(2)),
+            name: col(&r, 0)?,
+            currency: cur(col(&r, 1)?)?,
+            created_at: Timestamp(col(&r, 2)?),
         },
-        balance: dec(r.get(3))?,
-        held: dec(r.get(4))?,
+        balance: dec(col(&r, 3)?)?,
+        held: dec(col(&r, 4)?)?,
     }))
 }
 
@@ -165,11 +165,11 @@ const HOLD_COLS: &str = "request_id, account_id, amount::text, currency, status,
 
 fn hold_from_row(r: &tokio_postgres::Row) -> Result<Hold, PgError> {
     Ok(Hold {
-        request_id: RequestId(r.get(0)),
-        account_id: AccountId(r.get(1)),
-        amount: Money::new(dec(r.get(2))?, cur(r.get(3))?),
-        status: hold_status(r.get(4))?,
-        created_at: Timestamp(r.get(5)),
+        request_id: RequestId(col(r, 0)?),
+        account_id: AccountId(col(r, 1)?),
+        amount: Money::new(dec(col(r, 2)?)?, cur(col(r, 3)?)?),
+        status: hold_status(col(r, 4)?)?,
+        created_at: Timestamp(col(r, 5)?),
     })
 }
 
@@ -236,8 +236,8 @@ async fn settle(
             (status, _) => Err(LedgerError::Settled { request_id, status }),
         };
     };
-    let account = AccountId(row.get(0));
-    let amount = dec(row.get(1))?;
+    let account = AccountId(col(&row, 0)?);
+    let amount = dec(col(&row, 1)?)?;
     push_entry(&tx, &account, kind, amount, Some(request_id), "", now)
         .await
         .map_err(|e| LedgerError::Backend(format!("{e} (a second settlement of {request_id}?)")))?;
@@ -294,10 +294,10 @@ impl Ledger for PgStore {
         let mut out = Vec::with_capacity(rows.len());
         for r in &rows {
             out.push(Account {
-                id: AccountId(r.get(0)),
-                name: r.get(1),
-                currency: cur(r.get(2))?,
-                created_at: Timestamp(r.get(3)),
+                id: AccountId(col(r, 0)?),
+                name: col(r, 1)?,
+                currency: cur(col(r, 2)?)?,
+                created_at: Timestamp(col(r, 3)?),
             });
         }
         Ok(out)
@@ -444,16 +444,16 @@ impl Ledger for PgStore {
             .map_err(pg("listing ledger entries"))?;
         let mut out = Vec::with_capacity(rows.len());
         for r in &rows {
-            let seq: i64 = r.get(0);
-            let kind: &str = r.get(1);
+            let seq: i64 = col(r, 0)?;
+            let kind: &str = col(r, 1)?;
             out.push(LedgerEntry {
                 seq: u64::try_from(seq).map_err(|_| PgError(format!("corrupt seq {seq}")))?,
                 account_id: id.clone(),
                 kind: kind.parse().map_err(PgError)?,
-                amount: dec(r.get(2))?,
-                request_id: r.get::<_, Option<uuid::Uuid>>(3).map(RequestId),
-                memo: r.get(4),
-                at: Timestamp(r.get(5)),
+                amount: dec(col(r, 2)?)?,
+                request_id: col::<Option<uuid::Uuid>>(r, 3)?.map(RequestId),
+                memo: col(r, 4)?,
+                at: Timestamp(col(r, 5)?),
             });
         }
         Ok(out)

@@ -101,6 +101,17 @@ pub(crate) fn pg<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> PgEr
     move |e| PgError::ctx(what, e)
 }
 
+/// Column `i` of a row as `T`; a type mismatch or an unexpected NULL is an error, not a panic.
+pub(crate) fn col<'a, T: tokio_postgres::types::FromSql<'a>>(
+    r: &'a tokio_postgres::Row,
+    i: usize,
+) -> Result<T, PgError> {
+    r.try_get(i).map_err(|e| {
+        let name = r.columns().get(i).map(|c| c.name()).unwrap_or("?");
+        PgError::ctx(&format!("reading column {name}"), e)
+    })
+}
+
 pub(crate) fn is_unique_violation(e: &tokio_postgres::Error) -> bool {
     e.code() == Some(&SqlState::UNIQUE_VIOLATION)
 }
@@ -261,7 +272,7 @@ impl PgStore {
             )
             .await
             .map_err(pg("reading schema_migrations"))?;
-        Ok(rows.iter().map(|r| r.get(0)).collect())
+        rows.iter().map(|r| col(r, 0)).collect()
     }
 
     /// A pooled connection.
@@ -314,8 +325,8 @@ pub async fn migrate(client: &mut tokio_postgres::Client) -> Result<usize, PgErr
         .await
         .map_err(pg("reading schema_migrations"))?
         .iter()
-        .map(|r| r.get(0))
-        .collect();
+        .map(|r| col(r, 0))
+        .collect::<Result<_, _>>()?;
     let mut ran = 0;
     for (version, name, sql) in MIGRATIONS {
         if done.contains(version) {

@@ -9,7 +9,7 @@ use vto_core::ratelimit::{
 };
 use vto_core::Timestamp;
 
-use crate::{pg, PgError, PgStore};
+use crate::{col, pg, PgError, PgStore};
 
 /// Every this many checks, one also deletes the rows whose bucket is full again.
 const PURGE_EVERY: u64 = 10_000;
@@ -96,8 +96,8 @@ impl RateLimiter for PgRateLimiter {
             )
             .await
             .map_err(pg("checking a rate limit"))?;
-        let allowed: bool = row.get(0);
-        let tat: f64 = row.get(1);
+        let allowed: bool = col(&row, 0)?;
+        let tat: f64 = col(&row, 1)?;
         if !tat.is_finite() {
             return Err(PgError(format!("corrupt rate-limit state {tat}")).into());
         }

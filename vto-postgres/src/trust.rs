@@ -14,7 +14,7 @@ use vto_core::outbox::{
 };
 use vto_core::{AccountId, IdGen, RequestId, Timestamp};
 
-use crate::{pg, PgError, PgStore};
+use crate::{col, pg, PgError, PgStore};
 
 impl From<PgError> for OutboxError {
     fn from(e: PgError) -> Self {
@@ -32,24 +32,24 @@ const DELIVERY_COLUMNS: &str = "id, request_id, account_id, url, body, status, a
      next_attempt_at, last_status, last_error, created_at";
 
 fn delivery_from_row(r: &tokio_postgres::Row) -> Result<Delivery, PgError> {
-    let status: &str = r.get(5);
-    let attempts: i64 = r.get(6);
-    let last_status: Option<i32> = r.get(8);
+    let status: &str = col(r, 5)?;
+    let attempts: i64 = col(r, 6)?;
+    let last_status: Option<i32> = col(r, 8)?;
     Ok(Delivery {
-        id: r.get(0),
-        request_id: RequestId(r.get(1)),
-        account_id: AccountId(r.get(2)),
-        url: r.get(3),
-        body: r.get(4),
+        id: col(r, 0)?,
+        request_id: RequestId(col(r, 1)?),
+        account_id: AccountId(col(r, 2)?),
+        url: col(r, 3)?,
+        body: col(r, 4)?,
         status: status.parse().map_err(PgError)?,
         attempts: u32::try_from(attempts)
             .map_err(|_| PgError(format!("corrupt attempt count {attempts}")))?,
-        next_attempt_at: Timestamp(r.get(7)),
+        next_attempt_at: Timestamp(col(r, 7)?),
         last_status: last_status
             .map(|s| u16::try_from(s).map_err(|_| PgError(format!("corrupt status {s}"))))
             .transpose()?,
-        last_error: r.get(9),
-        created_at: Timestamp(r.get(10)),
+        last_error: col(r, 9)?,
+        created_at: Timestamp(col(r, 10)?),
     })
 }
 
@@ -231,17 +231,17 @@ impl Outbox for PgStore {
             .map_err(pg("listing webhook attempts"))?;
         let mut out = Vec::with_capacity(rows.len());
         for r in &rows {
-            let n: i64 = r.get(1);
-            let status: Option<i32> = r.get(3);
-            let duration: i64 = r.get(5);
+            let n: i64 = col(r, 1)?;
+            let status: Option<i32> = col(r, 3)?;
+            let duration: i64 = col(r, 5)?;
             out.push(DeliveryAttempt {
-                delivery_id: r.get(0),
+                delivery_id: col(r, 0)?,
                 n: u32::try_from(n).map_err(|_| PgError(format!("corrupt attempt {n}")))?,
-                at: Timestamp(r.get(2)),
+                at: Timestamp(col(r, 2)?),
                 http_status: status
                     .map(|s| u16::try_from(s).map_err(|_| PgError(format!("corrupt status {s}"))))
                     .transpose()?,
-                error: r.get(4),
+                error: col(r, 4)?,
                 duration_ms: u64::try_from(duration).unwrap_or(0),
             });
         }
@@ -285,7 +285,7 @@ impl WebhookSecrets for PgWebhookSecrets {
             .await
             .map_err(pg("reading a webhook secret"))?;
         if let Some(r) = existing {
-            return parse_secret(r.get(0));
+            return parse_secret(col(&r, 0)?);
         }
         // First use: instances racing here all end up with the one secret that was stored.
         let fresh = WebhookSecret::generate(self.ids.as_ref()).expose();
@@ -303,7 +303,7 @@ impl WebhookSecrets for PgWebhookSecrets {
             .await
             .map_err(pg("creating a webhook secret"))?;
         if let Some(r) = row {
-            return parse_secret(r.get(0));
+            return parse_secret(col(&r, 0)?);
         }
         // Another instance stored one after this statement's snapshot: read it now.
         let r = c
@@ -313,7 +313,7 @@ impl WebhookSecrets for PgWebhookSecrets {
             )
             .await
             .map_err(pg("reading a webhook secret"))?;
-        parse_secret(r.get(0))
+        parse_secret(col(&r, 0)?)
     }
 
     async fn rotate(&self, account: &AccountId) -> Result<WebhookSecret, OutboxError> {
@@ -329,7 +329,7 @@ impl WebhookSecrets for PgWebhookSecrets {
             )
             .await
             .map_err(pg("rotating a webhook secret"))?;
-        parse_secret(row.get(0))
+        parse_secret(col(&row, 0)?)
     }
 }
 
@@ -371,8 +371,8 @@ impl IdempotencyStore for PgStore {
                 .await
                 .map_err(pg("reading an idempotency key"))?;
             if let Some(r) = row {
-                let stored: &str = r.get(0);
-                let response: Option<String> = r.get(1);
+                let stored: &str = col(&r, 0)?;
+                let response: Option<String> = col(&r, 1)?;
                 return Ok(match response {
                     _ if stored != fingerprint => Begin::Conflict,
                     Some(saved) => Begin::Replay(saved),
