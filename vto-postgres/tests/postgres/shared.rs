@@ -311,3 +311,99 @@ async fn a_limiter_shared_by_two_instances_denies_as_one_does() {
     assert_eq!(memory_denials, 180 - 17);
     assert_eq!(shared_denials, memory_denials);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn purging_full_buckets_changes_no_decision() {
+    let Some(cluster) = cluster_url() else { return };
+    let limiter = PgRateLimiter::new(fresh_store(&cluster).await);
+    let memory = MemoryRateLimiter::default();
+    let quota = Quota {
+        burst: NonZeroU32::new(2).expect("non-zero"),
+        period_ms: 1000,
+    };
+    for key in ["a", "b", "c"] {
+        for _ in 0..3 {
+            let pg = limiter
+                .check(key, Endpoint::Balance, quota, Timestamp(0))
+                .await
+                .expect("check");
+            let mem = memory
+                .check(key, Endpoint::Balance, quota, Timestamp(0))
+                .await
+                .expect("check");
+            assert_eq!(pg, mem);
+        }
+    }
+    // Each bucket is full again at t = 1000 (TAT 1000): nothing to purge before.
+    assert_eq!(limiter.purge(Timestamp(999)).await.expect("purge"), 0);
+    assert_eq!(limiter.purge(Timestamp(1000)).await.expect("purge"), 3);
+    for t in [1000, 1001, 1400] {
+        let pg = limiter
+            .check("a", Endpoint::Balance, quota, Timestamp(t))
+            .await
+            .expect("check");
+        let mem = memory
+            .check("a", Endpoint::Balance, quota, Timestamp(t))
+            .await
+            .expect("check");
+        assert_eq!(pg, mem, "at {t}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_listener_reconnects_after_its_connection_is_killed() {
+    let Some(cluster) = cluster_url() else { return };
+    let url = fresh_database(&cluster).await;
+    let worker = PgStore::connect(&url, options()).await.expect("connect");
+    let api = PgStore::connect(&url, options()).await.expect("connect");
+    let (admin, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .expect("admin connection");
+    tokio::spawn(conn);
+    let listeners = "SELECT pid FROM pg_stat_activity
+                     WHERE datname = current_database() AND query = 'LISTEN vto_jobs'";
+    let before: Vec<i32> = admin
+        .query(listeners, &[])
+        .await
+        .expect("listeners")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(before.len(), 2, "one LISTEN connection per store");
+    for pid in &before {
+        admin
+            .execute("SELECT pg_terminate_backend($1)", &[pid])
+            .await
+            .expect("terminate");
+    }
+    // Both stores reconnect (within their backoff, well under this bound).
+    let mut after = Vec::new();
+    for _ in 0..200 {
+        after = admin
+            .query(listeners, &[])
+            .await
+            .expect("listeners")
+            .iter()
+            .map(|r| r.get::<_, i32>(0))
+            .collect();
+        if after.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(after.len(), 2, "both listeners are back: {after:?}");
+    assert!(after.iter().all(|p| !before.contains(p)), "new connections");
+    // And a notification wakes the worker again.
+    let waiting = {
+        let worker = worker.clone();
+        tokio::spawn(async move { worker.wait_for_work(Duration::from_secs(600)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    api.insert(&conformance::sample_job(9, "acct_a", Category::Shirt, 0))
+        .await
+        .expect("insert");
+    tokio::time::timeout(Duration::from_secs(30), waiting)
+        .await
+        .expect("the reconnected listener woke the worker")
+        .expect("waiter");
+}
