@@ -62,7 +62,7 @@ HBA
   if ! as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
     as_owner "$bin/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 start \
       -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$sock \
-          -c max_connections=400 -c shared_buffers=128MB" >/dev/null \
+          -c max_connections=400 -c shared_buffers=128MB -c max_wal_size=96MB -c min_wal_size=32MB" >/dev/null \
       || { tail -20 "$dir/server.log" >&2; exit 1; }
   fi
   echo "export VTO_TEST_POSTGRES_URL=$url"

@@ -42,13 +42,46 @@ fn with_database(url: &str, db: &str) -> String {
     out
 }
 
+/// Drops the test databases of earlier test processes that are gone (their names carry the
+/// process id), so repeated runs on one cluster do not fill its disk. A database still in use
+/// is refused by `DROP DATABASE` and left alone.
+async fn drop_stale_databases(client: &tokio_postgres::Client) {
+    let Ok(rows) = client
+        .query(
+            "SELECT datname FROM pg_database WHERE datname LIKE 'vto\\_test\\_%'",
+            &[],
+        )
+        .await
+    else {
+        return;
+    };
+    let me = std::process::id();
+    for row in rows {
+        let name: String = row.get(0);
+        let pid = name.split('_').nth(2).and_then(|p| p.parse::<u32>().ok());
+        let Some(pid) = pid else { continue };
+        if pid == me || std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let _ = client
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
+            .await;
+    }
+}
+
 /// Creates an empty database on the cluster and returns its URL.
 pub async fn fresh_database(cluster: &str) -> String {
+    static CLEANED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
     let (client, conn) = tokio_postgres::connect(cluster, NoTls)
         .await
         .expect("connect to the test cluster");
     let driver = tokio::spawn(conn);
-    let name = format!("vto_test_{}", uuid::Uuid::new_v4().simple());
+    CLEANED.get_or_init(|| drop_stale_databases(&client)).await;
+    let name = format!(
+        "vto_test_{}_{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    );
     client
         .batch_execute(&format!("CREATE DATABASE {name}"))
         .await
