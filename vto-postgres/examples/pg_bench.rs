@@ -198,6 +198,13 @@ async fn main() {
                 limiter: Arc::new(PgRateLimiter::new(store)),
             };
             run("postgres", stores, &args).await;
+            // The pools are gone with `stores`; FORCE ends the LISTEN connection too.
+            if let Err(e) = client
+                .batch_execute(&format!("DROP DATABASE {db} WITH (FORCE)"))
+                .await
+            {
+                eprintln!("could not drop the bench database {db}: {e}");
+            }
         }
         Err(_) => println!("postgres   skipped: VTO_TEST_POSTGRES_URL is unset"),
     }
