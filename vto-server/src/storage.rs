@@ -1,5 +1,5 @@
 //! The one place where backends are chosen from the config: `[storage] url` picks the records'
-//! backend (SQLite by default, PostgreSQL for several instances). Everything else in the server
+//! backend (SQLite by default, PostgreSQL for several instances: `vto-postgres`). Everything else in the server
 //! and the CLI sees only vto-core's traits, through [`Storage`].
 
 use std::sync::Arc;
@@ -11,6 +11,7 @@ use vto_core::keys::{ApiKeyStore, AuthGeneration};
 use vto_core::outbox::{Outbox, WebhookSecrets};
 use vto_core::ratelimit::{AccountLimitStore, RateLimiter};
 use vto_core::{IdGen, JobQueue, JobStore, MemoryRateLimiter, StorageHealth};
+use vto_postgres::{PgOptions, PgRateLimiter, PgStore, PgWebhookSecrets};
 use vto_sqlite::{SqliteStore, SqliteWebhookSecrets};
 
 use crate::config::{Config, StorageLocation};
@@ -68,9 +69,36 @@ impl Storage {
                     .with_context(|| format!("opening {shown}"))?;
                 Ok(Storage::sqlite(store, ids))
             }
-            StorageLocation::Postgres(_) => {
-                anyhow::bail!("storage.url: postgres:// is not built into this binary yet")
+            StorageLocation::Postgres(url) => {
+                let options = PgOptions {
+                    pool_size: config.storage.pool_size,
+                    listen_notify: config.storage.listen_notify,
+                    ..PgOptions::default()
+                };
+                let store = PgStore::connect(&url, options)
+                    .await
+                    .context("connecting to PostgreSQL (storage.url)")?;
+                Ok(Storage::postgres(store, ids))
             }
+        }
+    }
+
+    /// Every backend on one PostgreSQL store, the rate limiter included: every instance on the
+    /// database shares each key's limit.
+    pub fn postgres(store: PgStore, ids: Arc<dyn IdGen>) -> Storage {
+        let s = Arc::new(store.clone());
+        Storage {
+            jobs: s.clone(),
+            queue: s.clone(),
+            ledger: s.clone(),
+            keys: s.clone(),
+            generation: s.clone(),
+            limits: s.clone(),
+            idempotency: s.clone(),
+            outbox: s.clone(),
+            secrets: Arc::new(PgWebhookSecrets::new(store.clone(), ids)),
+            limiter: Arc::new(PgRateLimiter::new(store)),
+            health: s,
         }
     }
 
