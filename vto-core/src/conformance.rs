@@ -968,6 +968,14 @@ where
     assert_eq!(w.secret(&c).await.expect("secret"), fresh);
 }
 
+// ---- Result stores and fetchers (issue 16, object storage) ----
+
+mod fetcher;
+mod result_store;
+
+pub use fetcher::{fetcher, fixture_body, FetchFixture, BIG_LEN};
+pub use result_store::result_store;
+
 #[cfg(test)]
 mod tests {
     use crate::billing::MemoryLedger;

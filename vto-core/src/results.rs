@@ -1,4 +1,9 @@
 //! Where result images go: bytes in, a key and a URL out, and back.
+//!
+//! Keys are `<request_id>.<ext>` (see [`result_key`]); a store may put them under a prefix of
+//! its own, but hands out and accepts only the bare key. [`ResultStore::url`] is async and
+//! fallible because an object store signs URLs with credentials it may have to fetch (an
+//! instance role, a web identity token) and that can fail; the memory and file stores never do.
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +30,29 @@ pub enum ResultStoreError {
     /// Reading or writing failed.
     #[error("result store I/O: {0}")]
     Io(#[from] std::io::Error),
+    /// The store is missing a setting or was given one it cannot use (e.g. an `s3://` URL
+    /// without a bucket); says which and why.
+    #[error("result store not configured: {0}")]
+    NotConfigured(String),
+    /// The backend refused our credentials (wrong access key or secret, expired token, no
+    /// permission on the bucket).
+    #[error("result store refused access while {context}: {source}")]
+    Denied {
+        /// What the store was doing, e.g. `writing results/<key>`.
+        context: String,
+        /// The backend's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// Any other backend failure (network, server error, unexpected reply).
+    #[error("result store backend failed while {context}: {source}")]
+    Backend {
+        /// What the store was doing.
+        context: String,
+        /// The backend's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 /// Stores result images.
@@ -39,8 +67,30 @@ pub trait ResultStore: Send + Sync {
     ) -> Result<String, ResultStoreError>;
     /// The image under a key.
     async fn get(&self, key: &str) -> Result<Option<StoredResult>, ResultStoreError>;
-    /// The URL a client downloads the image from (may embed an expiring signature).
-    fn url(&self, key: &str, now: Timestamp) -> String;
+    /// The URL a client downloads the image from (may embed a signature that expires some
+    /// time after `now`). Fails for a malformed key, or when the backend cannot sign.
+    async fn url(&self, key: &str, now: Timestamp) -> Result<String, ResultStoreError>;
+}
+
+/// The key for a request's result: `<request_id>.<ext>`.
+pub fn result_key(request_id: RequestId, content_type: &str) -> String {
+    format!("{request_id}.{}", extension(content_type))
+}
+
+/// Checks a key's shape: `[A-Za-z0-9-.]`, at most 64 bytes, not starting with a dot, so it can
+/// never name a path outside a store's folder or prefix.
+pub fn check_key(key: &str) -> Result<&str, ResultStoreError> {
+    let ok = !key.is_empty()
+        && key.len() <= 64
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+        && !key.starts_with('.');
+    if ok {
+        Ok(key)
+    } else {
+        Err(ResultStoreError::InvalidKey(key.to_string()))
+    }
 }
 
 /// Results in memory; URLs are `memory://results/<key>`.
@@ -57,7 +107,7 @@ impl ResultStore for MemoryResultStore {
         bytes: &[u8],
         content_type: &str,
     ) -> Result<String, ResultStoreError> {
-        let key = format!("{request_id}.{}", extension(content_type));
+        let key = result_key(request_id, content_type);
         self.items.lock().expect("results lock").insert(
             key.clone(),
             StoredResult {
@@ -69,11 +119,12 @@ impl ResultStore for MemoryResultStore {
     }
 
     async fn get(&self, key: &str) -> Result<Option<StoredResult>, ResultStoreError> {
+        let key = check_key(key)?;
         Ok(self.items.lock().expect("results lock").get(key).cloned())
     }
 
-    fn url(&self, key: &str, _now: Timestamp) -> String {
-        format!("memory://results/{key}")
+    async fn url(&self, key: &str, _now: Timestamp) -> Result<String, ResultStoreError> {
+        Ok(format!("memory://results/{}", check_key(key)?))
     }
 }
 
@@ -99,17 +150,7 @@ impl FsResultStore {
 
     fn path(&self, key: &str) -> Result<PathBuf, ResultStoreError> {
         // Keys are `<uuid>.<ext>`: refuse anything that could leave the folder.
-        let ok = !key.is_empty()
-            && key.len() <= 64
-            && key
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
-            && !key.starts_with('.');
-        if ok {
-            Ok(self.dir.join(key))
-        } else {
-            Err(ResultStoreError::InvalidKey(key.to_string()))
-        }
+        Ok(self.dir.join(check_key(key)?))
     }
 }
 
@@ -121,7 +162,7 @@ impl ResultStore for FsResultStore {
         bytes: &[u8],
         content_type: &str,
     ) -> Result<String, ResultStoreError> {
-        let key = format!("{request_id}.{}", extension(content_type));
+        let key = result_key(request_id, content_type);
         let path = self.path(&key)?;
         let tmp = self.dir.join(format!(".{key}.tmp"));
         tokio::fs::write(&tmp, bytes).await?;
@@ -141,8 +182,8 @@ impl ResultStore for FsResultStore {
         }
     }
 
-    fn url(&self, key: &str, _now: Timestamp) -> String {
-        format!("file://{}", self.dir.join(key).display())
+    async fn url(&self, key: &str, _now: Timestamp) -> Result<String, ResultStoreError> {
+        Ok(format!("file://{}", self.path(key)?.display()))
     }
 }
 

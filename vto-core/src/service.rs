@@ -27,7 +27,7 @@ use crate::ratelimit::{
 };
 use crate::request::{CreateRequest, RequestLimits};
 use crate::result::{ResultList, ResultObject, MAX_LIST_LIMIT};
-use crate::results::{MemoryResultStore, ResultStore};
+use crate::results::{MemoryResultStore, ResultStore, ResultStoreError};
 use crate::store::{JobQueue, JobStore, MemoryJobStore, StoreError};
 use crate::webhook::{MemoryWebhookSender, WebhookEvent, WebhookSender};
 
@@ -370,9 +370,9 @@ impl TryOnService {
         info!(request_id = %id, category = %category, "try-on created");
         if category.is_sync() {
             let done = self.process(job).await.map_err(backend)?;
-            Ok(Created::Finished(self.result_object(&done)))
+            Ok(Created::Finished(self.result_object(&done).await?))
         } else {
-            Ok(Created::Accepted(self.result_object(&job)))
+            Ok(Created::Accepted(self.result_object(&job).await?))
         }
     }
 
@@ -446,10 +446,10 @@ impl TryOnService {
         // The summary, not the job: a status read never loads the inputs.
         match self.b.jobs.get_summary(id).await.map_err(backend)? {
             Some(job) if job.account_id == caller.account_id => {
-                let url = job
-                    .result_key
-                    .as_deref()
-                    .map(|k| self.b.results.url(k, self.now()));
+                let url = self
+                    .image_url(job.result_key.as_deref())
+                    .await
+                    .map_err(backend)?;
                 Ok(ResultObject::from_summary(&job, url))
             }
             _ => Err(not_found()),
@@ -485,9 +485,13 @@ impl TryOnService {
             .map_err(backend)?;
         let has_more = jobs.len() > limit;
         jobs.truncate(limit);
+        let mut data = Vec::with_capacity(jobs.len());
+        for job in &jobs {
+            data.push(self.result_object(job).await?);
+        }
         Ok(ResultList {
             object: "list".into(),
-            data: jobs.iter().map(|j| self.result_object(j)).collect(),
+            data,
             has_more,
         })
     }
@@ -510,7 +514,7 @@ impl TryOnService {
     ) -> Result<ResultObject, ApiError> {
         let job = self.find(caller, request_id).await?;
         if job.status == JobStatus::Canceled {
-            return Ok(self.result_object(&job));
+            return self.result_object(&job).await;
         }
         match self
             .b
@@ -520,7 +524,7 @@ impl TryOnService {
         {
             Ok(done) => {
                 self.finish(&done).await.map_err(backend)?;
-                Ok(self.result_object(&done))
+                self.result_object(&done).await
             }
             Err(StoreError::Transition(_)) => Err(ApiError::new(
                 ErrorCode::NotCancelable,
@@ -533,13 +537,22 @@ impl TryOnService {
         }
     }
 
-    /// The result object of a job, with a fresh image URL on success.
-    pub fn result_object(&self, job: &Job) -> ResultObject {
-        let url = job
-            .result_key
-            .as_deref()
-            .map(|k| self.b.results.url(k, self.now()));
-        ResultObject::from_job(job, url)
+    /// The result object of a job, with a fresh image URL on success. A result store that
+    /// cannot sign the URL is a backend failure (logged, opaque `internal_error`).
+    pub async fn result_object(&self, job: &Job) -> Result<ResultObject, ApiError> {
+        let url = self
+            .image_url(job.result_key.as_deref())
+            .await
+            .map_err(backend)?;
+        Ok(ResultObject::from_job(job, url))
+    }
+
+    /// A fresh URL for a result key, if there is one.
+    async fn image_url(&self, key: Option<&str>) -> Result<Option<String>, ResultStoreError> {
+        match key {
+            Some(k) => self.b.results.url(k, self.now()).await.map(Some),
+            None => Ok(None),
+        }
     }
 
     /// Claims and processes one queued job; `None` when the queue is empty.
@@ -658,10 +671,18 @@ impl TryOnService {
     async fn finish(&self, job: &Job) -> Result<(), StoreError> {
         let now = self.now();
         if let (false, Some(url)) = (job.category.is_sync(), &job.request.webhook_url) {
+            let image_url = match self.image_url(job.result_key.as_deref()).await {
+                Ok(u) => u,
+                Err(e) => {
+                    error!(request_id = %job.id, error = %e, "no result URL for the webhook");
+                    // As for a failed hand-over: the open hold makes maintenance retry.
+                    return Ok(());
+                }
+            };
             let event = WebhookEvent {
                 account_id: job.account_id.clone(),
                 url: url.clone(),
-                payload: self.result_object(job),
+                payload: ResultObject::from_job(job, image_url),
                 at: now,
             };
             if let Err(e) = self.b.webhooks.send(event).await {
