@@ -151,9 +151,14 @@ impl ResultStore for SignedResults {
         self.inner.get(key).await
     }
 
-    fn url(&self, key: &str, now: Timestamp) -> String {
+    async fn url(&self, key: &str, now: Timestamp) -> Result<String, ResultStoreError> {
+        let key = vto_core::results::check_key(key)?;
         let expires = now.millis() / 1000 + self.ttl_secs as i64;
-        format!("{}/v1/results/{}", self.base_url, self.token(key, expires))
+        Ok(format!(
+            "{}/v1/results/{}",
+            self.base_url,
+            self.token(key, expires)
+        ))
     }
 }
 
@@ -171,11 +176,11 @@ mod tests {
         )
     }
 
-    #[test]
-    fn tokens_verify_until_they_expire_and_resist_tampering() {
+    #[tokio::test]
+    async fn tokens_verify_until_they_expire_and_resist_tampering() {
         let s = store();
         let now = Timestamp(1_767_225_600_000);
-        let url = s.url("abc.png", now);
+        let url = s.url("abc.png", now).await.unwrap();
         let token = url.rsplit('/').next().unwrap();
         assert_eq!(s.verify(token, now).unwrap(), "abc.png");
         assert_eq!(

@@ -54,7 +54,10 @@ pub async fn fetcher<F: Fetcher>(fx: &FetchFixture<F>) {
         media_type: "image/webp".into(),
         bytes: vec![5; 64],
     };
-    let got = f.fetch(&data, &limits(64)).await.expect("data at the limit");
+    let got = f
+        .fetch(&data, &limits(64))
+        .await
+        .expect("data at the limit");
     assert_eq!(got.bytes, vec![5; 64]);
     assert_eq!(got.declared_type.as_deref(), Some("image/webp"));
     let err = f.fetch(&data, &limits(63)).await.expect_err("data over");

@@ -100,7 +100,10 @@ async fn unknown_and_invalid_keys(store: &impl ResultStore) {
             "get({key:?}) must be InvalidKey"
         );
         assert!(
-            matches!(store.url(key, NOW).await, Err(ResultStoreError::InvalidKey(_))),
+            matches!(
+                store.url(key, NOW).await,
+                Err(ResultStoreError::InvalidKey(_))
+            ),
             "url({key:?}) must be InvalidKey"
         );
     }
@@ -134,7 +137,11 @@ async fn same_request_twice(store: &impl ResultStore) {
         .expect("second put");
     assert_eq!(first, second, "same request and type, same key");
     let got = store.get(&second).await.expect("get").expect("stored");
-    assert_eq!(got.bytes, pattern(200, 2), "the second put replaces the first");
+    assert_eq!(
+        got.bytes,
+        pattern(200, 2),
+        "the second put replaces the first"
+    );
     let jpeg = store
         .put(id, &pattern(100, 3), "image/jpeg")
         .await
@@ -145,7 +152,12 @@ async fn same_request_twice(store: &impl ResultStore) {
         pattern(100, 3)
     );
     assert_eq!(
-        store.get(&first).await.expect("get png").expect("png").bytes,
+        store
+            .get(&first)
+            .await
+            .expect("get png")
+            .expect("png")
+            .bytes,
         pattern(200, 2),
         "another type does not touch the first key"
     );
