@@ -34,11 +34,15 @@ target=$(cargo metadata --format-version 1 --no-deps |
          python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 export VTO_BIN="${VTO_BIN:-$target/debug/vto}"
 
-# A throwaway PostgreSQL of its own for vto-postgres's tests (scripts/pg.sh), stopped and
-# deleted on exit; with VTO_REQUIRE_POSTGRES set, those tests fail rather than skip without it.
+# Servers of its own for the backend tests, stopped on exit: a throwaway PostgreSQL for
+# vto-postgres (scripts/pg.sh, deleted on exit) and SeaweedFS, a real S3-compatible server,
+# for vto-s3 (scripts/s3.sh). With VTO_REQUIRE_POSTGRES / VTO_REQUIRE_S3 set, those tests fail
+# rather than skip without them.
+trap 'scripts/pg.sh stop; scripts/s3.sh stop' EXIT
 export VTO_PG_PORT="${VTO_PG_TEST_PORT:-54339}"
-trap 'scripts/pg.sh stop' EXIT
 eval "$(scripts/pg.sh start)"
 export VTO_REQUIRE_POSTGRES=1
+eval "$(scripts/s3.sh start)"
+export VTO_REQUIRE_S3=1
 
 cargo test --workspace --all-features
