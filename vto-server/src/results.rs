@@ -177,6 +177,28 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn signed_results_conform() {
+        let root = std::env::temp_dir().join(format!("vto-signed-{}", std::process::id()));
+        let n = std::sync::atomic::AtomicUsize::new(0);
+        vto_core::conformance::result_store(|| {
+            let dir = root.join(
+                n.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+                    .to_string(),
+            );
+            async move {
+                SignedResults::new(
+                    FsResultStore::new(dir).unwrap(),
+                    "https://x.example".into(),
+                    b"0123456789abcdef0123456789abcdef".to_vec(),
+                    60,
+                )
+            }
+        })
+        .await;
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[tokio::test]
     async fn tokens_verify_until_they_expire_and_resist_tampering() {
         let s = store();
         let now = Timestamp(1_767_225_600_000);
