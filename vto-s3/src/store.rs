@@ -133,14 +133,23 @@ impl S3ResultStore {
         self.url_ttl
     }
 
-    /// Asks the bucket for an object that does not exist: `Ok` when the bucket answers and
-    /// takes our credentials, [`ResultStoreError::Denied`] for wrong credentials, `Backend`
-    /// when the server is unreachable or the bucket is missing. For start-up and `/readyz`.
+    /// Writes a two-byte probe object, `<prefix>/.vto-check`: `Ok` when the bucket exists
+    /// and takes writes with our credentials, [`ResultStoreError::Denied`] for wrong
+    /// credentials or no write permission, [`ResultStoreError::NotConfigured`] for a missing
+    /// bucket, `Backend` when the server is unreachable. For start-up, so that a wrong secret
+    /// shows there and not at the first finished job. (A write, because S3's list API errors
+    /// reach us without their status, and a read cannot tell a missing bucket from a missing
+    /// object.)
     pub async fn check(&self) -> Result<(), ResultStoreError> {
-        let path = self.path(".vto-check")?;
-        match self.store.head(&path).await {
-            Ok(_) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(self.failed("checking", &path, e)),
+        let probe = self.path(".vto-check")?;
+        match self.store.put(&probe, PutPayload::from_static(b"ok")).await {
+            Ok(_) => Ok(()),
+            Err(object_store::Error::NotFound { .. }) => Err(not_configured(format!(
+                "the bucket {:?} does not exist at {}",
+                self.location.bucket,
+                self.endpoint.as_deref().unwrap_or("AWS S3")
+            ))),
+            Err(e) => Err(self.failed("writing the probe", &probe, e)),
         }
     }
 
