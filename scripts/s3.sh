@@ -38,8 +38,8 @@ secret() {
 print_env() {
   echo "export VTO_TEST_S3_ENDPOINT=http://127.0.0.1:$port"
   echo "export VTO_TEST_S3_BUCKET=$bucket"
-  echo "export VTO_TEST_S3_ACCESS_KEY=$access_key"
-  echo "export VTO_TEST_S3_SECRET_KEY=$(secret)"
+  echo "export VTO_TEST_S3_ACCESS_KEY_ID=$access_key"
+  echo "export VTO_TEST_S3_SECRET_ACCESS_KEY=$(secret)"
   echo "export VTO_TEST_S3_REGION=us-east-1"
 }
 

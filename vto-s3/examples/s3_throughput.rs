@@ -52,8 +52,9 @@ async fn main() -> anyhow::Result<()> {
         ),
         S3Options {
             endpoint: Some(var("VTO_TEST_S3_ENDPOINT")?),
-            access_key_id: Some(var("VTO_TEST_S3_ACCESS_KEY")?),
-            secret_access_key: Some(var("VTO_TEST_S3_SECRET_KEY")?),
+            allow_http: true,
+            access_key_id: Some(var("VTO_TEST_S3_ACCESS_KEY_ID")?),
+            secret_access_key: Some(var("VTO_TEST_S3_SECRET_ACCESS_KEY")?),
             ..S3Options::default()
         },
     )?);

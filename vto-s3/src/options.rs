@@ -16,9 +16,11 @@ pub const MAX_URL_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 pub struct S3Options {
     /// The endpoint of an S3-compatible server, e.g. `http://127.0.0.1:8333` (SeaweedFS,
     /// MinIO, Garage, Ceph RGW) or `https://<account>.r2.cloudflarestorage.com`. `None`: AWS.
-    /// An `http://` endpoint is allowed (for a server on the same host or network); anything
-    /// else must be `https://`.
+    /// Must be `https://`, or `http://` with [`S3Options::allow_http`].
     pub endpoint: Option<String>,
+    /// Allow a plain-`http://` endpoint (a store on the same host or private network).
+    /// Default `false`.
+    pub allow_http: bool,
     /// The region (`us-east-1` when neither this nor `AWS_REGION` is set; most S3-compatible
     /// servers accept any).
     pub region: Option<String>,
@@ -42,6 +44,7 @@ impl Default for S3Options {
     fn default() -> Self {
         Self {
             endpoint: None,
+            allow_http: false,
             region: None,
             access_key_id: None,
             secret_access_key: None,
@@ -58,6 +61,7 @@ impl fmt::Debug for S3Options {
         let redacted = |s: &Option<String>| s.as_ref().map(|_| "<redacted>");
         f.debug_struct("S3Options")
             .field("endpoint", &self.endpoint)
+            .field("allow_http", &self.allow_http)
             .field("region", &self.region)
             .field("access_key_id", &self.access_key_id)
             .field("secret_access_key", &redacted(&self.secret_access_key))

@@ -78,8 +78,13 @@ impl S3ResultStore {
                 not_configured(format!("the S3 endpoint {endpoint:?} is not a URL: {e}"))
             })?;
             match parsed.scheme() {
-                // The operator chose a plain-HTTP endpoint (a server on this host or network).
-                "http" => builder = builder.with_allow_http(true),
+                "http" if options.allow_http => builder = builder.with_allow_http(true),
+                "http" => {
+                    return Err(not_configured(format!(
+                        "the S3 endpoint {endpoint:?} is plain http; allow http for a store \
+                         on the same host or a private network"
+                    )))
+                }
                 "https" => {}
                 other => {
                     return Err(not_configured(format!(

@@ -1,8 +1,8 @@
 //! `S3ResultStore` against a real S3-compatible server (`scripts/s3.sh start` runs SeaweedFS
 //! and prints the environment these tests read):
 //!
-//! - `VTO_TEST_S3_ENDPOINT`, `VTO_TEST_S3_BUCKET`, `VTO_TEST_S3_ACCESS_KEY`,
-//!   `VTO_TEST_S3_SECRET_KEY` (and optionally `VTO_TEST_S3_REGION`).
+//! - `VTO_TEST_S3_ENDPOINT`, `VTO_TEST_S3_BUCKET`, `VTO_TEST_S3_ACCESS_KEY_ID`,
+//!   `VTO_TEST_S3_SECRET_ACCESS_KEY` (and optionally `VTO_TEST_S3_REGION`).
 //!
 //! Without them each test prints why and returns, unless `VTO_REQUIRE_S3=1` (set by
 //! `scripts/test.sh`), when it fails instead.
@@ -28,8 +28,8 @@ fn env(test: &str) -> Option<Env> {
     let names = [
         "VTO_TEST_S3_ENDPOINT",
         "VTO_TEST_S3_BUCKET",
-        "VTO_TEST_S3_ACCESS_KEY",
-        "VTO_TEST_S3_SECRET_KEY",
+        "VTO_TEST_S3_ACCESS_KEY_ID",
+        "VTO_TEST_S3_SECRET_ACCESS_KEY",
     ];
     let missing: Vec<&str> = names.iter().copied().filter(|n| var(n).is_none()).collect();
     if !missing.is_empty() {
@@ -46,8 +46,8 @@ fn env(test: &str) -> Option<Env> {
     Some(Env {
         endpoint: var("VTO_TEST_S3_ENDPOINT")?,
         bucket: var("VTO_TEST_S3_BUCKET")?,
-        access_key: var("VTO_TEST_S3_ACCESS_KEY")?,
-        secret_key: var("VTO_TEST_S3_SECRET_KEY")?,
+        access_key: var("VTO_TEST_S3_ACCESS_KEY_ID")?,
+        secret_key: var("VTO_TEST_S3_SECRET_ACCESS_KEY")?,
         region: var("VTO_TEST_S3_REGION"),
     })
 }
@@ -66,6 +66,7 @@ fn store_with(env: &Env, secret: &str, ttl: Duration) -> S3ResultStore {
         &format!("s3://{}/{prefix}", env.bucket),
         S3Options {
             endpoint: Some(env.endpoint.clone()),
+            allow_http: true,
             region: env.region.clone(),
             access_key_id: Some(env.access_key.clone()),
             secret_access_key: Some(secret.to_string()),
@@ -178,6 +179,7 @@ async fn wrong_credentials_and_a_missing_bucket_are_clear_errors() {
         &format!("s3://no-such-bucket-{}/x", uuid::Uuid::new_v4().simple()),
         S3Options {
             endpoint: Some(env.endpoint.clone()),
+            allow_http: true,
             access_key_id: Some(env.access_key.clone()),
             secret_access_key: Some(env.secret_key.clone()),
             ..S3Options::default()
@@ -224,6 +226,7 @@ async fn bad_settings_are_not_configured_errors() {
     let opts = |f: fn(&mut S3Options)| {
         let mut o = S3Options {
             endpoint: Some("http://127.0.0.1:9".into()),
+            allow_http: true,
             access_key_id: Some("k".into()),
             secret_access_key: Some("s".into()),
             ..S3Options::default()
@@ -243,6 +246,7 @@ async fn bad_settings_are_not_configured_errors() {
             opts(|o| o.endpoint = Some("ftp://x".into())),
             "http:// or https://",
         ),
+        ("s3://b/p", opts(|o| o.allow_http = false), "plain http"),
         (
             "s3://b/p",
             opts(|o| o.secret_access_key = None),
