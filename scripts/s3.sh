@@ -87,7 +87,9 @@ EOF
     run=(runuser -u nobody --)
   fi
   say "starting SeaweedFS on 127.0.0.1:$port (data in $dir/data, log in $log)"
-  setsid "${run[@]}" "$venv/bin/weed" mini \
+  mkdir -p "$dir/logs"
+  [ ${#run[@]} -eq 0 ] || chown nobody "$dir/logs"
+  setsid "${run[@]}" "$venv/bin/weed" -logdir="$dir/logs" mini \
     -dir="$dir/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
     -s3.port="$port" -master.port=$((port + 1)) -volume.port=$((port + 2)) \
     -filer.port=$((port + 3)) -admin.port=$((port + 4)) -admin.ui=false \
@@ -96,15 +98,24 @@ EOF
     -s3.localSocket="$dir/s3.sock" -filer.localSocket="$dir/filer.sock" \
     -s3.config="$config" -s3.autoCreateBucket=false -bucket="$bucket" </dev/null >"$log" 2>&1 &
   echo $! >"$pidfile"
-  # Ready when the filer lists the bucket's folder and the S3 port answers.
+  # Ready when every component says so, the filer lists the bucket's folder and the S3 port
+  # answers.
   for _ in $(seq 1 120); do
     if ! running; then
       say "SeaweedFS exited; the end of $log:"
       tail -20 "$log" >&2
       exit 1
     fi
-    if curl -fsS -o /dev/null "http://127.0.0.1:$((port + 3))/buckets/$bucket/" 2>/dev/null &&
+    if grep -q "Free Volumes:" "$log" &&
+       curl -fsS -o /dev/null "http://127.0.0.1:$((port + 3))/buckets/$bucket/" 2>/dev/null &&
        curl -sS -o /dev/null "http://127.0.0.1:$port/" 2>/dev/null; then
+      # `weed mini` sizes its volumes from the free disk space: with (nearly) none it starts
+      # but every write times out. Say so now rather than in thirty-second test failures.
+      if grep -q "Free Volumes: *0$" "$log"; then
+        say "SeaweedFS found no room for a volume: free some disk space ($(df -h "$dir" | awk 'NR==2 {print $4}') left on $(df "$dir" | awk 'NR==2 {print $6}'))"
+        stop
+        exit 1
+      fi
       say "ready: bucket $bucket at http://127.0.0.1:$port"
       print_env
       return
@@ -133,6 +144,11 @@ stop() {
     say "stopped (pid $pid)"
   fi
   rm -f "$pidfile"
+  # The gRPC sockets SeaweedFS keeps in /tmp, named by port.
+  rm -f "/tmp/seaweedfs-s3-grpc-$((port + 10000)).sock" \
+        "/tmp/seaweedfs-master-grpc-$((port + 10001)).sock" \
+        "/tmp/seaweedfs-volume-grpc-$((port + 10002)).sock" \
+        "/tmp/seaweedfs-filer-grpc-$((port + 10003)).sock"
 }
 
 case "${1:-}" in
