@@ -211,7 +211,9 @@ async fn submit(
     body: &Value,
     i: usize,
 ) -> String {
-    for attempt in 0..200 {
+    // Up to 90 s: a reservation whose instance died is taken over after 30 s
+    // (vto_core::idempotency::STALE_AFTER).
+    for attempt in 0..900 {
         let base = &bases[(i + attempt) % 2];
         let r = http
             .post(format!("{base}/v1/virtual-try-on"))
@@ -226,8 +228,8 @@ async fn submit(
                 let v: Value = r.json().await.unwrap();
                 return v["request_id"].as_str().unwrap().to_string();
             }
-            // 409 idempotency_in_progress: the first try is still being answered (or its
-            // instance died holding it): try again shortly.
+            // 409: the first try is still being answered, or its instance died holding the
+            // key (taken over once stale): try again shortly.
             Ok(r) if r.status().is_server_error() || r.status().as_u16() == 409 => {}
             Ok(r) => panic!(
                 "job {i}: {} {}",

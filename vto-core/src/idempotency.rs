@@ -6,13 +6,20 @@
 //! first is still running. Responses are saved only once the request started executing: a
 //! validation error, a 401, 402 or 429 is not saved, so a corrected retry may reuse the key.
 //! Keys are per account and kept at least 24 hours.
+//!
+//! **A request whose process died.** A reservation that has saved no response
+//! [`STALE_AFTER`] after it began is taken over by the next retry ([`Begin::Resume`]) instead of
+//! answering 409 until the key expires. No second job can come of it: the request id of an
+//! idempotent create is derived from the account, the key and the reservation's time
+//! ([`request_id_for`]), so the retry finds the job the dead request made (and answers with
+//! it) or makes that same job itself.
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::clock::Timestamp;
-use crate::ids::{hex, AccountId};
+use crate::ids::{hex, AccountId, RequestId};
 
 /// Longest accepted key.
 pub const MAX_KEY_LEN: usize = 255;
@@ -31,6 +38,42 @@ pub enum Begin {
     Conflict,
     /// The first request with this key is still running.
     InProgress,
+    /// The first request with this key began at `reserved_at`, more than [`STALE_AFTER`] ago,
+    /// and saved nothing: its process died. The caller takes the reservation over.
+    Resume {
+        /// When the key was reserved (what [`request_id_for`] derives the id from).
+        reserved_at: Timestamp,
+    },
+}
+
+/// How long a reservation that saved no response counts as running (see [`Begin::Resume`]).
+/// The window that matters is between reserving the key and storing the job, milliseconds;
+/// a slow render after that is harmless, because a retry then finds the job.
+pub const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// What `begin` answers for an unfinished reservation made at `reserved_at`, at `now`.
+pub fn unfinished(reserved_at: Timestamp, now: Timestamp) -> Begin {
+    if now.millis() - reserved_at.millis() > STALE_AFTER.as_millis() as i64 {
+        Begin::Resume { reserved_at }
+    } else {
+        Begin::InProgress
+    }
+}
+
+/// The request id of the create made under `key`, reserved at `reserved_at`, by `account`: the
+/// same for a retry that resumes the reservation, different after the key expired and was
+/// reserved anew. A UUID (version 4 layout) from SHA-256 of the three.
+pub fn request_id_for(account: &AccountId, key: &str, reserved_at: Timestamp) -> RequestId {
+    let mut h = Sha256::new();
+    h.update(account.as_str().as_bytes());
+    h.update([0]);
+    h.update(key.as_bytes());
+    h.update([0]);
+    h.update(reserved_at.millis().to_be_bytes());
+    let digest = h.finalize();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    RequestId(uuid::Builder::from_random_bytes(bytes).into_uuid())
 }
 
 /// Idempotency store failures.
@@ -113,7 +156,7 @@ impl IdempotencyStore for MemoryIdempotencyStore {
             Some(Entry {
                 response: Some(r), ..
             }) => Begin::Replay(r.clone()),
-            Some(_) => Begin::InProgress,
+            Some(e) => unfinished(e.created_at, now),
         })
     }
 

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::billing::MemoryLedger;
 use crate::billing::{HoldStatus, Ledger, LedgerError};
@@ -320,6 +320,17 @@ impl TryOnService {
 
     /// Creates a try-on. Validates, checks the engine and holds the price before any work.
     pub async fn create(&self, caller: &Caller, body: &CreateRequest) -> Result<Created, ApiError> {
+        self.create_as(caller, body, self.b.ids.request_id()).await
+    }
+
+    /// [`TryOnService::create`] with the request id given (derived from the idempotency key
+    /// for an idempotent create).
+    async fn create_as(
+        &self,
+        caller: &Caller,
+        body: &CreateRequest,
+        id: RequestId,
+    ) -> Result<Created, ApiError> {
         let req = body.validate(&self.config.request_limits)?;
         if self.engines.get(req.category).is_none() {
             return Err(ApiError::new(
@@ -331,7 +342,6 @@ impl TryOnService {
             ));
         }
         let price = self.config.prices.price(req.category);
-        let id = self.b.ids.request_id();
         let now = self.now();
         self.b
             .ledger
@@ -397,12 +407,68 @@ impl TryOnService {
         }
         let store = &self.b.idempotency;
         let fp = crate::idempotency::fingerprint(body);
+        let reserved_at = self.now();
+        let mut id = crate::idempotency::request_id_for(&caller.account_id, key, reserved_at);
         match store
-            .begin(&caller.account_id, key, &fp, self.now())
+            .begin(&caller.account_id, key, &fp, reserved_at)
             .await
             .map_err(backend)?
         {
             Begin::New => {}
+            Begin::Resume { reserved_at } => {
+                // The request that reserved the key died before saving its response. Its job,
+                // if it got that far, has this id: answer with it. Otherwise make it now,
+                // after freeing a hold it may have left without a job.
+                id = crate::idempotency::request_id_for(&caller.account_id, key, reserved_at);
+                if let Some(job) = self.b.jobs.get(id).await.map_err(backend)? {
+                    let object = self.result_object(&job).await?;
+                    let created = if job.category.is_sync() && job.status.is_terminal() {
+                        Created::Finished(object)
+                    } else {
+                        Created::Accepted(object)
+                    };
+                    let saved = serde_json::to_string(&created).map_err(backend)?;
+                    store
+                        .finish(&caller.account_id, key, &saved)
+                        .await
+                        .map_err(backend)?;
+                    warn!(request_id = %id, "idempotency key taken over from a request that died; answered with its job");
+                    return Ok((created, true));
+                }
+                // An open hold it left is reused (a hold is idempotent per request id). One
+                // that maintenance already gave back cannot carry a job: start over under a
+                // fresh reservation, so a fresh id.
+                let settled = self
+                    .b
+                    .ledger
+                    .get_hold(id)
+                    .await
+                    .map_err(backend)?
+                    .is_some_and(|h| h.status != crate::billing::HoldStatus::Open);
+                if settled {
+                    store
+                        .abandon(&caller.account_id, key)
+                        .await
+                        .map_err(backend)?;
+                    let now = self.now();
+                    match store
+                        .begin(&caller.account_id, key, &fp, now)
+                        .await
+                        .map_err(backend)?
+                    {
+                        Begin::New => {
+                            id = crate::idempotency::request_id_for(&caller.account_id, key, now)
+                        }
+                        _ => {
+                            return Err(ApiError::new(
+                                ErrorCode::IdempotencyConflict,
+                                "a request with this Idempotency-Key is still being processed; retry later",
+                            ))
+                        }
+                    }
+                }
+                debug!(request_id = %id, "idempotency key taken over from a request that died");
+            }
             Begin::Replay(saved) => {
                 let created: Created = serde_json::from_str(&saved).map_err(backend)?;
                 return Ok((created, true));
@@ -420,7 +486,7 @@ impl TryOnService {
                 ))
             }
         }
-        match self.create(caller, body).await {
+        match self.create_as(caller, body, id).await {
             Ok(created) => {
                 let saved = serde_json::to_string(&created).map_err(backend)?;
                 store

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use vto_core::idempotency::{Begin, IdempotencyError, IdempotencyStore};
+use vto_core::idempotency::{unfinished, Begin, IdempotencyError, IdempotencyStore};
 use vto_core::outbox::{
     apply_attempt, Delivery, DeliveryAttempt, NextStep, Outbox, OutboxError, WebhookSecret,
     WebhookSecrets,
@@ -352,7 +352,7 @@ impl IdempotencyStore for PgStore {
             .map_err(pg("preparing an idempotency key insert"))?;
         let read = c
             .prepare_cached(
-                "SELECT fingerprint, response FROM idempotency_keys
+                "SELECT fingerprint, response, created_at FROM idempotency_keys
                  WHERE account_id = $1 AND key = $2",
             )
             .await
@@ -373,10 +373,11 @@ impl IdempotencyStore for PgStore {
             if let Some(r) = row {
                 let stored: &str = col(&r, 0)?;
                 let response: Option<String> = col(&r, 1)?;
+                let reserved: i64 = col(&r, 2)?;
                 return Ok(match response {
                     _ if stored != fingerprint => Begin::Conflict,
                     Some(saved) => Begin::Replay(saved),
-                    None => Begin::InProgress,
+                    None => unfinished(Timestamp(reserved), now),
                 });
             }
         }

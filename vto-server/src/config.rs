@@ -626,6 +626,12 @@ impl Config {
                     }
                 }
             }
+            if self.result_url_ttl_secs > 7 * 24 * 3600 {
+                return Err(invalid(
+                    "result_url_ttl_secs",
+                    "must be at most 604800 (7 days, the longest an S3 presigned URL lives) with s3:// results",
+                ));
+            }
             if self.results.region.trim().is_empty() {
                 return Err(invalid(
                     "results.region",

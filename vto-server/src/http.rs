@@ -37,8 +37,9 @@ pub struct AppState {
     /// Whether this process serves the public API (`role` is `all` or `api`); a worker
     /// answers only `/healthz`, `/readyz` and `/metrics`.
     pub serves_api: bool,
-    /// Result images and their signed URLs.
-    pub results: Arc<SignedResults>,
+    /// The result folder behind `/v1/results/{token}` links; `None` when results are in
+    /// object storage (clients download from the store).
+    pub signed: Option<Arc<SignedResults>>,
     /// Counters and histograms.
     pub metrics: Arc<Metrics>,
     /// Largest accepted body.
@@ -457,11 +458,15 @@ async fn result_image(ctx: Ctx, token: String) -> Response {
             "no such result, or the link has expired; GET the try-on again for a fresh link",
         ))
     };
-    let now = ctx.service.now();
-    let Ok(key) = ctx.results.verify(&token, now) else {
+    // With results in object storage, links point at the store itself: nothing is served here.
+    let Some(signed) = &ctx.signed else {
         return not_found();
     };
-    match ctx.results.get(&key).await {
+    let now = ctx.service.now();
+    let Ok(key) = signed.verify(&token, now) else {
+        return not_found();
+    };
+    match signed.get(&key).await {
         Ok(Some(img)) => {
             let mut resp = Response::new(img.bytes.into());
             set_header(&mut resp, "content-type", img.content_type);

@@ -61,8 +61,8 @@ use vto_core::http_fetch::{AddressPolicy, HttpFetcher};
 use vto_core::http_webhook::HttpWebhookTransport;
 use vto_core::outbox::{DispatchConfig, Dispatcher, Outbox, OutboxSender};
 use vto_core::{
-    AuthCache, Backends, Category, Engines, Fetcher, FsResultStore, RandomIds, StorageHealth,
-    SystemClock, TryOnService, WebhookSender,
+    AuthCache, Backends, Category, Engines, Fetcher, RandomIds, StorageHealth, SystemClock,
+    TryOnService, WebhookSender,
 };
 
 pub use config::{Config, ConfigError, Role};
@@ -279,8 +279,6 @@ pub async fn start_with(
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("creating data_dir {}", config.data_dir.display()))?;
     let storage = Storage::open(&config, Arc::new(RandomIds)).await?;
-    let secret = results::load_or_create_secret(&config.data_dir.join("url-signing.key"))
-        .context("loading the URL-signing secret")?;
     let listener = tokio::net::TcpListener::bind(config.listen_addr()?)
         .await
         .with_context(|| format!("binding {}", config.listen))?;
@@ -290,19 +288,7 @@ pub async fn start_with(
     } else {
         config.base_url()?
     };
-    let results_dir = match config.results_location()? {
-        config::ResultsLocation::File(dir) => dir,
-        config::ResultsLocation::S3 { .. } => {
-            anyhow::bail!("results.url: s3:// is not built into this binary yet")
-        }
-    };
-    let results = Arc::new(SignedResults::new(
-        FsResultStore::new(&results_dir)
-            .with_context(|| format!("creating the results folder {}", results_dir.display()))?,
-        base_url.clone(),
-        secret,
-        config.result_url_ttl_secs,
-    ));
+    let (results, signed) = storage::open_results(&config, &base_url).await?;
     let metrics = Arc::new(metrics::Metrics::default());
     let service_config = config.service_config()?;
     let openapi = serde_json::to_vec_pretty(&openapi::document(&service_config))?;
@@ -322,7 +308,7 @@ pub async fn start_with(
         idempotency: storage.idempotency.clone(),
         limiter: storage.limiter.clone(),
         limits: auth.clone(),
-        results: results.clone(),
+        results,
         fetcher: make_fetcher(&config)?,
         webhooks: make_webhook_sender(storage.outbox.clone()),
         clock: Arc::new(SystemClock),
@@ -361,7 +347,7 @@ pub async fn start_with(
         service: service.clone(),
         storage: storage.clone(),
         serves_api: config.role.serves_api(),
-        results,
+        signed,
         metrics,
         body_limit: config.body_limit_bytes,
         base_url: base_url.clone(),

@@ -10,11 +10,15 @@ use vto_core::idempotency::IdempotencyStore;
 use vto_core::keys::{ApiKeyStore, AuthGeneration};
 use vto_core::outbox::{Outbox, WebhookSecrets};
 use vto_core::ratelimit::{AccountLimitStore, RateLimiter};
-use vto_core::{IdGen, JobQueue, JobStore, MemoryRateLimiter, StorageHealth};
+use vto_core::{
+    FsResultStore, IdGen, JobQueue, JobStore, MemoryRateLimiter, ResultStore, StorageHealth,
+};
 use vto_postgres::{PgOptions, PgRateLimiter, PgStore, PgWebhookSecrets};
+use vto_s3::{S3Options, S3ResultStore};
 use vto_sqlite::{SqliteStore, SqliteWebhookSecrets};
 
-use crate::config::{Config, StorageLocation};
+use crate::config::{Config, ResultsLocation, StorageLocation};
+use crate::results::{load_or_create_secret, SignedResults};
 
 /// Every record backend the service needs, as traits, from one storage location.
 #[derive(Clone)]
@@ -117,6 +121,57 @@ impl Storage {
             secrets: Arc::new(SqliteWebhookSecrets::new(store, ids)),
             limiter: Arc::new(MemoryRateLimiter::default()),
             health: s,
+        }
+    }
+}
+
+/// The result store `[results] url` names, and, for a folder, the signed-link front this
+/// server serves at `/v1/results/{token}` (`None` for S3: clients download from the store at
+/// presigned URLs, so every instance hands out links that work).
+pub async fn open_results(
+    config: &Config,
+    base_url: &str,
+) -> anyhow::Result<(Arc<dyn ResultStore>, Option<Arc<SignedResults>>)> {
+    match config.results_location()? {
+        ResultsLocation::File(dir) => {
+            let secret = load_or_create_secret(&config.data_dir.join("url-signing.key"))
+                .context("loading the URL-signing secret")?;
+            let store = FsResultStore::new(&dir)
+                .with_context(|| format!("creating the results folder {}", dir.display()))?;
+            let signed = Arc::new(SignedResults::new(
+                store,
+                base_url.to_string(),
+                secret,
+                config.result_url_ttl_secs,
+            ));
+            Ok((signed.clone(), Some(signed)))
+        }
+        ResultsLocation::S3 { bucket, prefix } => {
+            let r = &config.results;
+            let given = |v: &str| Some(v.trim().to_string()).filter(|v| !v.is_empty());
+            let options = S3Options {
+                endpoint: given(&r.endpoint),
+                allow_http: r.allow_http,
+                region: given(&r.region),
+                access_key_id: given(&r.access_key_id),
+                secret_access_key: given(&r.secret_access_key),
+                url_ttl: std::time::Duration::from_secs(config.result_url_ttl_secs),
+                ..S3Options::default()
+            };
+            let url = if prefix.is_empty() {
+                format!("s3://{bucket}")
+            } else {
+                format!("s3://{bucket}/{prefix}")
+            };
+            let store = S3ResultStore::from_url(&url, options)
+                .with_context(|| format!("results.url {url}"))?;
+            // A wrong key, a missing bucket or an unreachable endpoint stops the start here,
+            // not at the first finished job.
+            store
+                .check()
+                .await
+                .with_context(|| format!("checking results.url {url}"))?;
+            Ok((Arc::new(store), None))
         }
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
 
-use vto_core::idempotency::{Begin, IdempotencyError, IdempotencyStore};
+use vto_core::idempotency::{unfinished, Begin, IdempotencyError, IdempotencyStore};
 use vto_core::outbox::{
     apply_attempt, Delivery, DeliveryAttempt, NextStep, Outbox, OutboxError, WebhookSecret,
     WebhookSecrets,
@@ -312,12 +312,12 @@ impl IdempotencyStore for SqliteStore {
     ) -> Result<Begin, IdempotencyError> {
         let (account, key, fp) = (account.clone(), key.to_string(), fingerprint.to_string());
         self.write(move |c| {
-            let row: Option<(String, Option<String>)> = c
+            let row: Option<(String, Option<String>, i64)> = c
                 .query_row(
-                    "SELECT fingerprint, response FROM idempotency_keys \
+                    "SELECT fingerprint, response, created_at FROM idempotency_keys \
                      WHERE account_id = ?1 AND key = ?2",
                     params![account.as_str(), key],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                 )
                 .optional()
                 .map_err(DbError::from)?;
@@ -331,9 +331,9 @@ impl IdempotencyStore for SqliteStore {
                     .map_err(DbError::from)?;
                     Begin::New
                 }
-                Some((stored, _)) if stored != fp => Begin::Conflict,
-                Some((_, Some(response))) => Begin::Replay(response),
-                Some((_, None)) => Begin::InProgress,
+                Some((stored, _, _)) if stored != fp => Begin::Conflict,
+                Some((_, Some(response), _)) => Begin::Replay(response),
+                Some((_, None, reserved)) => unfinished(Timestamp(reserved), now),
             })
         })
         .await
