@@ -82,7 +82,9 @@ impl ModelId {
             ModelId::PalmDetectionFull => {
                 "mediapipe/modules/palm_detection/palm_detection_full.tflite"
             }
-            ModelId::HandLandmarkFull => "mediapipe/modules/hand_landmark/hand_landmark_full.tflite",
+            ModelId::HandLandmarkFull => {
+                "mediapipe/modules/hand_landmark/hand_landmark_full.tflite"
+            }
         }
     }
 

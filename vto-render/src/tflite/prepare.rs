@@ -890,7 +890,9 @@ pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
                 let (x, w, b) = (input(0)?, input(1)?, opt_input(2));
                 let ws = &shapes[w];
                 let [out_c, in_c] = ws[..] else {
-                    return Err(bad(format!("operator {oi}: FULLY_CONNECTED weights {ws:?}")));
+                    return Err(bad(format!(
+                        "operator {oi}: FULLY_CONNECTED weights {ws:?}"
+                    )));
                 };
                 if in_c == 0 || numel(x) % in_c != 0 {
                     return Err(bad(format!(
@@ -938,16 +940,26 @@ pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
                     .get(&input(1)?)
                     .ok_or_else(|| TfliteError::Unsupported("MEAN with runtime axes".into()))?;
                 let (in_h, in_w, in_c) = nhwc(&shapes[x], "MEAN")?;
-                let mut axes: Vec<i32> = axes.iter().map(|&a| if a < 0 { a + 4 } else { a }).collect();
+                let mut axes: Vec<i32> = axes
+                    .iter()
+                    .map(|&a| if a < 0 { a + 4 } else { a })
+                    .collect();
                 axes.sort_unstable();
                 if axes != [1, 2] {
                     return Err(TfliteError::Unsupported(format!(
                         "MEAN over axes {axes:?} (only the spatial axes [1, 2] are supported)"
                     )));
                 }
-                let want: &[usize] = if *keep_dims { &[1, 1, 1, in_c] } else { &[1, in_c] };
+                let want: &[usize] = if *keep_dims {
+                    &[1, 1, 1, in_c]
+                } else {
+                    &[1, in_c]
+                };
                 if shapes[y] != want {
-                    return Err(bad(format!("operator {oi}: MEAN output shape {:?}", shapes[y])));
+                    return Err(bad(format!(
+                        "operator {oi}: MEAN output shape {:?}",
+                        shapes[y]
+                    )));
                 }
                 steps.push(Step::Pool {
                     max: false,

@@ -618,7 +618,10 @@ fn op_kind(
         14 => OpKind::Logistic,
         40 => OpKind::Mean {
             // ReducerOptions: keep_dims.
-            keep_dims: options.map(|t| t.bool_or(0, false)).transpose()?.unwrap_or(false),
+            keep_dims: options
+                .map(|t| t.bool_or(0, false))
+                .transpose()?
+                .unwrap_or(false),
         },
         17 => OpKind::MaxPool2d(pool_options(options)?),
         18 => OpKind::Mul(activation_only(options, 0)?),

@@ -652,7 +652,11 @@ fn mean_and_fully_connected_match_a_direct_computation() {
     );
     let prob = g.op(OpKind::Logistic, &[flag], &[1, 1]);
     let axes_neg = g.const_i32(&[2], &[-3, -2]);
-    let kept = g.op(OpKind::Mean { keep_dims: true }, &[x, axes_neg], &[1, 1, 1, c]);
+    let kept = g.op(
+        OpKind::Mean { keep_dims: true },
+        &[x, axes_neg],
+        &[1, 1, 1, c],
+    );
     for t in [fc, prob, kept] {
         g.output(t);
     }
@@ -673,10 +677,17 @@ fn mean_and_fully_connected_match_a_direct_computation() {
         .collect();
     let want_prob = 1.0 / (1.0 + (-(dot(&w1v) + b1v[0])).exp());
     let close = |a: f32, b: f32| (a - b).abs() <= 1e-5 * b.abs().max(1.0);
-    assert!(got[0].iter().zip(&want_fc).all(|(a, b)| close(*a, *b)), "{:?} vs {want_fc:?}", got[0]);
+    assert!(
+        got[0].iter().zip(&want_fc).all(|(a, b)| close(*a, *b)),
+        "{:?} vs {want_fc:?}",
+        got[0]
+    );
     assert!(close(got[1][0], want_prob), "{} vs {want_prob}", got[1][0]);
     assert!(got[2].iter().zip(&m).all(|(a, b)| close(*a, *b)));
-    assert!(want_fc.iter().any(|v| *v > 0.0), "the test exercises a non-zero output");
+    assert!(
+        want_fc.iter().any(|v| *v > 0.0),
+        "the test exercises a non-zero output"
+    );
     assert_eq!(check(&model, 901), o + 1 + c);
 }
 

@@ -356,12 +356,22 @@ mod tests {
         // Fingers up: no rotation, shifted 20 px up, 40 × 2.6 = 104 px square.
         let r = hand_roi(&palm([120.0, 235.0], [120.0, 205.0])).unwrap();
         assert!(r.rotation.abs() < 1e-6, "{}", r.rotation);
-        assert!((r.cx - 120.0).abs() < 1e-4 && (r.cy - 200.0).abs() < 1e-4, "{r:?}");
+        assert!(
+            (r.cx - 120.0).abs() < 1e-4 && (r.cy - 200.0).abs() < 1e-4,
+            "{r:?}"
+        );
         assert!((r.width - 104.0).abs() < 1e-4 && (r.height - 104.0).abs() < 1e-4);
         // Fingers pointing right (image +x): rotated +90° (clockwise on screen), shifted right.
         let r = hand_roi(&palm([105.0, 220.0], [135.0, 220.0])).unwrap();
-        assert!((r.rotation - std::f32::consts::FRAC_PI_2).abs() < 1e-5, "{}", r.rotation);
-        assert!((r.cx - 140.0).abs() < 1e-3 && (r.cy - 220.0).abs() < 1e-3, "{r:?}");
+        assert!(
+            (r.rotation - std::f32::consts::FRAC_PI_2).abs() < 1e-5,
+            "{}",
+            r.rotation
+        );
+        assert!(
+            (r.cx - 140.0).abs() < 1e-3 && (r.cy - 220.0).abs() < 1e-3,
+            "{r:?}"
+        );
         // The ROI's top edge (v = 0) lies towards the fingers.
         let top = r.project(0.5, 0.0);
         assert!(top[0] > r.cx + 50.0, "{top:?}");
