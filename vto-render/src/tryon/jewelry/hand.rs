@@ -3,8 +3,8 @@
 //! # Which hand
 //! The subject's **left** hand when both show (where a ring or a bangle is usually shown and
 //! worn), else the hand that shows. The side comes from the body when its wrists are seen
-//! (the hand's wrist nearer pose keypoint 15, the left wrist, or 16, the right), else from the
-//! hand model's handedness.
+//! (the hand's wrist clearly nearer pose keypoint 15, the left wrist, than 16, the right, or
+//! within a knuckle span of the only one seen), else from the hand model's handedness.
 //!
 //! # The hand in 3D
 //! Each landmark is put at the depth where the hand's scale holds: the knuckles' span (index
@@ -122,16 +122,21 @@ fn side_of<'a>(hand: &'a Hand, body: Option<&Body>) -> (&'a Hand, Handedness, Si
         let k = body?.keypoints.get(i)?;
         (k.presence >= POSE_PRESENCE).then(|| (Vec2::new(k.x, k.y) - wrist).length())
     };
-    match (near(15), near(16)) {
+    let by_body = match (near(15), near(16)) {
         (Some(l), Some(r)) if l.min(r) < 1.5 * span && (l - r).abs() > 0.3 * span => {
-            let side = if l < r {
+            Some(if l < r {
                 Handedness::Left
             } else {
                 Handedness::Right
-            };
-            (hand, side, SideSource::Body)
+            })
         }
-        _ => (hand, hand.handedness, SideSource::HandModel),
+        (Some(l), None) if l < span => Some(Handedness::Left),
+        (None, Some(r)) if r < span => Some(Handedness::Right),
+        _ => None,
+    };
+    match by_body {
+        Some(side) => (hand, side, SideSource::Body),
+        None => (hand, hand.handedness, SideSource::HandModel),
     }
 }
 
@@ -317,11 +322,13 @@ pub fn prepare(
         let [x, y, z] = frame(-up_arm, back);
         let knuckles_cm = (pts[5] - pts[17]).length();
         let mut wrist_cm = WRIST_OF_KNUCKLES * knuckles_cm;
-        let wrist_px = Vec2::new(hand.landmarks[0][0], hand.landmarks[0][1]);
+        // Measured where the bangle sits (up the forearm from landmark 0, where the palm's
+        // heel no longer widens the mask).
+        let at = camera.project(pts[0] - y * BRACELET_UP_FOREARM * wrist_cm);
         let across = Vec2::new(x.x, x.y).normalize_or(Vec2::X);
         let measured = body
             .and_then(|b| b.mask.as_ref())
-            .and_then(|m| mask_width(m, wrist_px, across, 1.6 * wrist_cm * ppc))
+            .and_then(|m| mask_width(m, at, across, 1.6 * wrist_cm * ppc))
             .map(|px| px / ppc)
             .filter(|cm| (0.6 * wrist_cm..=1.4 * wrist_cm).contains(cm));
         if let Some(cm) = measured {
