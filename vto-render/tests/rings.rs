@@ -119,16 +119,17 @@ fn draw(lm: &[[f32; 3]], elbow: [f32; 2]) -> (RgbaImage, Mask) {
     let photo = RgbaImage::from_fn(W, H, |x, y| {
         let q = [x as f32, y as f32];
         let mut shade = None;
-        for &(a, b, r) in &bones {
-            let (d, _) = dist_to_segment(q, p(a), p(b));
+        // Rounded parts: the one whose surface is highest at this pixel shows.
+        let mut part = |d: f32, r: f32| {
             if d < r {
-                shade = Some(1.0 - 0.25 * (d / r).powi(2));
+                let s = 0.6 + 0.4 * (1.0 - (d / r).powi(2)).sqrt();
+                shade = Some(shade.map_or(s, |v: f32| v.max(s)));
             }
+        };
+        for &(a, b, r) in &bones {
+            part(dist_to_segment(q, p(a), p(b)).0, r);
         }
-        let (d, _) = dist_to_segment(q, p(0), elbow);
-        if d < 48.0 {
-            shade = Some(shade.unwrap_or(1.0 - 0.25 * (d / 48.0).powi(2)));
-        }
+        part(dist_to_segment(q, p(0), elbow).0, 48.0);
         match shade {
             Some(s) => {
                 data[(y * W + x) as usize] = 1.0;
@@ -538,4 +539,105 @@ fn portraits_without_a_hand_fail_saying_so_through_the_hand_networks() {
             }
         }
     }
+}
+
+/// The drawn hand of the placement tests, at 640², through the real hand networks (the
+/// engine's vision stage): one hand, its landmarks where MediaPipe 0.10.14's own pipeline
+/// (`scripts/hand_reference.py`, committed in `tests/data/drawn_hand_mediapipe.json`) puts
+/// them, and the ring through the whole engine between the knuckles the networks found.
+#[test]
+fn the_hand_networks_find_the_drawn_hand_where_mediapipe_does() {
+    let lm = landmarks();
+    let (photo, _) = draw(&lm, [320.0, 700.0]);
+    let png = encode_png(&photo).unwrap();
+    // For regenerating the golden: scripts/hand_reference.py <this file> <json>.
+    let dump = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("drawn_hand.png");
+    std::fs::write(&dump, &png).unwrap();
+    let golden: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/drawn_hand_mediapipe.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let want: Vec<[f32; 2]> = golden["hands"][0]["landmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| [p[0].as_f64().unwrap() as f32, p[1].as_f64().unwrap() as f32])
+        .collect();
+    assert_eq!(want.len(), 21);
+    let renderer = Renderer::shared(&models_dir()).unwrap_or_else(|e| panic!("{e}"));
+    let needs = vto_render::tryon::Needs {
+        hands: true,
+        ..Default::default()
+    };
+    let seen = renderer.see(&photo, needs).unwrap();
+    assert_eq!(seen.hands.len(), 1, "one hand");
+    let h = &seen.hands[0];
+    let span = (lm[5][0] - lm[17][0]).hypot(lm[5][1] - lm[17][1]);
+    let worst = h
+        .landmarks
+        .iter()
+        .zip(&want)
+        .map(|(a, b)| (a[0] - b[0]).hypot(a[1] - b[1]))
+        .fold(0.0f32, f32::max);
+    eprintln!(
+        "drawn hand: worst landmark off MediaPipe's by {worst:.2} px (knuckle span {span} px)"
+    );
+    assert!(worst < 0.03 * span, "{worst} px off MediaPipe's landmarks");
+    // The fingers' landmarks are where the drawing put them, within a fifth of the knuckle
+    // span (a drawing's knuckles are not sharp); the drawn thumb and wrist are cruder
+    // (0.6 of a span).
+    for (i, (a, b)) in h.landmarks.iter().zip(&lm).enumerate() {
+        let off = (a[0] - b[0]).hypot(a[1] - b[1]);
+        let tol = if i >= 5 { 0.2 } else { 0.6 };
+        assert!(off < tol * span, "landmark {i}: {off} px off the drawing");
+    }
+    // MediaPipe's label assumes a mirrored image: its "Right" is the subject's left.
+    let want_side = match golden["hands"][0]["label"].as_str() {
+        Some("Right") => Handedness::Left,
+        Some("Left") => Handedness::Right,
+        other => panic!("label {other:?}"),
+    };
+    assert_eq!(h.handedness, want_side);
+    // The same on the WGSL executor (the product path on a real GPU).
+    let ctx = GpuContext::shared().expect("a wgpu adapter");
+    let store = vto_render::models::ModelStore::open(models_dir()).unwrap();
+    let mut vision = vto_render::vision::Vision::new(
+        ctx.clone(),
+        vto_render::vision::Networks::gpu(&ctx, &store).unwrap(),
+    );
+    let gpu_photo = vision.image_ops().upload(&photo).unwrap();
+    let on_gpu = vision.hands(&gpu_photo).unwrap();
+    assert_eq!(on_gpu.len(), 1);
+    let worst_gpu = on_gpu[0]
+        .landmarks
+        .iter()
+        .zip(&want)
+        .map(|(a, b)| (a[0] - b[0]).hypot(a[1] - b[1]))
+        .fold(0.0f32, f32::max);
+    assert!(worst_gpu < 0.03 * span, "wgpu: {worst_gpu} px off");
+    assert_eq!(on_gpu[0].handedness, h.handedness);
+    // The whole engine: the ring between the knuckles the networks found.
+    let out = renderer
+        .try_on(&Jewelry, &png, &SampleJewel::RingSolitaire.glb())
+        .unwrap();
+    let anchor: Vec<f32> = out.metadata["worn"]["anchor_px"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap() as f32)
+        .collect();
+    let (mcp, pip) = (
+        [h.landmarks[13][0], h.landmarks[13][1]],
+        [h.landmarks[14][0], h.landmarks[14][1]],
+    );
+    let (off, t) = dist_to_segment([anchor[0], anchor[1]], mcp, pip);
+    assert!(
+        off < 1.0 && (0.25..=0.6).contains(&t),
+        "{anchor:?}: {off} px off, at {t}"
+    );
+    assert_eq!(out.metadata["worn"]["hand"], want_side.as_str());
+    assert_eq!(out.image.dimensions(), photo.dimensions());
 }
