@@ -13,9 +13,10 @@
 //! - **Photos** (the PHOTO arguments): the whole engine, real hand networks included; a photo
 //!   without a visible hand shows the `processing_failed` message.
 //!
-//! Timings: the drawn-hand scene's placement + raster (median of 5), and the whole engine's
-//! vision (palm detection, pose) on the 1024² astronaut portrait, which has no hand, so the
-//! job stops after vision with `processing_failed` (median of 5).
+//! Timings (median of 5, warm): the drawn-hand scenes' placement + raster; the whole engine
+//! on the first drawn hand (the real networks find it) split into decode, vision, raster and
+//! encode; and the engine on the 1024² astronaut portrait, which has no hand, so the job
+//! stops after vision with `processing_failed`.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -362,6 +363,40 @@ fn main() {
     println!("warm placement + raster at 1024² (median of 5):");
     for (name, ms) in &raster_ms {
         println!("  {name:<40} {ms:7.1} ms");
+    }
+    // The whole engine on the first drawn hand at 1024²: decode, hand and pose vision (the
+    // real networks find the drawn hand), placement, raster, encode.
+    let first = out.join(format!("{}_input.png", poses[0].name));
+    if let Ok(png) = std::fs::read(&first) {
+        for jewel in [SampleJewel::RingSolitaire, SampleJewel::BangleSilver] {
+            let model = jewel.glb();
+            let _ = renderer.try_on(&Jewelry, &png, &model);
+            let mut runs = Vec::new();
+            for _ in 0..5 {
+                match renderer.try_on(&Jewelry, &png, &model) {
+                    Ok(r) => runs.push(r.timings),
+                    Err(e) => {
+                        println!("  engine on {}: {e}", first.display());
+                        break;
+                    }
+                }
+            }
+            if runs.len() == 5 {
+                let ms = |f: &dyn Fn(&vto_render::engine::Timings) -> std::time::Duration| {
+                    median(runs.iter().map(|t| f(t).as_secs_f64() * 1e3).collect())
+                };
+                println!(
+                    "warm engine, {} on the 1024² drawn hand: total {:.1} ms (decode {:.1}, \
+                     vision {:.1}, raster {:.1}, encode {:.1})",
+                    jewel.name(),
+                    ms(&|t| t.decode + t.vision + t.raster + t.encode),
+                    ms(&|t| t.decode),
+                    ms(&|t| t.vision),
+                    ms(&|t| t.raster),
+                    ms(&|t| t.encode),
+                );
+            }
+        }
     }
     let portrait = models.join("test-photos").join("astronaut.png");
     if let Ok(img) = image::open(&portrait) {

@@ -263,7 +263,6 @@ fn the_ring_sits_on_the_ring_finger_between_its_knuckles() {
         let hands = [Hand::from_landmarks(lm.clone(), Handedness::Left)];
         let prepared = prepare(&photo, &hands, None, SampleJewel::RingSolitaire).unwrap();
         let (mcp, pip) = ([lm[13][0], lm[13][1]], [lm[14][0], lm[14][1]]);
-        let knuckles = ((mcp[0] - pip[0]).powi(2) + (mcp[1] - pip[1]).powi(2)).sqrt();
         let (off, t) = dist_to_segment(prepared.worn.anchor_px.to_array(), mcp, pip);
         assert!(
             off < 1.0,

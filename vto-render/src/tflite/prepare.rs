@@ -8,6 +8,8 @@ pub(crate) use super::schema::Activation;
 use super::schema::{DimMeta, Graph, OpKind, Padding, Sparsity, TensorType};
 use super::TfliteError;
 
+mod heads;
+
 /// Elementwise binary operators (broadcasting).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BinOp {
@@ -884,105 +886,25 @@ pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
                 });
             }
             OpKind::FullyConnected { activation } => {
-                // y = x · wᵀ + b over rows of K values: a 1×1 convolution over a 1×rows image
-                // (the weights `[O, K]` are the filter `[O, 1, 1, K]`).
                 float_out(y)?;
                 let (x, w, b) = (input(0)?, input(1)?, opt_input(2));
-                let ws = &shapes[w];
-                let [out_c, in_c] = ws[..] else {
-                    return Err(bad(format!(
-                        "operator {oi}: FULLY_CONNECTED weights {ws:?}"
-                    )));
-                };
-                if in_c == 0 || numel(x) % in_c != 0 {
-                    return Err(bad(format!(
-                        "operator {oi}: FULLY_CONNECTED input {:?} is not rows of {in_c}",
-                        shapes[x]
-                    )));
-                }
-                let rows = numel(x) / in_c;
-                if numel(y) != rows * out_c {
-                    return Err(bad(format!("operator {oi}: FULLY_CONNECTED output size")));
-                }
-                if b.is_some_and(|b| numel(b) != out_c) {
-                    return Err(bad(format!("operator {oi}: bias size mismatch")));
-                }
-                steps.push(Step::Conv {
+                steps.push(heads::fully_connected(
+                    oi,
+                    &shapes,
                     x,
                     w,
                     b,
                     y,
-                    geo: Geo {
-                        in_h: 1,
-                        in_w: rows,
-                        in_c,
-                        out_h: 1,
-                        out_w: rows,
-                        out_c,
-                        k_h: 1,
-                        k_w: 1,
-                        stride_h: 1,
-                        stride_w: 1,
-                        dil_h: 1,
-                        dil_w: 1,
-                        pad_top: 0,
-                        pad_left: 0,
-                    },
-                    epi: Epilogue::fused(*activation),
-                });
+                    *activation,
+                )?);
             }
             OpKind::Mean { keep_dims } => {
-                // The spatial mean of a [1,H,W,C] tensor (global average pooling): an average
-                // pool with an H×W window. Other axes are not used by these models.
                 float_out(y)?;
                 let x = input(0)?;
                 let axes = int_consts
                     .get(&input(1)?)
                     .ok_or_else(|| TfliteError::Unsupported("MEAN with runtime axes".into()))?;
-                let (in_h, in_w, in_c) = nhwc(&shapes[x], "MEAN")?;
-                let mut axes: Vec<i32> = axes
-                    .iter()
-                    .map(|&a| if a < 0 { a + 4 } else { a })
-                    .collect();
-                axes.sort_unstable();
-                if axes != [1, 2] {
-                    return Err(TfliteError::Unsupported(format!(
-                        "MEAN over axes {axes:?} (only the spatial axes [1, 2] are supported)"
-                    )));
-                }
-                let want: &[usize] = if *keep_dims {
-                    &[1, 1, 1, in_c]
-                } else {
-                    &[1, in_c]
-                };
-                if shapes[y] != want {
-                    return Err(bad(format!(
-                        "operator {oi}: MEAN output shape {:?}",
-                        shapes[y]
-                    )));
-                }
-                steps.push(Step::Pool {
-                    max: false,
-                    x,
-                    y,
-                    geo: Geo {
-                        in_h,
-                        in_w,
-                        in_c,
-                        out_h: 1,
-                        out_w: 1,
-                        out_c: in_c,
-                        k_h: in_h,
-                        k_w: in_w,
-                        stride_h: 1,
-                        stride_w: 1,
-                        dil_h: 1,
-                        dil_w: 1,
-                        pad_top: 0,
-                        pad_left: 0,
-                    },
-                    act: Activation::None,
-                });
+                steps.push(heads::mean(oi, &shapes, x, axes, y, *keep_dims)?);
             }
             OpKind::Reshape => {
                 let x = input(0)?;
