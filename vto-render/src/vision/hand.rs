@@ -309,18 +309,39 @@ impl Vision {
         decode_hand(&outputs, detection, roi)
     }
 
-    /// The hands in the image (at most [`MAX_HANDS`], best palm first).
+    /// The hands in the image (at most [`MAX_HANDS`], best palm first). Two palms whose
+    /// landmarks land on the same hand (landmark boxes overlapping by IoU > 0.5, as MediaPipe's
+    /// `AssociationNormRectCalculator`) count once.
     pub fn hands(&mut self, image: &GpuImage) -> Result<Vec<Hand>, VisionError> {
-        let mut hands = Vec::new();
-        for d in self.detect_palms(image)?.into_iter().take(MAX_HANDS) {
+        let mut hands: Vec<Hand> = Vec::new();
+        for d in self.detect_palms(image)?.into_iter().take(2 * MAX_HANDS) {
+            if hands.len() == MAX_HANDS {
+                break;
+            }
             let Some(roi) = hand_roi(&d) else {
                 continue;
             };
             if let Some(hand) = self.hand_in(image, d, roi)? {
-                hands.push(hand);
+                if hands.iter().all(|h| box_iou(h, &hand) <= 0.5) {
+                    hands.push(hand);
+                }
             }
         }
         Ok(hands)
+    }
+}
+
+/// IoU of two hands' landmark boxes.
+pub fn box_iou(a: &Hand, b: &Hand) -> f32 {
+    let (a, b) = (a.landmark_box(), b.landmark_box());
+    let ix = (a[2].min(b[2]) - a[0].max(b[0])).max(0.0);
+    let iy = (a[3].min(b[3]) - a[1].max(b[1])).max(0.0);
+    let area = |r: [f32; 4]| (r[2] - r[0]).max(0.0) * (r[3] - r[1]).max(0.0);
+    let union = area(a) + area(b) - ix * iy;
+    if union > 0.0 {
+        ix * iy / union
+    } else {
+        0.0
     }
 }
 
@@ -375,6 +396,19 @@ mod tests {
         // The ROI's top edge (v = 0) lies towards the fingers.
         let top = r.project(0.5, 0.0);
         assert!(top[0] > r.cx + 50.0, "{top:?}");
+    }
+
+    #[test]
+    fn the_same_hand_twice_overlaps_and_two_hands_do_not() {
+        let square = |x0: f32| {
+            Hand::from_landmarks(
+                vec![[x0, 0.0, 0.0], [x0 + 100.0, 100.0, 0.0]],
+                Handedness::Left,
+            )
+        };
+        assert!((box_iou(&square(0.0), &square(0.0)) - 1.0).abs() < 1e-6);
+        assert!(box_iou(&square(0.0), &square(10.0)) > 0.5);
+        assert_eq!(box_iou(&square(0.0), &square(150.0)), 0.0);
     }
 
     #[test]
