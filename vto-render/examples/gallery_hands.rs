@@ -293,6 +293,7 @@ fn main() {
         for jewel in [SampleJewel::RingSolitaire, SampleJewel::BangleSilver] {
             let product = jewel.product();
             let mut times = Vec::new();
+            let mut place_times = Vec::new();
             let mut last = None;
             for _ in 0..5 {
                 let t = Instant::now();
@@ -305,12 +306,23 @@ fn main() {
                     &options,
                 )
                 .expect("placement");
+                place_times.push(t.elapsed().as_secs_f64() * 1e3);
                 let (img, stats) = raster.render(&photo, &prepared.scene).expect("render");
                 times.push(t.elapsed().as_secs_f64() * 1e3);
                 last = Some((prepared, img, stats));
             }
             let (prepared, img, stats) = last.expect("five runs");
-            raster_ms.push((format!("{} {}", pose.name, jewel.name()), median(times)));
+            raster_ms.push((
+                format!(
+                    "{} {} (placement {:.1} ms, roi {:?}, ss {})",
+                    pose.name,
+                    jewel.name(),
+                    median(place_times),
+                    prepared.scene.roi,
+                    prepared.scene.ss
+                ),
+                median(times),
+            ));
             let file = format!("{}_{}.png", pose.name, jewel.name());
             img.save(out.join(&file)).expect("write");
             let zname = format!("{}_{}_zoom.png", pose.name, jewel.name());
@@ -362,7 +374,7 @@ fn main() {
 
     println!("warm placement + raster at 1024² (median of 5):");
     for (name, ms) in &raster_ms {
-        println!("  {name:<40} {ms:7.1} ms");
+        println!("  {ms:7.1} ms  {name}");
     }
     // The whole engine on the first drawn hand at 1024²: decode, hand and pose vision (the
     // real networks find the drawn hand), placement, raster, encode.

@@ -376,7 +376,13 @@ pub fn prepare(
     let mut builder = SceneBuilder::new(camera, w, h, product)
         .lighting(lighting)
         .transparency(Transparency::Material)
-        .supersampling(options.supersampling.max(3))
+        // A ring's band is a few pixels thick: 3× supersampling; a bangle is larger and
+        // smooth at the photo's own setting.
+        .supersampling(if kind.0 == JewelryKind::Ring {
+            options.supersampling.max(3)
+        } else {
+            options.supersampling
+        })
         .contact_shadow(options.shadow_strength * 0.5, ppc);
     builder.product.push_product(product, |q, n| {
         (
