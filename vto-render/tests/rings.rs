@@ -510,6 +510,10 @@ fn portraits_without_a_hand_fail_saying_so_through_the_hand_networks() {
         use vto_render::tryon::TryOn;
         let needs = Jewelry.needs_for(&product);
         assert!(needs.hands && !needs.face);
+        // Earrings keep the face and never run the hand models.
+        let studs = vto_render::tryon::ProductInput::Model(SampleJewel::StudRuby.product());
+        let ear_needs = Jewelry.needs_for(&studs);
+        assert!(ear_needs.face && !ear_needs.hands);
         let seen = renderer.see(&photo, needs).unwrap();
         assert!(seen.hands.is_empty(), "{name}: {} hands", seen.hands.len());
         let png = encode_png(&photo).unwrap();
