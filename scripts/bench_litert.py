@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Per-inference time of LiteRT (XNNPACK, 2 threads) on MediaPipe's six models.
+"""Per-inference time of LiteRT (XNNPACK, 2 threads) on MediaPipe's eight models.
 
 Run: /work/venv-litert/bin/python scripts/bench_litert.py [MODELS_DIR]
 Prints the median and minimum over 200 warm runs, in milliseconds, one model per line.
@@ -18,6 +18,8 @@ MODELS = [
     "pose_detection",
     "pose_landmark_full",
     "selfie_segmentation",
+    "palm_detection_full",
+    "hand_landmark_full",
 ]
 
 

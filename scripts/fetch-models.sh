@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetches the six MediaPipe models vto uses into a models directory and verifies them.
+# Fetches the eight MediaPipe models vto uses into a models directory and verifies them.
 #
 #   scripts/fetch-models.sh [DIR]        # DIR, else $VTO_MODELS_DIR, else ./models
 #   scripts/fetch-models.sh --test-photos [DIR]
@@ -8,7 +8,7 @@
 #                                         # matplotlib wheel into DIR/test-photos (public domain)
 #
 # Source: the PyPI wheel mediapipe==0.10.14 (Apache-2.0), downloaded with pip (no install).
-# Idempotent: when all six files already match their pinned SHA-256, nothing is downloaded.
+# Idempotent: when all eight files already match their pinned SHA-256, nothing is downloaded.
 # Keep the hashes in sync with vto-render/src/models.rs.
 set -euo pipefail
 
@@ -27,6 +27,8 @@ declare -A want=(
   [pose_detection/pose_detection.tflite]=9ba9dd3d42efaaba86b4ff0122b06f29c4122e756b329d89dca1e297fd8f866c
   [pose_landmark/pose_landmark_full.tflite]=e9a5c5cb17f736fafd4c2ec1da3b3d331d6edbe8a0d32395855aeb2cdfd64b9f
   [selfie_segmentation/selfie_segmentation.tflite]=9ee168ec7c8f2a16c56fe8e1cfbc514974cbbb7e434051b455635f1bd1462f5c
+  [palm_detection/palm_detection_full.tflite]=1b14e9422c6ad006cde6581a46c8b90dd573c07ab7f3934b5589e7cea3f89a54
+  [hand_landmark/hand_landmark_full.tflite]=11c272b891e1a99ab034208e23937a8008388cf11ed2a9d776ed3d01d0ba00e3
 )
 
 verify_all() {
@@ -45,7 +47,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 if verify_all; then
-  echo "models: all six present and verified in $dir"
+  echo "models: all eight present and verified in $dir"
 else
   echo "models: downloading mediapipe==0.10.14 with pip"
   "$python" -m pip download --no-deps --only-binary=:all: \
@@ -71,7 +73,7 @@ PY
       exit 1
     fi
   done
-  echo "models: six models extracted and verified in $dir"
+  echo "models: eight models extracted and verified in $dir"
 fi
 
 if [[ $photos == 1 ]]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden outputs of MediaPipe's six TFLite models, computed with LiteRT.
+"""Golden outputs of MediaPipe's eight TFLite models, computed with LiteRT.
 
 Run with the LiteRT venv:  /work/venv-litert/bin/python scripts/make_goldens.py [MODELS_DIR]
 (MODELS_DIR defaults to $VTO_MODELS_DIR, then <repo>/models.)
@@ -36,6 +36,8 @@ MODELS = {
     "pose_detection": (-1.0, 1.0),
     "pose_landmark_full": (0.0, 1.0),
     "selfie_segmentation": (0.0, 1.0),
+    "palm_detection_full": (0.0, 1.0),
+    "hand_landmark_full": (0.0, 1.0),
 }
 SEED = 20241121
 FX, FY = 1.7, 2.3
@@ -90,6 +92,7 @@ def summarize(arr):
 
 
 def main():
+    only = set(sys.argv[2:])  # optional model names: regenerate just those
     models_dir = (
         sys.argv[1]
         if len(sys.argv) > 1
@@ -97,6 +100,8 @@ def main():
     )
     os.makedirs(OUT_DIR, exist_ok=True)
     for name, (lo, hi) in MODELS.items():
+        if only and name not in only:
+            continue
         path = os.path.join(models_dir, name + ".tflite")
         it = Interpreter(model_path=path, num_threads=2)
         it.allocate_tensors()

@@ -91,7 +91,7 @@ struct TryOnArgs {
 
 #[derive(Debug, Subcommand)]
 enum ModelsCmd {
-    /// Download mediapipe==0.10.14 with pip, extract the six models into the models dir
+    /// Download mediapipe==0.10.14 with pip, extract the eight models into the models dir
     /// (`models_dir` in the config or `VTO_MODELS_DIR`, else `<data dir>/models`) and check
     /// their SHA-256. Idempotent.
     Fetch,

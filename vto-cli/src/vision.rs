@@ -10,13 +10,13 @@ use vto_render::gpu::GpuContext;
 use vto_render::models::{ModelId, ModelStore};
 use vto_render::vision::{draw_overlay, Networks, Vision, VisionBackend};
 
-/// Whether all six models are in `dir` and verify.
+/// Whether all eight models are in `dir` and verify.
 pub fn models_present(dir: &Path) -> bool {
     ModelStore::open(dir).is_ok()
 }
 
-/// Downloads `mediapipe==0.10.14` with pip (no install), extracts the six models and checks
-/// their pinned SHA-256. Idempotent: nothing is downloaded when all six verify.
+/// Downloads `mediapipe==0.10.14` with pip (no install), extracts the eight models and checks
+/// their pinned SHA-256. Idempotent: nothing is downloaded when all eight verify.
 pub fn fetch(dir: &Path, json_mode: bool) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     if ModelStore::open(dir).is_ok() {

@@ -1,4 +1,4 @@
-//! Our side of `scripts/bench-vision.sh`: warm per-inference times of the six models and of
+//! Our side of `scripts/bench-vision.sh`: warm per-inference times of the eight models and of
 //! the face and full-body vision pipelines, printed as plain lines for the script to set
 //! beside LiteRT's (measured right after, on the same machine).
 //!

@@ -1,4 +1,4 @@
-//! Warm per-inference time of the wgpu executor on MediaPipe's six models.
+//! Warm per-inference time of the wgpu executor on MediaPipe's eight models.
 //!
 //! `cargo bench -p vto-render --bench models`. Models come from `VTO_MODELS_DIR` (default
 //! `<workspace>/models`; run `scripts/fetch-models.sh`). `scripts/bench_litert.py` measures
@@ -13,13 +13,15 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use vto_render::gpu::GpuContext;
 use vto_render::tflite::{Executor, Model};
 
-const MODELS: [&str; 6] = [
+const MODELS: [&str; 8] = [
     "face_detection_short_range",
     "face_detection_full_range_sparse",
     "face_landmark",
     "pose_detection",
     "pose_landmark_full",
     "selfie_segmentation",
+    "palm_detection_full",
+    "hand_landmark_full",
 ];
 
 fn models_dir() -> PathBuf {

@@ -401,7 +401,7 @@ impl Renderer {
             ),
         };
         let t1 = Instant::now();
-        let needs = tryon.needs();
+        let needs = tryon.needs_for(&product);
         let seen = see(&mut vision, &photo, needs)?;
         if needs.face && seen.face.is_none() {
             return Err(TryOnError::NotFound(format!(
@@ -633,8 +633,9 @@ fn see(vision: &mut Vision, photo: &RgbaImage, needs: Needs) -> Result<Person, R
         face: None,
         body: None,
         mask: None,
+        hands: Vec::new(),
     };
-    if !(needs.face || needs.body || needs.person_mask) {
+    if !(needs.face || needs.body || needs.person_mask || needs.hands) {
         return Ok(person);
     }
     let gpu = vision
@@ -649,6 +650,9 @@ fn see(vision: &mut Vision, photo: &RgbaImage, needs: Needs) -> Result<Person, R
     }
     if needs.person_mask {
         person.mask = Some(vision.selfie_mask(&gpu)?);
+    }
+    if needs.hands {
+        person.hands = vision.hands(&gpu)?;
     }
     Ok(person)
 }

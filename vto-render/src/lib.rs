@@ -29,7 +29,7 @@
 //!   on lavapipe. A real GPU is preferred; `VTO_WGPU_BACKEND` / `VTO_WGPU_ADAPTER` override;
 //!   no adapter is a typed error that names the fix.
 //! - **MediaPipe's models, our executor** ([`tflite`]): a bounds-checked TFLite reader and a
-//!   wgpu executor for exactly the operators the six models use, weights uploaded once,
+//!   wgpu executor for exactly the operators the eight models use, weights uploaded once,
 //!   activation buffers reused, one submit per inference. Every kernel has a CPU reference
 //!   that the tests compare against, and LiteRT goldens check whole models.
 //! - **MediaPipe's pre- and post-processing, re-implemented** ([`vision`]): anchors, decoding,

@@ -1,4 +1,4 @@
-//! The six MediaPipe models vto uses, their pinned SHA-256, and where they live on disk.
+//! The eight MediaPipe models vto uses, their pinned SHA-256, and where they live on disk.
 //!
 //! The models come from the PyPI wheel `mediapipe==0.10.14` (Apache-2.0) and are never
 //! committed: `scripts/fetch-models.sh` (or `vto models fetch`) downloads the wheel with pip and
@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 pub const FETCH_HINT: &str =
     "run `scripts/fetch-models.sh <dir>` (or `vto models fetch`) to download them";
 
-/// One of the six models.
+/// One of the eight models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ModelId {
     /// BlazeFace short range, 128×128 input: faces within ~2 m.
@@ -29,17 +29,23 @@ pub enum ModelId {
     PoseLandmarkFull,
     /// Selfie segmentation (general), 256×256 input.
     SelfieSegmentation,
+    /// Palm detection (full), 192×192 input: palms with 7 keypoints.
+    PalmDetectionFull,
+    /// Hand landmarks (full), 224×224 input: 21 landmarks, a hand flag and the handedness.
+    HandLandmarkFull,
 }
 
 impl ModelId {
-    /// All six, in a stable order.
-    pub const ALL: [ModelId; 6] = [
+    /// All eight, in a stable order.
+    pub const ALL: [ModelId; 8] = [
         ModelId::FaceDetectionShortRange,
         ModelId::FaceDetectionFullRange,
         ModelId::FaceLandmark,
         ModelId::PoseDetection,
         ModelId::PoseLandmarkFull,
         ModelId::SelfieSegmentation,
+        ModelId::PalmDetectionFull,
+        ModelId::HandLandmarkFull,
     ];
 
     /// The file name (as in the wheel).
@@ -51,6 +57,8 @@ impl ModelId {
             ModelId::PoseDetection => "pose_detection.tflite",
             ModelId::PoseLandmarkFull => "pose_landmark_full.tflite",
             ModelId::SelfieSegmentation => "selfie_segmentation.tflite",
+            ModelId::PalmDetectionFull => "palm_detection_full.tflite",
+            ModelId::HandLandmarkFull => "hand_landmark_full.tflite",
         }
     }
 
@@ -70,6 +78,12 @@ impl ModelId {
             }
             ModelId::SelfieSegmentation => {
                 "mediapipe/modules/selfie_segmentation/selfie_segmentation.tflite"
+            }
+            ModelId::PalmDetectionFull => {
+                "mediapipe/modules/palm_detection/palm_detection_full.tflite"
+            }
+            ModelId::HandLandmarkFull => {
+                "mediapipe/modules/hand_landmark/hand_landmark_full.tflite"
             }
         }
     }
@@ -94,6 +108,12 @@ impl ModelId {
             }
             ModelId::SelfieSegmentation => {
                 "9ee168ec7c8f2a16c56fe8e1cfbc514974cbbb7e434051b455635f1bd1462f5c"
+            }
+            ModelId::PalmDetectionFull => {
+                "1b14e9422c6ad006cde6581a46c8b90dd573c07ab7f3934b5589e7cea3f89a54"
+            }
+            ModelId::HandLandmarkFull => {
+                "11c272b891e1a99ab034208e23937a8008388cf11ed2a9d776ed3d01d0ba00e3"
             }
         }
     }
@@ -158,7 +178,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     s
 }
 
-/// The six models' bytes, each verified against its pinned hash.
+/// The eight models' bytes, each verified against its pinned hash.
 #[derive(Debug, Clone)]
 pub struct ModelStore {
     dir: PathBuf,
@@ -166,13 +186,13 @@ pub struct ModelStore {
 }
 
 impl ModelStore {
-    /// Reads and verifies all six models in `dir`.
+    /// Reads and verifies all eight models in `dir`.
     pub fn open(dir: impl AsRef<Path>) -> Result<ModelStore, ModelError> {
         let dir = dir.as_ref().to_path_buf();
         if !dir.is_dir() {
             return Err(ModelError::NoDir { dir });
         }
-        let mut bytes = Vec::with_capacity(6);
+        let mut bytes = Vec::with_capacity(ModelId::ALL.len());
         for id in ModelId::ALL {
             bytes.push((id, Self::read_verified(&dir, id)?));
         }

@@ -1,7 +1,7 @@
 //! Jewelry: earrings on the lobes (placement against the landmarks, a turned-away ear shows
 //! none, drops hang with gravity on a tilted head), the necklace's pendant on the body's
 //! midline (and on a portrait cropped at the chest), pixels outside the footprint, size,
-//! determinism, and rings / bracelets refused with a clear message.
+//! determinism, and rings / bracelets on these portraits (no hand) failing with a clear message.
 //!
 //! Needs the models and the test photos (`VTO_MODELS_DIR`, default `<workspace>/models`;
 //! `scripts/fetch-models.sh --test-photos`). A missing file fails the test with the command

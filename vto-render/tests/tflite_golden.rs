@@ -1,4 +1,4 @@
-//! Golden tests: our executors (wgpu and native CPU) against LiteRT on MediaPipe's six models.
+//! Golden tests: our executors (wgpu and native CPU) against LiteRT on MediaPipe's eight models.
 //!
 //! `scripts/make_goldens.py` ran LiteRT (XNNPACK) on a deterministic synthetic input and
 //! stored summaries in `tests/data/golden/<model>.json`. This test regenerates the same input,
@@ -57,17 +57,23 @@ fn tolerances(model: &str) -> Vec<Tol> {
         ],
         // mask probabilities in [0, 1]
         "selfie_segmentation" => vec![t(1e-3, 0.0)],
+        // regressors (pixels of 192), classificators (logits)
+        "palm_detection_full" => vec![t(1e-3, 1e-5), t(1e-3, 1e-5)],
+        // 21 x/y/z in pixels of 224, hand flag and handedness (probabilities), world (metres)
+        "hand_landmark_full" => vec![t(1e-3, 1e-5), t(1e-3, 0.0), t(1e-3, 0.0), t(1e-3, 0.0)],
         other => panic!("no tolerances for {other}"),
     }
 }
 
-const MODELS: [&str; 6] = [
+const MODELS: [&str; 8] = [
     "face_detection_short_range",
     "face_detection_full_range_sparse",
     "face_landmark",
     "pose_detection",
     "pose_landmark_full",
     "selfie_segmentation",
+    "palm_detection_full",
+    "hand_landmark_full",
 ];
 
 fn models_dir() -> PathBuf {
@@ -143,7 +149,7 @@ fn read_model(model: &str) -> Vec<u8> {
 fn models_parse_with_documented_inputs_and_outputs() {
     // (model, input shape, output shapes)
     type Expected = (&'static str, &'static [usize], &'static [&'static [usize]]);
-    let expect: [Expected; 6] = [
+    let expect: [Expected; 8] = [
         (
             "face_detection_short_range",
             &[1, 128, 128, 3],
@@ -180,6 +186,16 @@ fn models_parse_with_documented_inputs_and_outputs() {
             &[1, 256, 256, 3],
             &[&[1, 256, 256, 1]],
         ),
+        (
+            "palm_detection_full",
+            &[1, 192, 192, 3],
+            &[&[1, 2016, 18], &[1, 2016, 1]],
+        ),
+        (
+            "hand_landmark_full",
+            &[1, 224, 224, 3],
+            &[&[1, 63], &[1, 1], &[1, 1], &[1, 63]],
+        ),
     ];
     for (name, input, outputs) in expect {
         let model = Model::parse(&read_model(name)).expect("parse");
@@ -210,17 +226,17 @@ fn truncated_models_are_errors_not_panics() {
 }
 
 #[test]
-fn six_models_match_litert() {
+fn eight_models_match_litert() {
     let ctx = GpuContext::shared().expect("a wgpu adapter (lavapipe in CI)");
-    check_six_models("wgpu", |model, input| {
+    check_models("wgpu", |model, input| {
         let mut exec = Executor::new(ctx.clone(), model).expect("executor");
         exec.run(&[input]).expect("run")
     });
 }
 
 #[test]
-fn six_models_match_litert_on_the_native_cpu_executor() {
-    check_six_models("native", |model, input| {
+fn eight_models_match_litert_on_the_native_cpu_executor() {
+    check_models("native", |model, input| {
         let mut exec = CpuExecutor::new(model).expect("executor");
         // Twice: the second run reuses every buffer of the first.
         let first = exec.run(&[input]).expect("run");
@@ -231,7 +247,7 @@ fn six_models_match_litert_on_the_native_cpu_executor() {
 }
 
 /// Runs every model through `run` on the golden input and compares with LiteRT.
-fn check_six_models(executor: &str, mut run: impl FnMut(&Model, &[f32]) -> Vec<Vec<f32>>) {
+fn check_models(executor: &str, mut run: impl FnMut(&Model, &[f32]) -> Vec<Vec<f32>>) {
     let mut report = Vec::new();
     let mut failures = Vec::new();
     for model in MODELS {

@@ -59,7 +59,7 @@ pub fn all() -> Vec<CatalogItem> {
             bytes: hat.glb(),
         });
     }
-    // Rings and bracelets are left out: they need hand detection, which is not built yet.
+    // Rings and bracelets need a person photo where a hand shows.
     for (jewel, label) in [
         (SampleJewel::StudRuby, "Gold stud earrings with a ruby"),
         (SampleJewel::HoopGold, "Gold hoop earrings"),
@@ -71,6 +71,8 @@ pub fn all() -> Vec<CatalogItem> {
             SampleJewel::NecklacePendant,
             "Gold chain with an emerald pendant",
         ),
+        (SampleJewel::RingSolitaire, "Gold solitaire ring"),
+        (SampleJewel::BangleSilver, "Polished silver bangle"),
     ] {
         items.push(CatalogItem {
             id: format!("jewelry-{}", jewel.name().replace('_', "-")),

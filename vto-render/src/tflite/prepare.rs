@@ -8,6 +8,8 @@ pub(crate) use super::schema::Activation;
 use super::schema::{DimMeta, Graph, OpKind, Padding, Sparsity, TensorType};
 use super::TfliteError;
 
+mod heads;
+
 /// Elementwise binary operators (broadcasting).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BinOp {
@@ -882,6 +884,27 @@ pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
                     },
                     act: o.activation,
                 });
+            }
+            OpKind::FullyConnected { activation } => {
+                float_out(y)?;
+                let (x, w, b) = (input(0)?, input(1)?, opt_input(2));
+                steps.push(heads::fully_connected(
+                    oi,
+                    &shapes,
+                    x,
+                    w,
+                    b,
+                    y,
+                    *activation,
+                )?);
+            }
+            OpKind::Mean { keep_dims } => {
+                float_out(y)?;
+                let x = input(0)?;
+                let axes = int_consts
+                    .get(&input(1)?)
+                    .ok_or_else(|| TfliteError::Unsupported("MEAN with runtime axes".into()))?;
+                steps.push(heads::mean(oi, &shapes, x, axes, y, *keep_dims)?);
             }
             OpKind::Reshape => {
                 let x = input(0)?;

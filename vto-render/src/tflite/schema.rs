@@ -252,6 +252,17 @@ pub enum OpKind {
         /// Stride along width.
         stride_w: usize,
     },
+    /// FULLY_CONNECTED: inputs (x `[.., K]`, weights `[O, K]`, bias `[O]`); lowered to a 1×1
+    /// convolution.
+    FullyConnected {
+        /// Fused activation.
+        activation: Activation,
+    },
+    /// MEAN over constant axes (input 1); lowered to an average pool over H and W.
+    Mean {
+        /// Whether the reduced axes stay as size 1.
+        keep_dims: bool,
+    },
     /// Anything else, by name (`CONV_3D`, or a custom op's code).
     Unsupported {
         /// The operator name.
@@ -590,7 +601,28 @@ fn op_kind(
             }
         }
         6 => OpKind::Dequantize,
+        9 => {
+            // FullyConnectedOptions: fused_activation_function, weights_format,
+            // keep_num_dims, asymmetric_quantize_inputs. Only the default weights format.
+            let (activation, format) = match options {
+                Some(t) => (Activation::from_code(t.i8_or(0, 0)?)?, t.i8_or(1, 0)?),
+                None => (Activation::None, 0),
+            };
+            if format != 0 {
+                return Err(TfliteError::Unsupported(format!(
+                    "FULLY_CONNECTED weights format {format} (only the default is supported)"
+                )));
+            }
+            OpKind::FullyConnected { activation }
+        }
         14 => OpKind::Logistic,
+        40 => OpKind::Mean {
+            // ReducerOptions: keep_dims.
+            keep_dims: options
+                .map(|t| t.bool_or(0, false))
+                .transpose()?
+                .unwrap_or(false),
+        },
         17 => OpKind::MaxPool2d(pool_options(options)?),
         18 => OpKind::Mul(activation_only(options, 0)?),
         19 => OpKind::Relu,

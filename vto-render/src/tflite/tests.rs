@@ -620,3 +620,87 @@ fn absurd_graphs_are_errors() {
         Err(TfliteError::Malformed(_))
     ));
 }
+
+/// MEAN over H and W then FULLY_CONNECTED (+ LOGISTIC, fused into the epilogue), as the
+/// hand landmark model's heads: the reference against a direct computation, then every
+/// executor against the reference.
+#[test]
+fn mean_and_fully_connected_match_a_direct_computation() {
+    let mut rng = Rng(900);
+    let (h, w, c, o) = (7, 5, 11, 6);
+    let mut g = G::new();
+    let x = g.input(&[1, h, w, c]);
+    let axes = g.const_i32(&[2], &[1, 2]);
+    let mean = g.op(OpKind::Mean { keep_dims: false }, &[x, axes], &[1, c]);
+    let wt = g.constant(&[o, c], &mut rng);
+    let b = g.constant(&[o], &mut rng);
+    let fc = g.op(
+        OpKind::FullyConnected {
+            activation: Activation::Relu,
+        },
+        &[mean, wt, b],
+        &[1, o],
+    );
+    let w1 = g.constant(&[1, c], &mut rng);
+    let b1 = g.constant(&[1], &mut rng);
+    let flag = g.op(
+        OpKind::FullyConnected {
+            activation: Activation::None,
+        },
+        &[mean, w1, b1],
+        &[1, 1],
+    );
+    let prob = g.op(OpKind::Logistic, &[flag], &[1, 1]);
+    let axes_neg = g.const_i32(&[2], &[-3, -2]);
+    let kept = g.op(
+        OpKind::Mean { keep_dims: true },
+        &[x, axes_neg],
+        &[1, 1, 1, c],
+    );
+    for t in [fc, prob, kept] {
+        g.output(t);
+    }
+    let model = g.model();
+    let input: Vec<f32> = (0..h * w * c).map(|_| rng.next() * 3.0).collect();
+    let got = run_reference(&model, &[&input]).expect("reference");
+    let consts = |t: usize| -> Vec<f32> {
+        let graph = model.graph();
+        bytemuck::pod_collect_to_vec(&graph.buffers[graph.tensors[t].buffer])
+    };
+    let (wv, bv, w1v, b1v) = (consts(wt), consts(b), consts(w1), consts(b1));
+    let m: Vec<f32> = (0..c)
+        .map(|k| (0..h * w).map(|p| input[p * c + k]).sum::<f32>() / (h * w) as f32)
+        .collect();
+    let dot = |row: &[f32]| row.iter().zip(&m).map(|(a, b)| a * b).sum::<f32>();
+    let want_fc: Vec<f32> = (0..o)
+        .map(|j| (dot(&wv[j * c..(j + 1) * c]) + bv[j]).max(0.0))
+        .collect();
+    let want_prob = 1.0 / (1.0 + (-(dot(&w1v) + b1v[0])).exp());
+    let close = |a: f32, b: f32| (a - b).abs() <= 1e-5 * b.abs().max(1.0);
+    assert!(
+        got[0].iter().zip(&want_fc).all(|(a, b)| close(*a, *b)),
+        "{:?} vs {want_fc:?}",
+        got[0]
+    );
+    assert!(close(got[1][0], want_prob), "{} vs {want_prob}", got[1][0]);
+    assert!(got[2].iter().zip(&m).all(|(a, b)| close(*a, *b)));
+    assert!(
+        want_fc.iter().any(|v| *v > 0.0),
+        "the test exercises a non-zero output"
+    );
+    assert_eq!(check(&model, 901), o + 1 + c);
+}
+
+#[test]
+fn mean_over_channels_is_refused() {
+    let mut g = G::new();
+    let x = g.input(&[1, 3, 3, 4]);
+    let axes = g.const_i32(&[1], &[3]);
+    let y = g.op(OpKind::Mean { keep_dims: false }, &[x, axes], &[1, 3, 3]);
+    g.output(y);
+    let err = Executor::new(ctx(), &g.model()).unwrap_err();
+    assert!(
+        matches!(&err, TfliteError::Unsupported(m) if m.contains("MEAN")),
+        "{err}"
+    );
+}

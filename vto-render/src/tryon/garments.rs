@@ -80,6 +80,7 @@ impl TryOn for UpperGarment {
             face: true,
             body: true,
             person_mask: true,
+            ..Needs::default()
         }
     }
 

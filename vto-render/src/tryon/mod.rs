@@ -23,7 +23,7 @@ use crate::product::{Product, ProductError};
 use crate::raster::{RasterError, Rasterizer};
 use crate::scene::camera::NoHeadPose;
 use crate::scene::SceneError;
-use crate::vision::{Body, Face, Mask};
+use crate::vision::{Body, Face, Hand, Mask};
 
 pub use eyewear::Eyewear;
 pub use garments::UpperGarment;
@@ -40,6 +40,8 @@ pub struct Needs {
     pub body: bool,
     /// The selfie-segmentation person mask.
     pub person_mask: bool,
+    /// The hands (palm detection, then 21 landmarks per hand): rings and bracelets.
+    pub hands: bool,
 }
 
 /// The form a category's product comes in.
@@ -85,6 +87,8 @@ pub struct Person {
     pub body: Option<Body>,
     /// The selfie-segmentation mask, when [`Needs::person_mask`].
     pub mask: Option<Mask>,
+    /// The hands, when [`Needs::hands`] (best palm first; empty when none was found).
+    pub hands: Vec<Hand>,
 }
 
 /// The shared stages a category renders with.
@@ -154,6 +158,12 @@ pub trait TryOn: Send + Sync + std::fmt::Debug {
     fn engine_name(&self) -> &'static str;
     /// What the photo must show.
     fn needs(&self) -> Needs;
+    /// What the photo must show for this product (a category whose products differ in what
+    /// they need, such as jewelry on the ears or on a hand, narrows [`TryOn::needs`] here).
+    fn needs_for(&self, product: &ProductInput) -> Needs {
+        let _ = product;
+        self.needs()
+    }
     /// The product's form.
     fn product_kind(&self) -> ProductKind;
     /// Dresses `person` in `product`.

@@ -1,4 +1,4 @@
-//! The six networks on the native CPU executor, and the choice between it and the wgpu
+//! The eight networks on the native CPU executor, and the choice between it and the wgpu
 //! executor ([`VisionBackend`]).
 //!
 //! On a CPU wgpu device (lavapipe/llvmpipe, SwiftShader, WARP) the WGSL executor is 50–100×
@@ -114,7 +114,7 @@ impl Infer for CpuNet {
 }
 
 impl Networks {
-    /// All six models from a verified store, on the native CPU executor, each built on its
+    /// All eight models from a verified store, on the native CPU executor, each built on its
     /// first run ([`super::OnFirstUse`]). A [`super::Vision`] built with these prepares the
     /// model inputs on the CPU too.
     pub fn cpu(store: &ModelStore) -> Result<Networks, VisionError> {
@@ -130,7 +130,7 @@ impl Networks {
         Ok(nets)
     }
 
-    /// All six models on the executor `backend` picks for `ctx`'s adapter (see
+    /// All eight models on the executor `backend` picks for `ctx`'s adapter (see
     /// [`VisionBackend`]).
     pub fn for_context(
         ctx: &Arc<GpuContext>,

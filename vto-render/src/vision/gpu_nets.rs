@@ -1,4 +1,4 @@
-//! The six networks on the wgpu TFLite executor: the product path of [`super::Networks`].
+//! The eight networks on the wgpu TFLite executor: the product path of [`super::Networks`].
 
 use std::sync::Arc;
 
@@ -45,7 +45,7 @@ impl Infer for GpuNet {
 }
 
 impl Networks {
-    /// All six models from a verified store, on the GPU executor, each built on its first
+    /// All eight models from a verified store, on the GPU executor, each built on its first
     /// run ([`super::OnFirstUse`]).
     pub fn gpu(ctx: &Arc<GpuContext>, store: &ModelStore) -> Result<Networks, VisionError> {
         Networks::from_fn(|id| {

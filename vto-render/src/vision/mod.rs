@@ -11,6 +11,8 @@
 //!   pose_landmark_full (256²) → 33 keypoints with visibility/presence (refined on the
 //!   heatmap) and the person mask at image resolution.
 //! - **Selfie segmentation** ([`segmentation`]): a second person mask.
+//! - **Hands** ([`hand`]): palm detection (192²) → rotated hand ROI → hand_landmark_full
+//!   (224²) → 21 landmarks in pixels and the subject's side, for rings and bracelets.
 //! - [`inspect()`](inspect::inspect) runs all three and returns an [`InspectReport`];
 //!   [`draw_overlay`] draws it.
 //!
@@ -22,6 +24,7 @@ pub mod cpu_nets;
 pub mod detection;
 pub mod face;
 pub mod gpu_nets;
+pub mod hand;
 pub mod head_pose;
 mod host;
 pub mod inspect;
@@ -35,6 +38,7 @@ use std::sync::Arc;
 pub use cpu_nets::{UnknownVisionBackend, VisionBackend};
 pub use detection::Detection;
 pub use face::Face;
+pub use hand::{Hand, Handedness};
 pub use head_pose::HeadPose;
 pub use inspect::{draw_overlay, InspectReport};
 pub use pose::{Body, PoseKeypoint};
@@ -124,6 +128,8 @@ pub struct Networks {
     pose_detection: Box<dyn Infer + Send>,
     pose_landmark: Box<dyn Infer + Send>,
     selfie: Box<dyn Infer + Send>,
+    palm: Box<dyn Infer + Send>,
+    hand_landmark: Box<dyn Infer + Send>,
     /// The networks run on the CPU: prepare their inputs there too.
     host_inputs: bool,
 }
@@ -135,7 +141,7 @@ impl std::fmt::Debug for Networks {
 }
 
 impl Networks {
-    /// Builds the six networks with `make` (called once per model, in [`ModelId::ALL`] order).
+    /// Builds the eight networks with `make` (called once per model, in [`ModelId::ALL`] order).
     pub fn from_fn<F>(mut make: F) -> Result<Self, VisionError>
     where
         F: FnMut(ModelId) -> Result<Box<dyn Infer + Send>, VisionError>,
@@ -147,6 +153,8 @@ impl Networks {
             pose_detection: make(ModelId::PoseDetection)?,
             pose_landmark: make(ModelId::PoseLandmarkFull)?,
             selfie: make(ModelId::SelfieSegmentation)?,
+            palm: make(ModelId::PalmDetectionFull)?,
+            hand_landmark: make(ModelId::HandLandmarkFull)?,
             host_inputs: false,
         })
     }
@@ -165,6 +173,8 @@ impl Networks {
             ModelId::PoseDetection => self.pose_detection.as_mut(),
             ModelId::PoseLandmarkFull => self.pose_landmark.as_mut(),
             ModelId::SelfieSegmentation => self.selfie.as_mut(),
+            ModelId::PalmDetectionFull => self.palm.as_mut(),
+            ModelId::HandLandmarkFull => self.hand_landmark.as_mut(),
         }
     }
 
@@ -174,7 +184,7 @@ impl Networks {
     }
 }
 
-/// The vision pipelines: GPU image kernels plus the six networks.
+/// The vision pipelines: GPU image kernels plus the eight networks.
 #[derive(Debug)]
 pub struct Vision {
     ops: ImageOps,
@@ -199,21 +209,26 @@ impl Vision {
     }
 
     /// Runs every network once, so that the first request pays no first-run costs (kernel
-    /// compilation in a GPU driver, scratch buffers): both face detectors, pose detection and
-    /// the selfie mask through their real pipelines on a blank photo, then the face mesh and
-    /// the pose landmarks (which a blank photo never reaches) on neutral tensors.
+    /// compilation in a GPU driver, scratch buffers): both face detectors, pose detection,
+    /// the selfie mask and palm detection through their real pipelines on a blank photo, then
+    /// the face mesh, the pose landmarks and the hand landmarks (which a blank photo never
+    /// reaches) on neutral tensors.
     pub fn warm_up(&mut self) -> Result<(), VisionError> {
         let blank = image::RgbaImage::from_pixel(320, 240, image::Rgba([128, 128, 128, 255]));
         let photo = self.ops.upload(&blank)?;
         self.detect_faces(&photo)?;
         self.body(&photo)?;
         self.selfie_mask(&photo)?;
+        self.detect_palms(&photo)?;
         let side = face::MESH as usize;
         self.nets
             .run(ModelId::FaceLandmark, &vec![0.5; side * side * 3])?;
         let side = pose::SIZE as usize;
         self.nets
             .run(ModelId::PoseLandmarkFull, &vec![0.5; side * side * 3])?;
+        let side = hand::LANDMARK_SIZE as usize;
+        self.nets
+            .run(ModelId::HandLandmarkFull, &vec![0.5; side * side * 3])?;
         Ok(())
     }
 

@@ -93,7 +93,7 @@ impl Drop for LiteRtProcess {
     }
 }
 
-/// The six networks on LiteRT, from verified model files.
+/// The eight networks on LiteRT, from verified model files.
 pub fn litert_networks(store: &ModelStore, script: &Path) -> Result<Networks, VisionError> {
     Networks::from_fn(|id| {
         Ok(Box::new(LiteRtProcess::spawn(

@@ -35,6 +35,11 @@ impl JewelryKind {
         }
     }
 
+    /// Whether it is worn on a hand (a ring or a bracelet).
+    pub fn is_hand_worn(self) -> bool {
+        matches!(self, JewelryKind::Ring | JewelryKind::Bracelet)
+    }
+
     /// Whether it is an earring.
     pub fn is_earring(self) -> bool {
         matches!(

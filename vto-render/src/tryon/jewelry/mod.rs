@@ -1,5 +1,5 @@
-//! Jewelry (`jewelry`): earrings on the ear lobes, necklaces and pendants at the neck's base;
-//! rings and bracelets need a hand, which this version does not detect yet.
+//! Jewelry (`jewelry`): earrings on the ear lobes, necklaces and pendants at the neck's base,
+//! rings on the ring finger and bracelets at the wrist ([`hand`]).
 //!
 //! The kind comes from the model ([`kind::kind_of`]: glTF extras, names, else the shape).
 //! Scale: a model in metres (an earring 3–80 mm, a necklace 8–40 cm across) is worn at its
@@ -7,13 +7,16 @@
 //! the piercing / the neck base's centre when that lies where the conventions of
 //! `docs/products.md` say; otherwise it is auto-fitted (an earring 1 cm, hanging ones 2.5 cm
 //! tall, from their top centre; a necklace 12 cm wide, from its top centre) and the metadata
-//! says so. See [`earrings`] and [`necklace`] for the placement.
+//! says so. See [`earrings`] and [`necklace`] for the placement. Rings and bracelets are sized
+//! to the hand they are worn on (see [`hand`]); only they run the hand models
+//! ([`TryOn::needs_for`]), and they need no face.
 //!
 //! Metals and gems are the model's own PBR materials: the shared rasterizer's metallic
 //! Blinn–Phong with an environment reflection makes metal look like metal; cut facets
 //! (flat normals) make gems glint.
 
 pub mod earrings;
+pub mod hand;
 pub mod kind;
 pub mod necklace;
 
@@ -54,6 +57,17 @@ impl TryOn for Jewelry {
         }
     }
 
+    fn needs_for(&self, product: &ProductInput) -> Needs {
+        match product {
+            ProductInput::Model(p) if kind_of(p).0.is_hand_worn() => Needs {
+                body: true,
+                hands: true,
+                ..Needs::default()
+            },
+            _ => self.needs(),
+        }
+    }
+
     fn product_kind(&self) -> ProductKind {
         ProductKind::Model
     }
@@ -67,6 +81,20 @@ impl TryOn for Jewelry {
         let ProductInput::Model(product) = product else {
             return Err(TryOnError::BadProduct("jewelry needs a 3D model".into()));
         };
+        let kind = kind_of(product);
+        if kind.0.is_hand_worn() {
+            let prepared = hand::prepare(
+                &person.photo,
+                &person.hands,
+                person.body.as_ref(),
+                product,
+                kind,
+                stages.options,
+            )?;
+            let (image, stats) = stages.raster.render(&person.photo, &prepared.scene)?;
+            let metadata = hand::metadata(&prepared, &stats);
+            return Ok(Look { image, metadata });
+        }
         let choice = person.face.as_ref().ok_or_else(|| {
             TryOnError::NotFound(
                 "no face was found in the person photo; jewelry needs a visible face".into(),
@@ -179,10 +207,9 @@ pub fn prepare(
     options: &Options,
 ) -> Result<Prepared, TryOnError> {
     let kind = kind_of(product);
-    if matches!(kind.0, JewelryKind::Ring | JewelryKind::Bracelet) {
-        return Err(TryOnError::NotFound(format!(
-            "a {} is worn on a hand, and this version of vto does not detect hands yet: no \
-             hand was found to put it on",
+    if kind.0.is_hand_worn() {
+        return Err(TryOnError::BadProduct(format!(
+            "a {} is worn on a hand: place it with jewelry::hand::prepare",
             kind.0.as_str()
         )));
     }
