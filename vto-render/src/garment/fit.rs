@@ -32,11 +32,13 @@ pub struct UpperFit {
     /// The torso's outline on the photo (neck, shoulders, armpits, hem corners): inside it
     /// nothing is invented (an open front shows what the person wears).
     pub torso_outline: Vec<Vec2>,
+    /// Garment pixels to photo pixels for the torso (what a dress's skirt continues from).
+    pub similarity: Similarity,
 }
 
 /// The similarity from garment pixels to photo pixels (see the module docs).
-#[derive(Debug, Clone, Copy)]
-struct Similarity {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Similarity {
     gm: Vec2,
     ug: Vec2,
     vg: Vec2,
@@ -47,7 +49,8 @@ struct Similarity {
 }
 
 impl Similarity {
-    fn apply(&self, p: Vec2) -> Vec2 {
+    /// The photo pixel of garment pixel `p`.
+    pub fn apply(&self, p: Vec2) -> Vec2 {
         let d = p - self.gm;
         self.bm + (self.ub * d.dot(self.ug) + self.vb * d.dot(self.vg)) * self.s
     }
@@ -177,6 +180,7 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
     .map(|p| sim.apply(*p))
     .collect();
     Ok(UpperFit {
+        similarity: sim,
         torso_outline,
         sleeve_reach,
         parts,
