@@ -22,12 +22,17 @@
 //! an open jacket) for tests and the gallery.
 
 pub mod compose;
+pub mod compose_lower;
 pub mod fit;
+pub mod fit_lower;
 pub mod legs;
+pub mod lower;
 pub mod mask;
+pub mod outfit;
 pub mod person;
 pub mod product;
 pub mod sample;
+pub mod sample_lower;
 pub mod warp;
 
 use glam::Vec2;
