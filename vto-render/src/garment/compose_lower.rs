@@ -116,7 +116,11 @@ pub fn worn_top_hem(photo: &RgbaImage, frame: &BodyFrame, legs: &Legs) -> Option
         .iter()
         .flat_map(|l| {
             let (c, _) = l.along(0.45 * l.chain[0].distance(l.chain[1]));
-            [c - legs.across * 0.04 * legs.hip_width, c, c + legs.across * 0.04 * legs.hip_width]
+            [
+                c - legs.across * 0.04 * legs.hip_width,
+                c,
+                c + legs.across * 0.04 * legs.hip_width,
+            ]
         })
         .collect();
     let bottom = median(&thighs)?;
@@ -234,7 +238,9 @@ pub fn compose_pants(l: &PantsLayers<'_>) -> (RgbaImage, ComposeStats) {
         let depth = (p - legs.hips_mid).dot(legs.down);
         depth > l.top_hem.unwrap_or(f32::MIN)
     };
-    let (s, b) = uncover_legs(&mut out, l.photo, l.person, &alpha, legs, skin, &ratio, start);
+    let (s, b) = uncover_legs(
+        &mut out, l.photo, l.person, &alpha, legs, skin, &ratio, start,
+    );
     stats.skin_filled = s;
     stats.background_filled = b;
     (out, stats)

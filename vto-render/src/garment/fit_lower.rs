@@ -152,7 +152,12 @@ pub struct SkirtFit {
 /// The person's depth for a garment length of `ratio` shoulder widths, through
 /// [`STANDARD_DEPTHS`] onto `anchors` (the person's hips, knees, ankles).
 pub fn depth_for(ratio: f32, anchors: [f32; 3]) -> f32 {
-    let xs = [0.0, STANDARD_DEPTHS[0], STANDARD_DEPTHS[1], STANDARD_DEPTHS[2]];
+    let xs = [
+        0.0,
+        STANDARD_DEPTHS[0],
+        STANDARD_DEPTHS[1],
+        STANDARD_DEPTHS[2],
+    ];
     let ys = [0.0, anchors[0], anchors[1], anchors[2]];
     let k = if ratio <= xs[1] {
         0
@@ -228,9 +233,15 @@ pub fn fit_skirt(
     outline.extend(&left);
     outline.extend(right.iter().rev());
     outline.extend(
-        [b.hem[1], b.armpit[1], b.shoulder[1], b.neck[1], b.neck_centre]
-            .iter()
-            .map(|p| sim.apply(*p)),
+        [
+            b.hem[1],
+            b.armpit[1],
+            b.shoulder[1],
+            b.neck[1],
+            b.neck_centre,
+        ]
+        .iter()
+        .map(|p| sim.apply(*p)),
     );
     Ok(SkirtFit {
         part: Part {

@@ -83,11 +83,13 @@ impl Legs {
             .ok_or_else(|| hidden("no body was found"))?;
         let k = &body.keypoints;
         let (w, h) = person.photo.dimensions();
-        let inside =
-            |p: Vec2| p.x >= 0.0 && p.y >= 0.0 && p.x < w as f32 && p.y < h as f32 * 1.02;
+        let inside = |p: Vec2| p.x >= 0.0 && p.y >= 0.0 && p.x < w as f32 && p.y < h as f32 * 1.02;
         let mut pts = [[Vec2::ZERO; 5]; 2];
         let names = ["hip", "knee", "ankle", "heel", "toe"];
-        for (side, ids) in [[23, 25, 27, 29, 31], [24, 26, 28, 30, 32]].iter().enumerate() {
+        for (side, ids) in [[23, 25, 27, 29, 31], [24, 26, 28, 30, 32]]
+            .iter()
+            .enumerate()
+        {
             for (j, &i) in ids.iter().enumerate() {
                 let (p, v) = kp(k, i).ok_or_else(|| hidden("missing keypoints"))?;
                 if j < 3 && !inside(p) {

@@ -90,7 +90,9 @@ fn row_runs(fg: &[bool], w: usize, y: usize) -> Vec<(usize, usize)> {
 
 /// The rows a mask occupies and its columns' extent.
 fn extent(fg: &[bool], w: usize, h: usize) -> Option<(usize, usize, usize, usize)> {
-    let rows: Vec<usize> = (0..h).filter(|&y| fg[y * w..(y + 1) * w].contains(&true)).collect();
+    let rows: Vec<usize> = (0..h)
+        .filter(|&y| fg[y * w..(y + 1) * w].contains(&true))
+        .collect();
     let (y0, y1) = (*rows.first()?, *rows.last()?);
     let (mut x0, mut x1) = (usize::MAX, 0);
     for y in y0..=y1 {
@@ -332,13 +334,19 @@ mod tests {
         let (lm, labels) = measure_pants(&fg, w, h).expect("trousers");
         assert!((lm.crotch.y - 119.0).abs() <= 2.0, "{}", lm.crotch);
         assert!((lm.waist[0].x - 50.0).abs() <= 1.0 && (lm.waist[1].x - 249.0).abs() <= 1.0);
-        assert!((lm.legs[0][2].0.y - 376.0).abs() <= 5.0, "{:?}", lm.legs[0][2]);
+        assert!(
+            (lm.legs[0][2].0.y - 376.0).abs() <= 5.0,
+            "{:?}",
+            lm.legs[0][2]
+        );
         assert!((lm.legs[0][2].1.x - 144.0).abs() <= 1.0);
         assert_eq!(labels[200 * w + 60], label::LEG_LEFT);
         assert_eq!(labels[200 * w + 240], label::LEG_RIGHT);
         assert!(lm.length_fraction() > 0.6 && lm.length_fraction() < 0.75);
         // A block without a gap is no pair of trousers.
-        let block = draw(w, h, |x, y| (50.0..250.0).contains(&x) && (20.0..380.0).contains(&y));
+        let block = draw(w, h, |x, y| {
+            (50.0..250.0).contains(&x) && (20.0..380.0).contains(&y)
+        });
         assert!(measure_pants(&block, w, h).is_none());
     }
 }

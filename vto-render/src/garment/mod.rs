@@ -23,6 +23,7 @@
 
 pub mod compose;
 pub mod compose_lower;
+pub mod figure;
 pub mod fit;
 pub mod fit_lower;
 pub mod legs;

@@ -57,7 +57,7 @@ pub fn classify(fg: &[bool], w: usize, h: usize) -> PieceKind {
         // A bodice above the legs: the waist well below the top and a top's landmarks
         // with sleeves over it.
         let bodice = waist_row(fg, w, h)
-            .and_then(|y| measure(&fg[..(y + 1) * w], w, y + 1).ok().map(|b| (y, b)));
+            .and_then(|y| measure(&fg[..(y + 1) * w], w, y + 1).ok().map(|b| (y, b.0)));
         if let Some((_, b)) = bodice {
             let legs_long = {
                 let rows: Vec<usize> = (0..h)
@@ -72,7 +72,7 @@ pub fn classify(fg: &[bool], w: usize, h: usize) -> PieceKind {
         return PieceKind::Pants;
     }
     match measure(fg, w, h) {
-        Ok(lm) if lm.length() > 1.9 * lm.shoulder_width() => PieceKind::Dress,
+        Ok((lm, _)) if lm.length() > 1.9 * lm.shoulder_width() => PieceKind::Dress,
         _ => PieceKind::Top,
     }
 }

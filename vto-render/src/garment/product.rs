@@ -197,7 +197,11 @@ pub fn cutout(photo: &RgbaImage) -> Result<Cutout, GarmentError> {
 impl Cutout {
     /// The premultiplied texture under `labels` (unlabelled pixels transparent) and the
     /// mean colour of the fully covered pixels whose label passes `colour_of`.
-    pub fn texture(&self, labels: &[u8], colour_of: impl Fn(u8) -> bool) -> (Vec<[u8; 4]>, [u8; 3]) {
+    pub fn texture(
+        &self,
+        labels: &[u8],
+        colour_of: impl Fn(u8) -> bool,
+    ) -> (Vec<[u8; 4]>, [u8; 3]) {
         let img = decontaminate(&self.img, &self.mask);
         let mut rgba = Vec::with_capacity(labels.len());
         let mut sum = [0.0f64; 4];

@@ -172,7 +172,11 @@ fn pants_fabric(p: Vec2, base: [f32; 3], inseam: f32) -> [f32; 3] {
     }
     // Slanted pockets.
     for s in [-1.0f32, 1.0] {
-        if seg_dist(p, Vec2::new(cx + s * 110.0, 112.0), Vec2::new(cx + s * 150.0, 200.0)) < 1.4
+        if seg_dist(
+            p,
+            Vec2::new(cx + s * 110.0, 112.0),
+            Vec2::new(cx + s * 150.0, 200.0),
+        ) < 1.4
         {
             c = base.map(|v| v * 0.72);
         }
@@ -229,7 +233,10 @@ fn dress_fabric(p: Vec2, part: u8, base: [f32; 3], dots: bool) -> [f32; 3] {
         // Polka dots on a staggered grid.
         let row = (p.y / 46.0).floor();
         let off = if row as i32 % 2 == 0 { 0.0 } else { 23.0 };
-        let q = Vec2::new((p.x + off).rem_euclid(46.0) - 23.0, p.y.rem_euclid(46.0) - 23.0);
+        let q = Vec2::new(
+            (p.x + off).rem_euclid(46.0) - 23.0,
+            p.y.rem_euclid(46.0) - 23.0,
+        );
         if q.length() < 7.0 {
             c = [238.0, 204.0, 92.0];
         }
@@ -266,7 +273,13 @@ mod tests {
             let cut = cutout(&s.render()).unwrap();
             let (w, h) = (cut.img.width() as usize, cut.img.height() as usize);
             let (lm, _) = measure_pants(&cut.fg, w, h).expect("trousers measure");
-            assert_eq!(lm.length_class(), class, "{}: {}", s.name(), lm.length_fraction());
+            assert_eq!(
+                lm.length_class(),
+                class,
+                "{}: {}",
+                s.name(),
+                lm.length_fraction()
+            );
         }
         for (s, class) in [
             (SampleLower::KneeDress, "knee"),
@@ -275,7 +288,13 @@ mod tests {
             let cut = cutout(&s.render()).unwrap();
             let (w, h) = (cut.img.width() as usize, cut.img.height() as usize);
             let (lm, _) = split_dress(&cut.fg, w, h).unwrap();
-            assert_eq!(lm.length_class(), class, "{}: {}", s.name(), lm.length_ratio());
+            assert_eq!(
+                lm.length_class(),
+                class,
+                "{}: {}",
+                s.name(),
+                lm.length_ratio()
+            );
             assert!(lm.bodice.sleeve.iter().all(Option::is_some), "{}", s.name());
         }
     }
