@@ -3,7 +3,8 @@
 //! - **Shading**: the photo's luminance over the clothing the person wears now (person mask,
 //!   minus face, hair and skin), low-passed by normalised convolution and divided by its mean
 //!   under the new garment, multiplies the garment: the person's light and big folds carry
-//!   over, the old garment's colour does not.
+//!   over, the old garment's colour does not. A skirt keeps its own folds (it hangs free of
+//!   the legs under it).
 //! - **Layering**: the face and the hair above the chin stay in front; hands stay in front of
 //!   everything and bare forearms in front of the torso (skin-coloured pixels in the arm's
 //!   capsules, the colour sampled from the face).
@@ -324,7 +325,13 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
             let ga = f32::from(g[3]).max(1.0);
             for ch in 0..3 {
                 // Unpremultiply, shade, blend with the layered alpha.
-                let col = f32::from(g[ch]) / ga * 255.0 * ratio[i];
+                // A skirt hangs free of the legs: it keeps its own folds, not theirs.
+                let shade = if l.warped.top[i] == label::SKIRT {
+                    1.0
+                } else {
+                    ratio[i]
+                };
+                let col = f32::from(g[ch]) / ga * 255.0 * shade;
                 c[ch] = c[ch] * (1.0 - a) + col * a;
             }
         }

@@ -45,7 +45,7 @@ pub fn on_foot(legs: &Legs, p: Vec2) -> bool {
 }
 
 /// Whether `p` is on a visible arm's forearm or hand (in front of the hips).
-fn on_forearm(frame: &BodyFrame, p: Vec2) -> bool {
+pub fn on_forearm(frame: &BodyFrame, p: Vec2) -> bool {
     let sw = frame.shoulder_width;
     frame.arms.iter().any(|a| {
         if a.visibility < ARM_VISIBLE {
@@ -74,11 +74,34 @@ fn in_leg(legs: &Legs, p: Vec2) -> Option<f32> {
     best
 }
 
-/// How far down the top the person wears reaches: its hem's depth below the hips' midpoint
-/// along the legs' `down`, found by walking down the body's centre line from the chest
-/// until the colour is the lower garment's (sampled on the thighs) for several steps.
-/// `None` when the two colours cannot be told apart (a tucked or matching top).
-pub fn worn_top_hem(photo: &RgbaImage, frame: &BodyFrame, legs: &Legs) -> Option<f32> {
+/// The top the person wears, as far as it hangs over the hips.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WornTop {
+    /// Its hem's depth below the hips' midpoint along the legs' `down`.
+    pub hem: f32,
+    /// Its colour (sRGB, the median on the chest).
+    pub colour: [f32; 3],
+    /// The lower garment's colour (sRGB, the median on the thighs).
+    pub bottom: [f32; 3],
+}
+
+impl WornTop {
+    /// Whether a pixel of colour `c` above the hem is the top's (rather than the lower
+    /// garment's, showing beside it).
+    pub fn is_top(&self, c: [f32; 3]) -> bool {
+        dist(c, self.colour) < dist(c, self.bottom)
+    }
+}
+
+fn dist(a: [f32; 3], b: [f32; 3]) -> f32 {
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}
+
+/// How far down the top the person wears reaches: walking down the body's centre line
+/// from the chest until the colour is the lower garment's (sampled on the thighs) for
+/// several steps. `None` when the two colours cannot be told apart (a tucked or matching
+/// top).
+pub fn worn_top_hem(photo: &RgbaImage, frame: &BodyFrame, legs: &Legs) -> Option<WornTop> {
     let (w, h) = photo.dimensions();
     let at = |p: Vec2| -> Option<[f32; 3]> {
         let (x, y) = (p.x.round() as i64, p.y.round() as i64);
@@ -104,9 +127,6 @@ pub fn worn_top_hem(photo: &RgbaImage, frame: &BodyFrame, legs: &Legs) -> Option
         (-3..=3)
             .map(|k| centre + legs.across * legs.hip_width * 0.09 * k as f32)
             .collect()
-    };
-    let dist = |a: [f32; 3], b: [f32; 3]| {
-        ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
     };
     let mid = (frame.shoulder[0] + frame.shoulder[1]) * 0.5;
     let torso = (legs.hips_mid - mid).length();
@@ -136,14 +156,22 @@ pub fn worn_top_hem(photo: &RgbaImage, frame: &BodyFrame, legs: &Legs) -> Option
         if dist(c, bottom) < dist(c, top) {
             run += 1;
             if run >= 3 {
-                return Some(t - 2.0 * step);
+                return Some(WornTop {
+                    hem: t - 2.0 * step,
+                    colour: top,
+                    bottom,
+                });
             }
         } else {
             run = 0;
         }
         t += step;
     }
-    Some(limit)
+    Some(WornTop {
+        hem: limit,
+        colour: top,
+        bottom,
+    })
 }
 
 /// The inputs of [`compose_pants`].
@@ -159,8 +187,10 @@ pub struct PantsLayers<'a> {
     pub legs: &'a Legs,
     /// The warped trousers.
     pub warped: &'a WarpOutput,
-    /// The worn top's hem depth ([`worn_top_hem`]): above it the top stays in front.
-    pub top_hem: Option<f32>,
+    /// The worn top ([`worn_top_hem`]): above its hem its pixels stay in front.
+    pub top: Option<WornTop>,
+    /// The waistband's centre on the photo: nothing above it is uncovered.
+    pub waist_centre: Vec2,
 }
 
 /// Composes warped trousers over the photo (see the module docs).
@@ -193,17 +223,17 @@ pub fn compose_pants(l: &PantsLayers<'_>) -> (RgbaImage, ComposeStats) {
                 stats.kept_in_front += 1;
                 return 0.0;
             }
-            match l.top_hem {
-                Some(d) => {
+            match l.top {
+                Some(top) if top.is_top(px(i)) => {
                     let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
                     let depth = (p - legs.hips_mid).dot(legs.down);
-                    let k = smoothstep(d - 1.5, d + 1.5, depth);
+                    let k = smoothstep(top.hem - 1.5, top.hem + 1.5, depth);
                     if k < 1.0 {
                         stats.kept_in_front += 1;
                     }
                     a * k
                 }
-                None => a,
+                _ => a,
             }
         })
         .collect();
@@ -233,10 +263,12 @@ pub fn compose_pants(l: &PantsLayers<'_>) -> (RgbaImage, ComposeStats) {
             }
         }
     }
+    let waist = (l.waist_centre - legs.hips_mid).dot(legs.down);
     let start = |p: Vec2| {
-        // Below the waistband's top (or the worn top's hem).
+        // Below the waistband's top, and below the worn top's hem or beside the top.
         let depth = (p - legs.hips_mid).dot(legs.down);
-        depth > l.top_hem.unwrap_or(f32::MIN)
+        let i = (p.y as usize) * wu + p.x as usize;
+        depth > waist && !keep[i] && l.top.is_none_or(|t| depth > t.hem || !t.is_top(px(i)))
     };
     let (s, b) = uncover_legs(
         &mut out, l.photo, l.person, &alpha, legs, skin, &ratio, start,

@@ -281,29 +281,31 @@ fn soften(fg: &[bool], w: usize, h: usize) -> Vec<f32> {
     out
 }
 
-/// The photo with the garment's edge pixels (mask under 1) recoloured from the fully covered
-/// pixels within two pixels: the background blended into the outline would show as a light
+/// The photo with the garment's edge pixels (mask under 1, or next to such a pixel)
+/// recoloured from the interior pixels within three pixels: the background blended into the outline would show as a light
 /// or dark rim on the person.
 pub(crate) fn decontaminate(img: &RgbaImage, mask: &[f32]) -> RgbaImage {
     let (w, h) = (img.width() as i32, img.height() as i32);
+    let full =
+        |x: i32, y: i32| x >= 0 && y >= 0 && x < w && y < h && mask[(y * w + x) as usize] >= 0.999;
+    // Interior: fully covered with every 4-neighbour fully covered too (the outline's first
+    // row of full pixels still holds anti-aliased background).
+    let interior = |x: i32, y: i32| {
+        full(x, y) && full(x - 1, y) && full(x + 1, y) && full(x, y - 1) && full(x, y + 1)
+    };
     let mut out = img.clone();
     for y in 0..h {
         for x in 0..w {
             let m = mask[(y * w + x) as usize];
-            if m <= 0.0 || m >= 0.999 {
+            if m <= 0.0 || interior(x, y) {
                 continue;
             }
             let mut sum = [0u32; 3];
             let mut n = 0u32;
-            for dy in -2..=2 {
-                for dx in -2..=2 {
+            for dy in -3..=3 {
+                for dx in -3..=3 {
                     let (xx, yy) = (x + dx, y + dy);
-                    if xx < 0
-                        || yy < 0
-                        || xx >= w
-                        || yy >= h
-                        || mask[(yy * w + xx) as usize] < 0.999
-                    {
+                    if !interior(xx, yy) {
                         continue;
                     }
                     let p = img.get_pixel(xx as u32, yy as u32).0;

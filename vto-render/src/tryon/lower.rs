@@ -23,7 +23,8 @@ use vto_core::Category;
 use super::{Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
 use crate::garment::compose::{compose, Layers};
 use crate::garment::compose_lower::{
-    compose_pants, on_foot, uncover_legs, worn_top_hem, PantsLayers, FALLBACK_SKIN,
+    compose_pants, on_foot, on_forearm, uncover_legs, worn_top_hem, PantsLayers, WornTop,
+    FALLBACK_SKIN,
 };
 use crate::garment::fit::fit_upper;
 use crate::garment::fit_lower::{fit_pants, fit_skirt};
@@ -136,7 +137,7 @@ fn wear_pants(
     current: &RgbaImage,
     cut: &Cutout,
     g: &PantsGarment,
-    top_hem: Option<f32>,
+    top: Option<WornTop>,
     waist: Option<[Vec2; 2]>,
     times: &mut Times,
 ) -> Result<(RgbaImage, Value), TryOnError> {
@@ -169,7 +170,8 @@ fn wear_pants(
         frame: &b.frame,
         legs: &b.legs,
         warped: &warped,
-        top_hem,
+        top,
+        waist_centre: fit.waist_centre,
     });
     times.compose += ms(t);
     let meta = json!({
@@ -180,7 +182,7 @@ fn wear_pants(
         "scale": fit.scale,
         "hems_px": fit.hems.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>(),
         "hem_reach_px": fit.hem_reach,
-        "worn_top_hem_px": top_hem,
+        "worn_top_hem_px": top.map(|t| t.hem),
         "compose": {
             "covered_px": stats.covered,
             "skin_filled_px": stats.skin_filled,
@@ -269,7 +271,7 @@ fn wear_dress(
         &b.legs,
         b.frame.skin.unwrap_or(FALLBACK_SKIN),
         &ones,
-        |p: Vec2| (p - mid).dot(down) > hem - 2.0,
+        |p: Vec2| (p - mid).dot(down) > hem - 2.0 && !on_forearm(&b.frame, p),
     );
     times.compose += ms(t);
     let meta = json!({
@@ -396,18 +398,10 @@ impl TryOn for Pants {
         times.garment += ms(t);
         let t = Instant::now();
         let b = body(person)?;
-        let top_hem = worn_top_hem(&person.photo, &b.frame, &b.legs);
+        let top = worn_top_hem(&person.photo, &b.frame, &b.legs);
         times.fit += ms(t);
-        let (image, garment) = wear_pants(
-            stages,
-            &b,
-            &person.photo,
-            &cut,
-            &g,
-            top_hem,
-            None,
-            &mut times,
-        )?;
+        let (image, garment) =
+            wear_pants(stages, &b, &person.photo, &cut, &g, top, None, &mut times)?;
         Ok(Look {
             image,
             metadata: json!({
