@@ -165,7 +165,13 @@ fn shorts_end_at_their_hem_and_leave_skin_below() {
                 reach > 0.15 && reach < 0.5,
                 "{fig}: the shorts reach {reach} of the leg"
             );
-            let (on, _) = share_near(&c.look.image, &along_leg(k, side, 0.08, reach - 0.05), want);
+            // From below the worn top's hem (it stays over the waistband) to the hem.
+            let under_top = (c.fig.top_hem * c.fig.height as f32 - k[23 + side].y) / len + 0.03;
+            let (on, _) = share_near(
+                &c.look.image,
+                &along_leg(k, side, under_top.max(0.08), reach - 0.04),
+                want,
+            );
             assert!(
                 on >= 0.85,
                 "{fig} leg {side}: {on} of the thigh in the shorts"
