@@ -137,9 +137,16 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
             let hw_b = hw_g.min(sl.cuff_half_width * 1.4) * sim.s;
             pg.push(g.shoulder[s] + (cuff_out_g - g.shoulder[s]) * t);
             pb.push(c_b + nb * hw_b);
-            // The inner edge only where it lies below the armpit (above it, it is folded
-            // under the arm and out of sight).
-            let inner = c_b - nb * hw_b;
+            // The inner edge where it lies below the armpit (above it, it is folded under
+            // the arm and out of sight). An arm hanging close to the body has its whole
+            // short sleeve above the armpit: its cuff's inner corner then slides down the arm to
+            // just below the armpit (a hanging sleeve's hem slants), else its inner half
+            // maps off the sleeve and the arm shows through a slit.
+            let mut inner = c_b - nb * hw_b;
+            let below = (inner - armpit_b).dot(f.down);
+            if t >= 1.0 && dir.dot(f.down) > 0.7 && below <= 0.05 * sw {
+                inner += dir * ((0.06 * sw - below) / dir.dot(f.down));
+            }
             if (inner - armpit_b).dot(f.down) > 0.05 * sw {
                 pg.push(g.armpit[s] + (cuff_in_g - g.armpit[s]) * t);
                 pb.push(inner);
