@@ -299,7 +299,8 @@ impl Figure {
             .collect();
         for (j, &i) in FACE_OVAL.iter().enumerate() {
             // Landmark 10 at the top, going round clockwise on the image.
-            let a = -std::f32::consts::FRAC_PI_2 + j as f32 / FACE_OVAL.len() as f32 * 6.2832;
+            let a = -std::f32::consts::FRAC_PI_2
+                + j as f32 / FACE_OVAL.len() as f32 * std::f32::consts::TAU;
             let p = c + Vec2::new(a.cos(), a.sin()) * r * 0.95;
             lm[i] = [p.x, p.y, 0.0];
         }
@@ -356,7 +357,7 @@ impl Figure {
                 keypoints: Vec::new(),
             },
             detector: FaceDetector::FullRange,
-            roi: roi.clone(),
+            roi,
             score: 0.9,
             landmarks,
             head_pose: None,

@@ -84,7 +84,7 @@ pub fn garment_pieces(img: &RgbaImage, min_share: f32) -> Vec<Vec<bool>> {
         .filter(|(_, &n)| n as f32 >= min_share * (wu * hu) as f32)
         .map(|(k, &n)| (k as u32 + 1, n))
         .collect();
-    big.sort_by(|a, b| b.1.cmp(&a.1));
+    big.sort_by_key(|b| std::cmp::Reverse(b.1));
     big.iter()
         .map(|&(id, _)| {
             let one: Vec<bool> = comp.iter().map(|&c| c == id).collect();
