@@ -49,6 +49,8 @@ pub struct Piece {
     pub photo: RgbaImage,
     /// Where it lay in the (scaled) photo: `[x0, y0, x1, y1]`.
     pub bbox: [u32; 4],
+    /// A top open at the front (a jacket).
+    pub open_front: bool,
 }
 
 /// Names a binary garment mask by its silhouette (see the module docs).
@@ -129,8 +131,12 @@ pub fn split_outfit(photo: &RgbaImage) -> Result<Vec<Piece>, GarmentError> {
                 crop.put_pixel(x as u32, y as u32, Rgba([p[0], p[1], p[2], a]));
             }
         }
+        let kind = classify(&local, cw, ch);
+        let open_front =
+            kind == PieceKind::Top && measure(&local, cw, ch).is_ok_and(|(lm, _)| lm.open_front);
         out.push(Piece {
-            kind: classify(&local, cw, ch),
+            kind,
+            open_front,
             photo: crop,
             bbox: [cx0 as u32, cy0 as u32, cx1 as u32, cy1 as u32],
         });

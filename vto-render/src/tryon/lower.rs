@@ -529,12 +529,10 @@ impl TryOn for FullOutfit {
             worn.push(meta);
         }
         if let Some(p) = top {
-            let kind = match cutout(&p.photo)
-                .ok()
-                .and_then(|c| measure(&c.fg, c.img.width() as usize, c.img.height() as usize).ok())
-            {
-                Some((lm, _)) if lm.open_front => UpperGarment::Jacket,
-                _ => UpperGarment::Shirt,
+            let kind = if p.open_front {
+                UpperGarment::Jacket
+            } else {
+                UpperGarment::Shirt
             };
             let dressed = Person {
                 photo: image,
