@@ -62,9 +62,16 @@ fn main() {
     ];
     for (fname, fig) in figures {
         let person = fig.person();
+        person
+            .photo
+            .save(out.join(format!("{fname}-person.png")))
+            .expect("write");
         for s in SampleLower::ALL {
             let tryon = tryon_for(s);
             let product = s.render();
+            product
+                .save(out.join(format!("product-{}.png", s.name())))
+                .expect("write");
             let name = format!("{fname}-{}", s.name());
             let t = Instant::now();
             let look = tryon.try_on(
