@@ -9,8 +9,9 @@
 //!   the dress's own length ([`fit_skirt`]), composed as a top (face, hands, bare arms) and
 //!   then the legs below the hem uncovered and the shoes kept in front.
 //! - [`FullOutfit`]: the photo split into its pieces ([`split_outfit`]); the bottom (trousers,
-//!   dress or a jumpsuit's legs) is dressed first, then the top over it by the tops' own
-//!   renderer, so the new top hangs over the new waistband. The metadata lists what the
+//!   dress or a jumpsuit's legs) is dressed first; the top, by the tops' own renderer on the
+//!   photo as it was, is laid over it (every pixel the top changed), so the new top hangs
+//!   over the new waistband and takes its light from the person, not from the new bottom. The metadata lists what the
 //!   photo held.
 
 use std::time::Instant;
@@ -534,13 +535,21 @@ impl TryOn for FullOutfit {
             } else {
                 UpperGarment::Shirt
             };
-            let dressed = Person {
-                photo: image,
-                face: person.face.clone(),
-                body: person.body.clone(),
-                mask: person.mask.clone(),
-            };
-            let look = kind.try_on(stages, &dressed, &ProductInput::Image(p.photo.clone()))?;
+            // The top is fitted, shaded and composed on the photo as it was (its light and
+            // the old clothes it uncovers are the photo's), then laid over the bottom:
+            // every pixel the top changed comes from it, the rest from the bottom.
+            let look = kind.try_on(stages, person, &ProductInput::Image(p.photo.clone()))?;
+            let t = Instant::now();
+            for ((out, top), was) in image
+                .pixels_mut()
+                .zip(look.image.pixels())
+                .zip(person.photo.pixels())
+            {
+                if top != was {
+                    *out = *top;
+                }
+            }
+            times.compose += ms(t);
             if let Some(s) = look.metadata.get("stages_ms") {
                 for (k, v) in [
                     ("garment", &mut times.garment),
@@ -551,7 +560,6 @@ impl TryOn for FullOutfit {
                     *v += s[k].as_f64().unwrap_or(0.0);
                 }
             }
-            image = look.image;
             worn.push(json!({ "kind": "top", "as": kind.category().as_str(), "garment": look.metadata["garment"] }));
         }
         Ok(Look {
