@@ -348,6 +348,30 @@ fn an_outfit_photo_is_split_and_each_piece_worn() {
     }
 }
 
+#[test]
+fn a_jumpsuit_is_worn_as_one_piece() {
+    let c = case("wide", SampleLower::Jumpsuit);
+    let m = &c.look.metadata;
+    assert_eq!(m["outfit"]["pieces"][0]["kind"], "jumpsuit", "{m}");
+    assert_eq!(m["outfit"]["one_piece"], true);
+    let olive = SampleLower::Jumpsuit.base_colour().map(f32::from);
+    let u = c.fig.height as f32;
+    let cx = c.fig.width as f32 / 2.0;
+    let chest: Vec<Vec2> = (-2..=2)
+        .map(|i| Vec2::new(cx + i as f32 * 0.025 * u, 0.32 * u))
+        .collect();
+    let (top, _) = share_near(&c.look.image, &chest, olive);
+    assert!(top >= 0.8, "{top} of the chest in the jumpsuit");
+    for side in 0..2 {
+        let (legs, _) = share_near(
+            &c.look.image,
+            &along_leg(&c.keypoints, side, 0.2, 0.9),
+            olive,
+        );
+        assert!(legs >= 0.85, "leg {side}: {legs} in the jumpsuit");
+    }
+}
+
 fn fetched(bytes: Vec<u8>) -> Fetched {
     Fetched {
         bytes,

@@ -189,6 +189,9 @@ pub struct PantsLayers<'a> {
     pub warped: &'a WarpOutput,
     /// The worn top ([`worn_top_hem`]): above its hem its pixels stay in front.
     pub top: Option<WornTop>,
+    /// The worn top when it is replaced too (an outfit): its pixels above its hem do not
+    /// shade the trousers (its light boundary at its hem would show through).
+    pub replaced_top: Option<WornTop>,
     /// The waistband's centre on the photo: nothing above it is uncovered.
     pub waist_centre: Vec2,
 }
@@ -238,10 +241,20 @@ pub fn compose_pants(l: &PantsLayers<'_>) -> (RgbaImage, ComposeStats) {
         })
         .collect();
     stats.covered = alpha.iter().filter(|&&a| a > 0.5).count();
+    let unshading: Vec<bool> = match l.top.or(l.replaced_top) {
+        Some(top) => (0..wu * hu)
+            .into_par_iter()
+            .map(|i| {
+                let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
+                keep[i] || ((p - legs.hips_mid).dot(legs.down) < top.hem && top.is_top(px(i)))
+            })
+            .collect(),
+        None => keep.clone(),
+    };
     let ratio = shading(
         l.photo,
         l.person,
-        &keep,
+        &unshading,
         &skin_p,
         &alpha,
         l.frame.shoulder_width,

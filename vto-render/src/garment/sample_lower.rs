@@ -26,16 +26,19 @@ pub enum SampleLower {
     MaxiDress,
     /// A two-piece outfit photo: a red t-shirt and khaki chinos side by side.
     TwoPiece,
+    /// An olive jumpsuit (a one-piece outfit): a t-shirt bodice and trouser legs.
+    Jumpsuit,
 }
 
 impl SampleLower {
     /// Every sample.
-    pub const ALL: [SampleLower; 5] = [
+    pub const ALL: [SampleLower; 6] = [
         SampleLower::Trousers,
         SampleLower::Shorts,
         SampleLower::KneeDress,
         SampleLower::MaxiDress,
         SampleLower::TwoPiece,
+        SampleLower::Jumpsuit,
     ];
 
     /// A short file-friendly name.
@@ -46,6 +49,7 @@ impl SampleLower {
             SampleLower::KneeDress => "teal-knee-dress",
             SampleLower::MaxiDress => "burgundy-maxi-dress",
             SampleLower::TwoPiece => "tee-and-chinos",
+            SampleLower::Jumpsuit => "olive-jumpsuit",
         }
     }
 
@@ -54,7 +58,7 @@ impl SampleLower {
         match self {
             SampleLower::Trousers | SampleLower::Shorts => Category::Pants,
             SampleLower::KneeDress | SampleLower::MaxiDress => Category::Dress,
-            SampleLower::TwoPiece => Category::FullOutfit,
+            SampleLower::TwoPiece | SampleLower::Jumpsuit => Category::FullOutfit,
         }
     }
 
@@ -65,6 +69,7 @@ impl SampleLower {
             SampleLower::Shorts => [40, 54, 92],
             SampleLower::KneeDress => [28, 124, 124],
             SampleLower::MaxiDress => [126, 30, 54],
+            SampleLower::Jumpsuit => [96, 110, 70],
         }
     }
 
@@ -102,6 +107,17 @@ impl SampleLower {
                     self as u32 + 11,
                     false,
                     &[hem - 16.0],
+                )
+            }
+            SampleLower::Jumpsuit => {
+                let c = self.base_colour().map(f32::from);
+                render_flat(
+                    (800, 1440),
+                    jumpsuit_shape,
+                    |p, _| dress_fabric(p, 1, c, false),
+                    self as u32 + 11,
+                    false,
+                    &[1334.0],
                 )
             }
             SampleLower::TwoPiece => {
@@ -225,6 +241,27 @@ fn dress_shape(p: Vec2, hem: f32) -> u8 {
         }
     }
     0
+}
+
+/// A jumpsuit: the dresses' bodice to the waist at y 500, then trouser legs (crotch at
+/// 700, hems at 1350).
+fn jumpsuit_shape(p: Vec2) -> u8 {
+    let cx = 400.0;
+    if p.y <= 500.0 {
+        return dress_shape(p, 1350.0);
+    }
+    let outline = [
+        Vec2::new(cx - 150.0, 500.0),
+        Vec2::new(cx + 150.0, 500.0),
+        Vec2::new(cx + 172.0, 700.0),
+        Vec2::new(cx + 160.0, 1350.0),
+        Vec2::new(cx + 32.0, 1350.0),
+        Vec2::new(cx, 700.0),
+        Vec2::new(cx - 32.0, 1350.0),
+        Vec2::new(cx - 160.0, 1350.0),
+        Vec2::new(cx - 172.0, 700.0),
+    ];
+    u8::from(inside(&outline, p))
 }
 
 fn dress_fabric(p: Vec2, part: u8, base: [f32; 3], dots: bool) -> [f32; 3] {

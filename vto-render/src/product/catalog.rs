@@ -142,6 +142,7 @@ pub fn all() -> Vec<CatalogItem> {
             SampleLower::TwoPiece,
             "Red t-shirt and khaki chinos (two-piece outfit photo)",
         ),
+        (SampleLower::Jumpsuit, "Olive jumpsuit (one-piece outfit)"),
     ] {
         let category = garment.category();
         items.push(CatalogItem {

@@ -172,6 +172,11 @@ fn wear_pants(
         legs: &b.legs,
         warped: &warped,
         top,
+        replaced_top: if top.is_none() {
+            worn_top_hem(current, &b.frame, &b.legs)
+        } else {
+            None
+        },
         waist_centre: fit.waist_centre,
     });
     times.compose += ms(t);
