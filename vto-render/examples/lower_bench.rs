@@ -48,12 +48,13 @@ fn main() {
     }
     let (decode, vision) = (decode / runs as f64, vision / runs as f64);
     println!("1024x768: decode {decode:.0} ms, vision (face + pose + selfie mask) {vision:.0} ms");
-    let cases: [(&dyn TryOn, SampleLower); 5] = [
+    let cases: [(&dyn TryOn, SampleLower); 6] = [
         (&Pants, SampleLower::Trousers),
         (&Pants, SampleLower::Shorts),
         (&Dress, SampleLower::KneeDress),
         (&Dress, SampleLower::MaxiDress),
         (&FullOutfit, SampleLower::TwoPiece),
+        (&FullOutfit, SampleLower::Jumpsuit),
     ];
     for (tryon, sample) in cases {
         let product = ProductInput::Image(sample.render());
