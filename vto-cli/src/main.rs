@@ -81,7 +81,7 @@ struct TryOnArgs {
     #[arg(long)]
     person: String,
     /// The product: a 3D model (.glb, .gltf, .obj), or a product photo for garment
-    /// categories (shirt, tshirt, jacket), as a path or URL.
+    /// categories (shirt, tshirt, jacket, pants, dress, full_outfit), as a path or URL.
     #[arg(long)]
     product: String,
     /// Where to write the PNG.

@@ -569,6 +569,9 @@ pub fn builtin_tryons() -> Vec<Arc<dyn TryOn>> {
         Arc::new(UpperGarment::Shirt),
         Arc::new(UpperGarment::Tshirt),
         Arc::new(UpperGarment::Jacket),
+        Arc::new(crate::tryon::Pants),
+        Arc::new(crate::tryon::Dress),
+        Arc::new(crate::tryon::FullOutfit),
     ]
 }
 

@@ -3,7 +3,8 @@
 //! - **Shading**: the photo's luminance over the clothing the person wears now (person mask,
 //!   minus face, hair and skin), low-passed by normalised convolution and divided by its mean
 //!   under the new garment, multiplies the garment: the person's light and big folds carry
-//!   over, the old garment's colour does not.
+//!   over, the old garment's colour does not. A skirt keeps its own folds (it hangs free of
+//!   the legs under it).
 //! - **Layering**: the face and the hair above the chin stay in front; hands stay in front of
 //!   everything and bare forearms in front of the torso (skin-coloured pixels in the arm's
 //!   capsules, the colour sampled from the face).
@@ -228,8 +229,8 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
             let z = zones[i];
             let front = face[i]
                 || (z.hand && skin_p[i] > 0.5)
-                || (z.forearm && l.warped.top[i] == label::TORSO && skin_p[i] > 0.5)
-                || (z.bare_arm && l.warped.top[i] == label::TORSO);
+                || (z.forearm && label::is_body(l.warped.top[i]) && skin_p[i] > 0.5)
+                || (z.bare_arm && label::is_body(l.warped.top[i]));
             if front {
                 stats.kept_in_front += 1;
                 0.0
@@ -248,72 +249,7 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
             .collect::<Vec<f32>>()
     };
     stats.covered = alpha.iter().filter(|&&a| a > 0.5).count();
-    // Shading: the low-passed luminance of the clothing region.
-    let clothing: Vec<f32> = (0..wu * hu)
-        .map(|i| {
-            if face[i] {
-                0.0
-            } else {
-                l.person[i] * (1.0 - skin_p[i])
-            }
-        })
-        .collect();
-    let luma: Vec<f32> = (0..wu * hu)
-        .map(|i| {
-            let p = px(i);
-            (0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2]) / 255.0
-        })
-        .collect();
-    // The clothing's typical lightness under the new garment; pixels far from it (a white
-    // shirt under a dark jacket, badges, a helmet) weigh little, so they leave no ghost.
-    let median = {
-        let mut v: Vec<f32> = (0..wu * hu)
-            .filter(|&i| alpha[i] > 0.5 && clothing[i] > 0.5)
-            .map(|i| luma[i])
-            .collect();
-        if v.is_empty() {
-            0.5
-        } else {
-            let k = v.len() / 2;
-            *v.select_nth_unstable_by(k, f32::total_cmp).1
-        }
-    }
-    .max(0.02);
-    let clothing: Vec<f32> = clothing
-        .iter()
-        .zip(&luma)
-        .map(|(&c, &y)| {
-            let d = (y.max(0.005) / median).ln();
-            c * (-d * d / (2.0 * 0.3 * 0.3)).exp()
-        })
-        .collect();
-    let r = ((sw / 10.0) as usize).clamp(2, 96);
-    let lc: Vec<f32> = luma.iter().zip(&clothing).map(|(a, b)| a * b).collect();
-    let num = box_blur(&box_blur(&lc, wu, hu, r), wu, hu, r);
-    let den = box_blur(&box_blur(&clothing, wu, hu, r), wu, hu, r);
-    let low: Vec<f32> = num
-        .iter()
-        .zip(&den)
-        .map(|(n, d)| if *d > 0.02 { n / d } else { -1.0 })
-        .collect();
-    let (mut sum, mut n) = (0.0f64, 0.0f64);
-    for i in 0..wu * hu {
-        if alpha[i] > 0.5 && low[i] > 0.0 && clothing[i] > 0.5 {
-            sum += f64::from(low[i]);
-            n += 1.0;
-        }
-    }
-    let reference = if n > 0.0 { (sum / n) as f32 } else { 0.5 };
-    let ratio: Vec<f32> = low
-        .iter()
-        .map(|&v| {
-            if v < 0.0 {
-                1.0
-            } else {
-                (v / reference.max(0.02)).powf(0.6).clamp(0.6, 1.2)
-            }
-        })
-        .collect();
+    let ratio = shading(l.photo, l.person, &face, &skin_p, &alpha, sw);
     // Uncovering: old clothing the new garment leaves bare.
     let near_garment = {
         let cov: Vec<f32> = alpha
@@ -389,7 +325,13 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
             let ga = f32::from(g[3]).max(1.0);
             for ch in 0..3 {
                 // Unpremultiply, shade, blend with the layered alpha.
-                let col = f32::from(g[ch]) / ga * 255.0 * ratio[i];
+                // A skirt hangs free of the legs: it keeps its own folds, not theirs.
+                let shade = if l.warped.top[i] == label::SKIRT {
+                    1.0
+                } else {
+                    ratio[i]
+                };
+                let col = f32::from(g[ch]) / ga * 255.0 * shade;
                 c[ch] = c[ch] * (1.0 - a) + col * a;
             }
         }
@@ -400,9 +342,91 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
     (out, stats)
 }
 
+/// The shading ratio per pixel (see the module docs): the low-passed luminance of the
+/// clothing the person wears now (`person` mask, minus `excluded` pixels and skin), over its
+/// mean under the garment's `alpha`; 1 where no clothing is near.
+pub(crate) fn shading(
+    photo: &RgbaImage,
+    person: &[f32],
+    excluded: &[bool],
+    skin_p: &[f32],
+    alpha: &[f32],
+    sw: f32,
+) -> Vec<f32> {
+    let (wu, hu) = (photo.width() as usize, photo.height() as usize);
+    let raw = photo.as_raw();
+    let clothing: Vec<f32> = (0..wu * hu)
+        .map(|i| {
+            if excluded[i] {
+                0.0
+            } else {
+                person[i] * (1.0 - skin_p[i])
+            }
+        })
+        .collect();
+    let luma: Vec<f32> = (0..wu * hu)
+        .map(|i| {
+            let p = &raw[4 * i..4 * i + 3];
+            let p = [f32::from(p[0]), f32::from(p[1]), f32::from(p[2])];
+            (0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2]) / 255.0
+        })
+        .collect();
+    // The clothing's typical lightness under the new garment; pixels far from it (a white
+    // shirt under a dark jacket, badges, a helmet) weigh little, so they leave no ghost.
+    let median = {
+        let mut v: Vec<f32> = (0..wu * hu)
+            .filter(|&i| alpha[i] > 0.5 && clothing[i] > 0.5)
+            .map(|i| luma[i])
+            .collect();
+        if v.is_empty() {
+            0.5
+        } else {
+            let k = v.len() / 2;
+            *v.select_nth_unstable_by(k, f32::total_cmp).1
+        }
+    }
+    .max(0.02);
+    let clothing: Vec<f32> = clothing
+        .iter()
+        .zip(&luma)
+        .map(|(&c, &y)| {
+            let d = (y.max(0.005) / median).ln();
+            c * (-d * d / (2.0 * 0.3 * 0.3)).exp()
+        })
+        .collect();
+    let r = ((sw / 10.0) as usize).clamp(2, 96);
+    let lc: Vec<f32> = luma.iter().zip(&clothing).map(|(a, b)| a * b).collect();
+    let num = box_blur(&box_blur(&lc, wu, hu, r), wu, hu, r);
+    let den = box_blur(&box_blur(&clothing, wu, hu, r), wu, hu, r);
+    let low: Vec<f32> = num
+        .iter()
+        .zip(&den)
+        .map(|(n, d)| if *d > 0.02 { n / d } else { -1.0 })
+        .collect();
+    let (mut sum, mut n) = (0.0f64, 0.0f64);
+    for i in 0..wu * hu {
+        if alpha[i] > 0.5 && low[i] > 0.0 && clothing[i] > 0.5 {
+            sum += f64::from(low[i]);
+            n += 1.0;
+        }
+    }
+    let reference = if n > 0.0 { (sum / n) as f32 } else { 0.5 };
+    let ratio: Vec<f32> = low
+        .iter()
+        .map(|&v| {
+            if v < 0.0 {
+                1.0
+            } else {
+                (v / reference.max(0.02)).powf(0.6).clamp(0.6, 1.2)
+            }
+        })
+        .collect();
+    ratio
+}
+
 /// The background continued under the person: a push–pull fill of the pixels outside the
 /// person mask (a pyramid of weighted means, pulled back down into the holes).
-fn push_pull(photo: &RgbaImage, person: &[f32]) -> Vec<[f32; 3]> {
+pub(crate) fn push_pull(photo: &RgbaImage, person: &[f32]) -> Vec<[f32; 3]> {
     let (w, h) = (photo.width() as usize, photo.height() as usize);
     let raw = photo.as_raw();
     let mut levels: Vec<(usize, usize, Vec<[f32; 4]>)> = Vec::new();

@@ -32,11 +32,13 @@ pub struct UpperFit {
     /// The torso's outline on the photo (neck, shoulders, armpits, hem corners): inside it
     /// nothing is invented (an open front shows what the person wears).
     pub torso_outline: Vec<Vec2>,
+    /// Garment pixels to photo pixels for the torso (what a dress's skirt continues from).
+    pub similarity: Similarity,
 }
 
 /// The similarity from garment pixels to photo pixels (see the module docs).
-#[derive(Debug, Clone, Copy)]
-struct Similarity {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Similarity {
     gm: Vec2,
     ug: Vec2,
     vg: Vec2,
@@ -47,7 +49,8 @@ struct Similarity {
 }
 
 impl Similarity {
-    fn apply(&self, p: Vec2) -> Vec2 {
+    /// The photo pixel of garment pixel `p`.
+    pub fn apply(&self, p: Vec2) -> Vec2 {
         let d = p - self.gm;
         self.bm + (self.ub * d.dot(self.ug) + self.vb * d.dot(self.vg)) * self.s
     }
@@ -134,9 +137,16 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
             let hw_b = hw_g.min(sl.cuff_half_width * 1.4) * sim.s;
             pg.push(g.shoulder[s] + (cuff_out_g - g.shoulder[s]) * t);
             pb.push(c_b + nb * hw_b);
-            // The inner edge only where it lies below the armpit (above it, it is folded
-            // under the arm and out of sight).
-            let inner = c_b - nb * hw_b;
+            // The inner edge where it lies below the armpit (above it, it is folded under
+            // the arm and out of sight). An arm hanging close to the body has its whole
+            // short sleeve above the armpit: its cuff's inner corner then slides down the arm to
+            // just below the armpit (a hanging sleeve's hem slants), else its inner half
+            // maps off the sleeve and the arm shows through a slit.
+            let mut inner = c_b - nb * hw_b;
+            let below = (inner - armpit_b).dot(f.down);
+            if t >= 1.0 && dir.dot(f.down) > 0.7 && below <= 0.05 * sw {
+                inner += dir * ((0.06 * sw - below) / dir.dot(f.down));
+            }
             if (inner - armpit_b).dot(f.down) > 0.05 * sw {
                 pg.push(g.armpit[s] + (cuff_in_g - g.armpit[s]) * t);
                 pb.push(inner);
@@ -177,6 +187,7 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
     .map(|p| sim.apply(*p))
     .collect();
     Ok(UpperFit {
+        similarity: sim,
         torso_outline,
         sleeve_reach,
         parts,

@@ -58,6 +58,45 @@ pub fn garment_mask(img: &RgbaImage) -> (Vec<f32>, bool) {
         let mask = img.pixels().map(|p| f32::from(p.0[3]) / 255.0).collect();
         return (mask, true);
     }
+    let fg = background_fill(img);
+    let fg = close_binary(&largest_component(&fg, wu, hu), wu, hu, 2);
+    (soften(&fg, wu, hu), false)
+}
+
+/// Every garment piece of a photo (the components covering at least `min_share` of it,
+/// largest first), each a binary mask over the whole photo: an outfit photo's top and
+/// bottom lying apart.
+pub fn garment_pieces(img: &RgbaImage, min_share: f32) -> Vec<Vec<bool>> {
+    let (wu, hu) = (img.width() as usize, img.height() as usize);
+    if wu == 0 || hu == 0 {
+        return Vec::new();
+    }
+    let transparent = img.pixels().filter(|p| p.0[3] < 128).count() * 10 > wu * hu;
+    let fg: Vec<bool> = if transparent {
+        img.pixels().map(|p| p.0[3] >= 128).collect()
+    } else {
+        background_fill(img)
+    };
+    let (comp, sizes) = components(&fg, wu, hu);
+    let mut big: Vec<(u32, usize)> = sizes
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n as f32 >= min_share * (wu * hu) as f32)
+        .map(|(k, &n)| (k as u32 + 1, n))
+        .collect();
+    big.sort_by_key(|b| std::cmp::Reverse(b.1));
+    big.iter()
+        .map(|&(id, _)| {
+            let one: Vec<bool> = comp.iter().map(|&c| c == id).collect();
+            close_binary(&one, wu, hu, 2)
+        })
+        .collect()
+}
+
+/// Foreground pixels: what the edge-stopped flood fill from the border does not reach.
+fn background_fill(img: &RgbaImage) -> Vec<bool> {
+    let (w, h) = img.dimensions();
+    let (wu, hu) = (w as usize, h as usize);
     let bg = luma_cbcr(border_colour(img));
     let ycc: Vec<[f32; 3]> = img.pixels().map(|p| luma_cbcr(p.0)).collect();
     let close = |i: usize, strict: bool| {
@@ -142,9 +181,7 @@ pub fn garment_mask(img: &RgbaImage) -> (Vec<f32>, bool) {
             }
         }
     }
-    let fg: Vec<bool> = bgm.iter().map(|&b| b == 0).collect();
-    let fg = close_binary(&largest_component(&fg, wu, hu), wu, hu, 2);
-    (soften(&fg, wu, hu), false)
+    bgm.iter().map(|&b| b == 0).collect()
 }
 
 /// Morphological closing (dilate, then erode) with a square of radius `r`: fills bites the
@@ -164,8 +201,20 @@ fn close_binary(fg: &[bool], w: usize, h: usize, r: usize) -> Vec<bool> {
 
 /// The largest 4-connected component of `fg`.
 fn largest_component(fg: &[bool], w: usize, h: usize) -> Vec<bool> {
+    let (comp, sizes) = components(fg, w, h);
+    let best = sizes
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, &n)| n)
+        .map_or(0, |(k, _)| k as u32 + 1);
+    comp.iter().map(|&c| c != 0 && c == best).collect()
+}
+
+/// The 4-connected components of `fg`: a component id per pixel (0 = background; ids from
+/// 1) and each component's size (index id − 1).
+fn components(fg: &[bool], w: usize, h: usize) -> (Vec<u32>, Vec<usize>) {
     let mut comp = vec![0u32; w * h];
-    let mut best = (0u32, 0usize);
+    let mut sizes = Vec::new();
     let mut next = 0u32;
     let mut stack = Vec::new();
     for start in 0..w * h {
@@ -199,11 +248,9 @@ fn largest_component(fg: &[bool], w: usize, h: usize) -> Vec<bool> {
                 }
             }
         }
-        if size > best.1 {
-            best = (next, size);
-        }
+        sizes.push(size);
     }
-    comp.iter().map(|&c| c != 0 && c == best.0).collect()
+    (comp, sizes)
 }
 
 /// A binary mask with anti-aliased edges (3×3 mean).
@@ -234,29 +281,31 @@ fn soften(fg: &[bool], w: usize, h: usize) -> Vec<f32> {
     out
 }
 
-/// The photo with the garment's edge pixels (mask under 1) recoloured from the fully covered
-/// pixels within two pixels: the background blended into the outline would show as a light
+/// The photo with the garment's edge pixels (mask under 1, or next to such a pixel)
+/// recoloured from the interior pixels within three pixels: the background blended into the outline would show as a light
 /// or dark rim on the person.
 pub(crate) fn decontaminate(img: &RgbaImage, mask: &[f32]) -> RgbaImage {
     let (w, h) = (img.width() as i32, img.height() as i32);
+    let full =
+        |x: i32, y: i32| x >= 0 && y >= 0 && x < w && y < h && mask[(y * w + x) as usize] >= 0.999;
+    // Interior: fully covered with every 4-neighbour fully covered too (the outline's first
+    // row of full pixels still holds anti-aliased background).
+    let interior = |x: i32, y: i32| {
+        full(x, y) && full(x - 1, y) && full(x + 1, y) && full(x, y - 1) && full(x, y + 1)
+    };
     let mut out = img.clone();
     for y in 0..h {
         for x in 0..w {
             let m = mask[(y * w + x) as usize];
-            if m <= 0.0 || m >= 0.999 {
+            if m <= 0.0 || interior(x, y) {
                 continue;
             }
             let mut sum = [0u32; 3];
             let mut n = 0u32;
-            for dy in -2..=2 {
-                for dx in -2..=2 {
+            for dy in -3..=3 {
+                for dx in -3..=3 {
                     let (xx, yy) = (x + dx, y + dy);
-                    if xx < 0
-                        || yy < 0
-                        || xx >= w
-                        || yy >= h
-                        || mask[(yy * w + xx) as usize] < 0.999
-                    {
+                    if !interior(xx, yy) {
                         continue;
                     }
                     let p = img.get_pixel(xx as u32, yy as u32).0;

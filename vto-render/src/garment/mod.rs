@@ -22,11 +22,18 @@
 //! an open jacket) for tests and the gallery.
 
 pub mod compose;
+pub mod compose_lower;
+pub mod figure;
 pub mod fit;
+pub mod fit_lower;
+pub mod legs;
+pub mod lower;
 pub mod mask;
+pub mod outfit;
 pub mod person;
 pub mod product;
 pub mod sample;
+pub mod sample_lower;
 pub mod warp;
 
 use glam::Vec2;
@@ -43,6 +50,18 @@ pub mod label {
     pub const SLEEVE_LEFT: u8 = 2;
     /// The sleeve on the image's right.
     pub const SLEEVE_RIGHT: u8 = 3;
+    /// A dress's skirt (waist to hem).
+    pub const SKIRT: u8 = 4;
+    /// Trousers' half on the image's left (waistband to hem).
+    pub const LEG_LEFT: u8 = 5;
+    /// Trousers' half on the image's right.
+    pub const LEG_RIGHT: u8 = 6;
+
+    /// Whether `l` is a part worn over the body's trunk (torso or skirt), which bare
+    /// forearms and hands lie in front of.
+    pub fn is_body(l: u8) -> bool {
+        l == TORSO || l == SKIRT
+    }
 }
 
 /// Why the garment pipeline could not dress the person.

@@ -137,29 +137,41 @@ fn torso_span(runs: &[(usize, usize)], xc: usize, max_gap: usize) -> Option<(usi
     (right.0 - left.1 <= max_gap).then_some((left.0, right.1, true))
 }
 
-/// Finds the garment in a product photo and measures it.
-pub fn prepare(photo: &RgbaImage) -> Result<GarmentImage, GarmentError> {
+/// A product photo's garment before it is measured: the photo (scaled to at most
+/// [`MAX_SIDE`]) and the garment's mask.
+#[derive(Debug, Clone)]
+pub struct Cutout {
+    /// The photo, scaled.
+    pub img: RgbaImage,
+    /// The soft garment mask (0–1 per pixel).
+    pub mask: Vec<f32>,
+    /// The mask thresholded at one half.
+    pub fg: Vec<bool>,
+    /// Whether the mask came from the photo's alpha channel.
+    pub from_alpha: bool,
+}
+
+/// Finds the garment in a product photo (see the module docs), or says why there is none.
+pub fn cutout(photo: &RgbaImage) -> Result<Cutout, GarmentError> {
     let (w0, h0) = photo.dimensions();
     if w0 < 16 || h0 < 16 {
         return Err(GarmentError::NoGarment(format!(
             "the photo is {w0}x{h0} pixels, too small"
         )));
     }
-    let scaled;
     let img = if w0.max(h0) > MAX_SIDE {
         let s = MAX_SIDE as f32 / w0.max(h0) as f32;
-        scaled = image::imageops::resize(
+        image::imageops::resize(
             photo,
             ((w0 as f32 * s).round() as u32).max(1),
             ((h0 as f32 * s).round() as u32).max(1),
             image::imageops::FilterType::Triangle,
-        );
-        &scaled
+        )
     } else {
-        photo
+        photo.clone()
     };
     let (w, h) = (img.width() as usize, img.height() as usize);
-    let (mask, from_alpha) = garment_mask(img);
+    let (mask, from_alpha) = garment_mask(&img);
     let fg: Vec<bool> = mask.iter().map(|&m| m > 0.5).collect();
     let area = fg.iter().filter(|&&v| v).count();
     if area < (w * h) / 50 {
@@ -174,37 +186,64 @@ pub fn prepare(photo: &RgbaImage) -> Result<GarmentImage, GarmentError> {
                 .into(),
         ));
     }
-    let (landmarks, labels) = measure(&fg, w, h)?;
-    let img = &decontaminate(img, &mask);
-    let mut rgba = Vec::with_capacity(w * h);
-    let mut sum = [0.0f64; 4];
-    for (i, p) in img.pixels().enumerate() {
-        let a = mask[i];
-        let l = labels[i];
-        let a = if l == 0 { 0.0 } else { a };
-        let px = p.0;
-        if l == label::TORSO && a > 0.9 {
-            for c in 0..3 {
-                sum[c] += f64::from(px[c]);
+    Ok(Cutout {
+        img,
+        mask,
+        fg,
+        from_alpha,
+    })
+}
+
+impl Cutout {
+    /// The premultiplied texture under `labels` (unlabelled pixels transparent) and the
+    /// mean colour of the fully covered pixels whose label passes `colour_of`.
+    pub fn texture(
+        &self,
+        labels: &[u8],
+        colour_of: impl Fn(u8) -> bool,
+    ) -> (Vec<[u8; 4]>, [u8; 3]) {
+        let img = decontaminate(&self.img, &self.mask);
+        let mut rgba = Vec::with_capacity(labels.len());
+        let mut sum = [0.0f64; 4];
+        for (i, p) in img.pixels().enumerate() {
+            let l = labels.get(i).copied().unwrap_or(0);
+            let a = if l == 0 { 0.0 } else { self.mask[i] };
+            let px = p.0;
+            if colour_of(l) && a > 0.9 {
+                for c in 0..3 {
+                    sum[c] += f64::from(px[c]);
+                }
+                sum[3] += 1.0;
             }
-            sum[3] += 1.0;
+            rgba.push([
+                (f32::from(px[0]) * a).round() as u8,
+                (f32::from(px[1]) * a).round() as u8,
+                (f32::from(px[2]) * a).round() as u8,
+                (a * 255.0).round() as u8,
+            ]);
         }
-        rgba.push([
-            (f32::from(px[0]) * a).round() as u8,
-            (f32::from(px[1]) * a).round() as u8,
-            (f32::from(px[2]) * a).round() as u8,
-            (a * 255.0).round() as u8,
-        ]);
+        let n = sum[3].max(1.0);
+        (
+            rgba,
+            [(sum[0] / n) as u8, (sum[1] / n) as u8, (sum[2] / n) as u8],
+        )
     }
-    let n = sum[3].max(1.0);
+}
+
+/// Finds the garment in a product photo and measures it.
+pub fn prepare(photo: &RgbaImage) -> Result<GarmentImage, GarmentError> {
+    let cut = cutout(photo)?;
+    let (w, h) = (cut.img.width() as usize, cut.img.height() as usize);
+    let (landmarks, labels) = measure(&cut.fg, w, h)?;
+    let (rgba, torso_colour) = cut.texture(&labels, |l| l == label::TORSO);
     Ok(GarmentImage {
         width: w as u32,
         height: h as u32,
         rgba,
         labels,
         landmarks,
-        torso_colour: [(sum[0] / n) as u8, (sum[1] / n) as u8, (sum[2] / n) as u8],
-        from_alpha,
+        torso_colour,
+        from_alpha: cut.from_alpha,
     })
 }
 

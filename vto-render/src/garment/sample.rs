@@ -99,7 +99,7 @@ impl SampleGarment {
 const CX: f32 = WIDTH as f32 / 2.0;
 
 /// Inside a convex or concave polygon (even–odd rule).
-fn inside(poly: &[Vec2], p: Vec2) -> bool {
+pub(crate) fn inside(poly: &[Vec2], p: Vec2) -> bool {
     let mut c = false;
     let mut j = poly.len() - 1;
     for i in 0..poly.len() {
@@ -119,7 +119,7 @@ fn mirror(pts: &[[f32; 2]]) -> [Vec<Vec2>; 2] {
 }
 
 /// Distance from `p` to the segment `a`–`b`.
-fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> f32 {
+pub(crate) fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> f32 {
     let ab = b - a;
     let t = ((p - a).dot(ab) / ab.length_squared().max(1e-6)).clamp(0.0, 1.0);
     p.distance(a + ab * t)
@@ -177,7 +177,7 @@ fn shape(g: SampleGarment, p: Vec2) -> u8 {
 }
 
 /// A cheap hash noise in [-1, 1].
-fn noise(x: u32, y: u32, seed: u32) -> f32 {
+pub(crate) fn noise(x: u32, y: u32, seed: u32) -> f32 {
     let mut h = x.wrapping_mul(374_761_393)
         ^ y.wrapping_mul(668_265_263)
         ^ seed.wrapping_mul(2_246_822_519);
@@ -275,7 +275,28 @@ fn fabric(g: SampleGarment, p: Vec2, part: u8) -> [f32; 3] {
 }
 
 fn render(g: SampleGarment) -> RgbaImage {
-    let (w, h) = (WIDTH, HEIGHT);
+    render_flat(
+        (WIDTH, HEIGHT),
+        |p| shape(g, p),
+        |p, part| fabric(g, p, part),
+        g as u32 + 1,
+        g == SampleGarment::AlphaTee,
+        &[724.0],
+    )
+}
+
+/// A flat-lay photo of the silhouette `shape` (a part id per point, 0 outside) in `fabric`
+/// on the plain background with a soft drop shadow (or on transparency when `alpha_png`):
+/// weave noise from `seed`, soft folds, a darker rim near the outline and stitched seams
+/// across the rows `seams`.
+pub(crate) fn render_flat(
+    (w, h): (u32, u32),
+    shape: impl Fn(Vec2) -> u8,
+    fabric: impl Fn(Vec2, u8) -> [f32; 3],
+    seed: u32,
+    alpha_png: bool,
+    seams: &[f32],
+) -> RgbaImage {
     // Coverage by 2×2 supersampling, part by the centre sample.
     let mut cover = vec![0.0f32; (w * h) as usize];
     let mut part = vec![0u8; (w * h) as usize];
@@ -283,13 +304,13 @@ fn render(g: SampleGarment) -> RgbaImage {
         for x in 0..w {
             let mut n = 0.0;
             for (dx, dy) in [(0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75)] {
-                if shape(g, Vec2::new(x as f32 + dx, y as f32 + dy)) != 0 {
+                if shape(Vec2::new(x as f32 + dx, y as f32 + dy)) != 0 {
                     n += 0.25;
                 }
             }
             let i = (y * w + x) as usize;
             cover[i] = n;
-            part[i] = shape(g, Vec2::new(x as f32 + 0.5, y as f32 + 0.5));
+            part[i] = shape(Vec2::new(x as f32 + 0.5, y as f32 + 0.5));
         }
     }
     // Distance to the outline (up to 24 px), for edge shading: a chamfer pass each way.
@@ -332,8 +353,6 @@ fn render(g: SampleGarment) -> RgbaImage {
         }
         box_blur(&box_blur(&s, wu, hu, 12), wu, hu, 12)
     };
-    let alpha_png = g == SampleGarment::AlphaTee;
-    let seed = g as u32 + 1;
     let mut img = RgbaImage::new(w, h);
     for y in 0..h {
         for x in 0..w {
@@ -354,14 +373,15 @@ fn render(g: SampleGarment) -> RgbaImage {
                 img.put_pixel(x, y, px);
                 continue;
             }
-            let mut f = fabric(g, p, part[i].max(1));
+            let mut f = fabric(p, part[i].max(1));
             // Weave noise, soft folds, a darker rim near the outline, stitched seams.
             let weave = 1.0 + 0.035 * noise(x, y, seed) + 0.02 * noise(x / 2, y / 3, seed + 7);
             let folds = 1.0
                 + 0.05 * ((p.x * 0.031 + p.y * 0.007).sin() * (p.y * 0.013).cos())
                 + 0.03 * (p.y * 0.021 + p.x * 0.004).sin();
             let rim = 0.88 + 0.12 * (dist[i] / 24.0).min(1.0);
-            let hem_seam = (p.y - 724.0).abs() < 1.2 && ((p.x as i32 / 6) % 2 == 0);
+            let hem_seam =
+                seams.iter().any(|s| (p.y - s).abs() < 1.2) && ((p.x as i32 / 6) % 2 == 0);
             let seam = if hem_seam { 0.72 } else { 1.0 };
             for v in &mut f {
                 *v *= weave * folds * rim * seam;

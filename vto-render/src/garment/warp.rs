@@ -237,12 +237,6 @@ pub struct Warper {
     pipeline: wgpu::ComputePipeline,
 }
 
-fn garment_words(g: &GarmentImage) -> (Vec<u32>, Vec<u32>) {
-    let texels = g.rgba.iter().map(|p| u32::from_le_bytes(*p)).collect();
-    let labels = g.labels.iter().map(|&l| u32::from(l)).collect();
-    (texels, labels)
-}
-
 fn part_table(parts: &[PartWarp]) -> Vec<f32> {
     let mut table = vec![0.0f32; STRIDE * parts.len().max(1)];
     for (i, p) in parts.iter().enumerate() {
@@ -272,8 +266,35 @@ impl Warper {
         &self,
         garment: &GarmentImage,
         parts: &[PartWarp],
+        size: (u32, u32),
+    ) -> Result<WarpOutput, GarmentError> {
+        self.warp_texture(
+            (garment.width, garment.height),
+            &garment.rgba,
+            &garment.labels,
+            parts,
+            size,
+        )
+    }
+
+    /// [`Self::warp`] for any garment texture: `(gw, gh)` pixels of premultiplied `rgba`
+    /// with part `labels`.
+    pub fn warp_texture(
+        &self,
+        (gw, gh): (u32, u32),
+        rgba: &[[u8; 4]],
+        labels: &[u8],
+        parts: &[PartWarp],
         (width, height): (u32, u32),
     ) -> Result<WarpOutput, GarmentError> {
+        let n_tex = (gw as usize) * (gh as usize);
+        if rgba.len() != n_tex || labels.len() != n_tex {
+            return Err(GarmentError::Degenerate(format!(
+                "a {gw}x{gh} garment with {} texels and {} labels",
+                rgba.len(),
+                labels.len()
+            )));
+        }
         if parts.len() > MAX_PARTS {
             return Err(GarmentError::Degenerate(format!(
                 "{} parts (at most {MAX_PARTS})",
@@ -284,12 +305,13 @@ impl Warper {
         let params = GarmentWarpParams {
             width,
             height,
-            garment_w: garment.width,
-            garment_h: garment.height,
+            garment_w: gw,
+            garment_h: gh,
             parts: parts.len() as u32,
             pad: [0; 3],
         };
-        let (texels, labels) = garment_words(garment);
+        let texels: Vec<u32> = rgba.iter().map(|p| u32::from_le_bytes(*p)).collect();
+        let labels: Vec<u32> = labels.iter().map(|&l| u32::from(l)).collect();
         let u = ctx.uniform("garment warp params", bytemuck::bytes_of(&params));
         let table = ctx.storage_init("garment parts", bytemuck::cast_slice(&part_table(parts)));
         let tex = ctx.storage_init("garment texels", bytemuck::cast_slice(&texels));

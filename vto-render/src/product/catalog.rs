@@ -5,6 +5,7 @@
 use vto_core::Category;
 
 use crate::garment::sample::SampleGarment;
+use crate::garment::sample_lower::SampleLower;
 
 use super::sample::SampleFrame;
 use super::sample_hats::SampleHat;
@@ -127,6 +128,29 @@ pub fn all() -> Vec<CatalogItem> {
             id: format!("{}-{}", categories[0].as_str(), garment.name()),
             label: label.to_string(),
             categories,
+            content_type: "image/png",
+            bytes: garment.png(),
+        });
+    }
+    for (garment, label) in [
+        (SampleLower::Trousers, "Khaki chinos (flat-lay photo)"),
+        (SampleLower::Shorts, "Navy shorts"),
+        (
+            SampleLower::KneeDress,
+            "Teal knee-length dress with polka dots",
+        ),
+        (SampleLower::MaxiDress, "Burgundy maxi dress"),
+        (
+            SampleLower::TwoPiece,
+            "Red t-shirt and khaki chinos (two-piece outfit photo)",
+        ),
+        (SampleLower::Jumpsuit, "Olive jumpsuit (one-piece outfit)"),
+    ] {
+        let category = garment.category();
+        items.push(CatalogItem {
+            id: format!("{}-{}", category.as_str().replace('_', "-"), garment.name()),
+            label: label.to_string(),
+            categories: vec![category],
             content_type: "image/png",
             bytes: garment.png(),
         });

@@ -8,12 +8,13 @@
 //! decoding, vision (only what [`TryOn::needs`] asks for), encoding, errors and metadata.
 //!
 //! Categories today: [`eyewear`] (`glasses`, `sunglasses`), [`hats`], [`jewelry`], [`shoes`],
-//! [`garments`] (`shirt`, `tshirt`, `jacket`).
+//! [`garments`] (`shirt`, `tshirt`, `jacket`), [`lower`] (`pants`, `dress`, `full_outfit`).
 
 pub mod eyewear;
 pub mod garments;
 pub mod hats;
 pub mod jewelry;
+pub mod lower;
 pub mod shoes;
 
 use image::RgbaImage;
@@ -29,6 +30,7 @@ pub use eyewear::Eyewear;
 pub use garments::UpperGarment;
 pub use hats::Hats;
 pub use jewelry::Jewelry;
+pub use lower::{Dress, FullOutfit, Pants};
 pub use shoes::Shoes;
 
 /// What a category needs the vision stage to find in the photo.

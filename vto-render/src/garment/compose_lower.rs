@@ -1,0 +1,357 @@
+//! Composing lower-body garments: trousers over the legs, and the legs a shorter garment
+//! uncovers.
+//!
+//! - **Layering** ([`compose_pants`]): the hands and forearms stay in front, the feet (each
+//!   foot's capsule heel → toe below the ankle) stay in front of the hems, and the top the
+//!   person wears stays over the waistband down to its own hem ([`worn_top_hem`]).
+//! - **Shading**: the person's light and folds carried over as for tops
+//!   ([`super::compose`]'s shading ratio).
+//! - **Uncovering** ([`uncover_legs`]): the person's old clothing that the new garment
+//!   leaves bare becomes skin inside each leg's capsule (hip → knee → ankle, tapering; the
+//!   face's skin colour with the photo's low-frequency light and a rounded falloff across
+//!   the leg) and the background continued from outside the person elsewhere (between the
+//!   legs, beside narrower trousers) — never the old garment.
+
+use glam::Vec2;
+use image::RgbaImage;
+use rayon::prelude::*;
+
+use super::compose::{push_pull, shading, skin_likeness, ComposeStats, ARM_VISIBLE};
+use super::legs::Legs;
+use super::person::BodyFrame;
+use super::warp::WarpOutput;
+
+/// The skin colour used when no face was found (sRGB).
+pub const FALLBACK_SKIN: [f32; 3] = [200.0, 160.0, 140.0];
+
+fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> (f32, f32) {
+    let ab = b - a;
+    let t = ((p - a).dot(ab) / ab.length_squared().max(1e-6)).clamp(0.0, 1.0);
+    (p.distance(a + ab * t), t)
+}
+
+fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
+    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
+}
+
+/// Whether `p` is on a foot: within the capsule heel → toe, below the ankle.
+pub fn on_foot(legs: &Legs, p: Vec2) -> bool {
+    legs.legs.iter().any(|l| {
+        let len = l.heel.distance(l.toe).max(0.12 * legs.hip_width);
+        let below = (p - l.chain[2]).dot(legs.down) > -0.05 * len;
+        below && seg_dist(p, l.heel, l.toe).0 < 0.45 * len
+    })
+}
+
+/// Whether `p` is on a visible arm's forearm or hand (in front of the hips).
+pub fn on_forearm(frame: &BodyFrame, p: Vec2) -> bool {
+    let sw = frame.shoulder_width;
+    frame.arms.iter().any(|a| {
+        if a.visibility < ARM_VISIBLE {
+            return false;
+        }
+        let [_, e, w, h] = a.chain;
+        let tip = h + (h - w) * 0.6;
+        seg_dist(p, e, w).0 < 0.12 * sw || seg_dist(p, w, tip).0 < 0.14 * sw
+    })
+}
+
+/// How far into a leg's capsule `p` lies (0 on the axis, 1 at the edge), if inside one.
+fn in_leg(legs: &Legs, p: Vec2) -> Option<f32> {
+    let mut best: Option<f32> = None;
+    for l in &legs.legs {
+        let [h, k, a] = l.chain;
+        let (dt, tt) = seg_dist(p, h, k);
+        let (ds, ts) = seg_dist(p, k, a);
+        let rt = legs.hip_width * (0.27 - 0.08 * tt);
+        let rs = legs.hip_width * (0.19 - 0.06 * ts);
+        let v = (dt / rt).min(ds / rs);
+        if v < 1.0 {
+            best = Some(best.map_or(v, |b: f32| b.min(v)));
+        }
+    }
+    best
+}
+
+/// The top the person wears, as far as it hangs over the hips.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WornTop {
+    /// Its hem's depth below the hips' midpoint along the legs' `down`.
+    pub hem: f32,
+    /// Its colour (sRGB, the median on the chest).
+    pub colour: [f32; 3],
+    /// The lower garment's colour (sRGB, the median on the thighs).
+    pub bottom: [f32; 3],
+}
+
+impl WornTop {
+    /// Whether a pixel of colour `c` above the hem is the top's (rather than the lower
+    /// garment's, showing beside it).
+    pub fn is_top(&self, c: [f32; 3]) -> bool {
+        dist(c, self.colour) < dist(c, self.bottom)
+    }
+}
+
+fn dist(a: [f32; 3], b: [f32; 3]) -> f32 {
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}
+
+/// How far down the top the person wears reaches: walking down the body's centre line
+/// from the chest until the colour is the lower garment's (sampled on the thighs) for
+/// several steps. `None` when the two colours cannot be told apart (a tucked or matching
+/// top).
+pub fn worn_top_hem(photo: &RgbaImage, frame: &BodyFrame, legs: &Legs) -> Option<WornTop> {
+    let (w, h) = photo.dimensions();
+    let at = |p: Vec2| -> Option<[f32; 3]> {
+        let (x, y) = (p.x.round() as i64, p.y.round() as i64);
+        if x < 0 || y < 0 || x >= i64::from(w) || y >= i64::from(h) {
+            return None;
+        }
+        let c = photo.get_pixel(x as u32, y as u32).0;
+        Some([f32::from(c[0]), f32::from(c[1]), f32::from(c[2])])
+    };
+    let median = |pts: &[Vec2]| -> Option<[f32; 3]> {
+        let mut cs: Vec<[f32; 3]> = pts.iter().filter_map(|p| at(*p)).collect();
+        if cs.len() < 3 {
+            return None;
+        }
+        let mut out = [0.0; 3];
+        for (c, o) in out.iter_mut().enumerate() {
+            cs.sort_by(|a, b| a[c].total_cmp(&b[c]));
+            *o = cs[cs.len() / 2][c];
+        }
+        Some(out)
+    };
+    let strip = |centre: Vec2| -> Vec<Vec2> {
+        (-3..=3)
+            .map(|k| centre + legs.across * legs.hip_width * 0.09 * k as f32)
+            .collect()
+    };
+    let mid = (frame.shoulder[0] + frame.shoulder[1]) * 0.5;
+    let torso = (legs.hips_mid - mid).length();
+    let top = median(&strip(mid + (legs.hips_mid - mid) * 0.45))?;
+    let thighs: Vec<Vec2> = legs
+        .legs
+        .iter()
+        .flat_map(|l| {
+            let (c, _) = l.along(0.45 * l.chain[0].distance(l.chain[1]));
+            [
+                c - legs.across * 0.04 * legs.hip_width,
+                c,
+                c + legs.across * 0.04 * legs.hip_width,
+            ]
+        })
+        .collect();
+    let bottom = median(&thighs)?;
+    if dist(top, bottom) < 30.0 {
+        return None;
+    }
+    let step = (torso / 60.0).max(1.0);
+    let mut t = -0.5 * torso;
+    let mut run = 0;
+    let limit = legs.legs[0].chain[0].distance(legs.legs[0].chain[1]) * 0.8;
+    while t < limit {
+        let c = median(&strip(legs.hips_mid + legs.down * t))?;
+        if dist(c, bottom) < dist(c, top) {
+            run += 1;
+            if run >= 3 {
+                return Some(WornTop {
+                    hem: t - 2.0 * step,
+                    colour: top,
+                    bottom,
+                });
+            }
+        } else {
+            run = 0;
+        }
+        t += step;
+    }
+    Some(WornTop {
+        hem: limit,
+        colour: top,
+        bottom,
+    })
+}
+
+/// The inputs of [`compose_pants`].
+#[derive(Debug)]
+pub struct PantsLayers<'a> {
+    /// The person photo.
+    pub photo: &'a RgbaImage,
+    /// The person mask at the photo's size (0–1).
+    pub person: &'a [f32],
+    /// The upper body's frame (arms, face, skin colour).
+    pub frame: &'a BodyFrame,
+    /// The legs.
+    pub legs: &'a Legs,
+    /// The warped trousers.
+    pub warped: &'a WarpOutput,
+    /// The worn top ([`worn_top_hem`]): above its hem its pixels stay in front.
+    pub top: Option<WornTop>,
+    /// The worn top when it is replaced too (an outfit): its pixels above its hem do not
+    /// shade the trousers (its light boundary at its hem would show through).
+    pub replaced_top: Option<WornTop>,
+    /// The waistband's centre on the photo: nothing above it is uncovered.
+    pub waist_centre: Vec2,
+}
+
+/// Composes warped trousers over the photo (see the module docs).
+pub fn compose_pants(l: &PantsLayers<'_>) -> (RgbaImage, ComposeStats) {
+    let (w, h) = l.photo.dimensions();
+    let (wu, hu) = (w as usize, h as usize);
+    let skin = l.frame.skin.unwrap_or(FALLBACK_SKIN);
+    let raw = l.photo.as_raw();
+    let px = |i: usize| [0, 1, 2].map(|c| f32::from(raw[4 * i + c]));
+    let skin_p: Vec<f32> = (0..wu * hu)
+        .into_par_iter()
+        .map(|i| skin_likeness(px(i), skin))
+        .collect();
+    let legs = l.legs;
+    let mut stats = ComposeStats::default();
+    let keep: Vec<bool> = (0..wu * hu)
+        .into_par_iter()
+        .map(|i| {
+            let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
+            on_foot(legs, p) || on_forearm(l.frame, p)
+        })
+        .collect();
+    let alpha: Vec<f32> = (0..wu * hu)
+        .map(|i| {
+            let a = f32::from(l.warped.rgba[i][3]) / 255.0;
+            if a <= 0.0 {
+                return 0.0;
+            }
+            if keep[i] {
+                stats.kept_in_front += 1;
+                return 0.0;
+            }
+            match l.top {
+                Some(top) if top.is_top(px(i)) => {
+                    let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
+                    let depth = (p - legs.hips_mid).dot(legs.down);
+                    let k = smoothstep(top.hem - 1.5, top.hem + 1.5, depth);
+                    if k < 1.0 {
+                        stats.kept_in_front += 1;
+                    }
+                    a * k
+                }
+                _ => a,
+            }
+        })
+        .collect();
+    stats.covered = alpha.iter().filter(|&&a| a > 0.5).count();
+    let unshading: Vec<bool> = match l.top.or(l.replaced_top) {
+        Some(top) => (0..wu * hu)
+            .into_par_iter()
+            .map(|i| {
+                let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
+                keep[i] || ((p - legs.hips_mid).dot(legs.down) < top.hem && top.is_top(px(i)))
+            })
+            .collect(),
+        None => keep.clone(),
+    };
+    let ratio = shading(
+        l.photo,
+        l.person,
+        &unshading,
+        &skin_p,
+        &alpha,
+        l.frame.shoulder_width,
+    );
+    let mut out = l.photo.clone();
+    {
+        let o = out.as_mut();
+        for i in 0..wu * hu {
+            let a = alpha[i];
+            if a <= 0.0 {
+                continue;
+            }
+            let g = l.warped.rgba[i];
+            let ga = f32::from(g[3]).max(1.0);
+            let c = px(i);
+            for ch in 0..3 {
+                let col = f32::from(g[ch]) / ga * 255.0 * ratio[i];
+                o[4 * i + ch] = (c[ch] * (1.0 - a) + col * a).round().clamp(0.0, 255.0) as u8;
+            }
+        }
+    }
+    let waist = (l.waist_centre - legs.hips_mid).dot(legs.down);
+    let start = |p: Vec2| {
+        // Below the waistband's top, and below the worn top's hem or beside the top.
+        let depth = (p - legs.hips_mid).dot(legs.down);
+        let i = (p.y as usize) * wu + p.x as usize;
+        depth > waist && !keep[i] && l.top.is_none_or(|t| depth > t.hem || !t.is_top(px(i)))
+    };
+    let (s, b) = uncover_legs(
+        &mut out, l.photo, l.person, &alpha, legs, skin, &ratio, start,
+    );
+    stats.skin_filled = s;
+    stats.background_filled = b;
+    (out, stats)
+}
+
+/// Fills the old clothing the new garment leaves bare on the lower body (see the module
+/// docs) in `out`, judged on the original `photo`: pixels not covered (`alpha` under one
+/// half), inside the person, not skin already, not on a foot, and where `start` holds.
+/// Returns the pixels filled with skin and with background.
+#[allow(clippy::too_many_arguments)]
+pub fn uncover_legs(
+    out: &mut RgbaImage,
+    photo: &RgbaImage,
+    person: &[f32],
+    alpha: &[f32],
+    legs: &Legs,
+    skin: [f32; 3],
+    ratio: &[f32],
+    start: impl Fn(Vec2) -> bool + Sync,
+) -> (usize, usize) {
+    let (w, h) = photo.dimensions();
+    let (wu, hu) = (w as usize, h as usize);
+    let raw = photo.as_raw();
+    let px = |i: usize| [0, 1, 2].map(|c| f32::from(raw[4 * i + c]));
+    // (how bare: 0–1, the leg capsule's depth if inside one)
+    let bare: Vec<Option<(f32, Option<f32>)>> = (0..wu * hu)
+        .into_par_iter()
+        .map(|i| {
+            let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
+            if alpha[i] >= 0.5 || person[i] < 0.3 || !start(p) || on_foot(legs, p) {
+                return None;
+            }
+            let old = person[i] * (1.0 - skin_likeness(px(i), skin)) * (1.0 - alpha[i]);
+            if old < 0.3 {
+                return None;
+            }
+            Some((old, in_leg(legs, p)))
+        })
+        .collect();
+    let background = if bare.iter().any(Option::is_some) {
+        Some(push_pull(photo, person))
+    } else {
+        None
+    };
+    let (mut skin_n, mut bg_n) = (0, 0);
+    let o = out.as_mut();
+    for i in 0..wu * hu {
+        let Some((old, leg)) = bare[i] else { continue };
+        let k = smoothstep(0.0, 0.6, old);
+        let cur = [0, 1, 2].map(|c| f32::from(o[4 * i + c]));
+        let bg = background.as_ref().map_or(cur, |b| b[i]);
+        let fill = match leg {
+            Some(a) => {
+                skin_n += 1;
+                let shade = ratio[i].clamp(0.85, 1.1) * (1.0 - 0.3 * a * a);
+                let edge = smoothstep(0.8, 1.0, a);
+                [0, 1, 2].map(|c| skin[c] * shade * (1.0 - edge) + bg[c] * edge)
+            }
+            None => {
+                bg_n += 1;
+                bg
+            }
+        };
+        for c in 0..3 {
+            o[4 * i + c] = (cur[c] * (1.0 - k) + fill[c] * k).round().clamp(0.0, 255.0) as u8;
+        }
+    }
+    (skin_n, bg_n)
+}

@@ -1,0 +1,583 @@
+//! Lower-body garments and outfits from a product photo: `pants`, `dress`, `full_outfit`.
+//!
+//! The same [`crate::garment`] pipeline as the tops ([`super::UpperGarment`]), with the
+//! legs ([`Legs`]: hip → knee → ankle from pose keypoints 23–28, the feet from 29–32):
+//! - [`Pants`]: trousers' two halves fitted along the legs ([`fit_pants`]), warped by the
+//!   same kernel, composed with the top the person wears kept over the waistband, the shoes
+//!   in front of the hems and the legs below a short hem uncovered as skin.
+//! - [`Dress`]: the bodice fitted as a top ([`fit_upper`]), the skirt hung from the waist to
+//!   the dress's own length ([`fit_skirt`]), composed as a top (face, hands, bare arms) and
+//!   then the legs below the hem uncovered and the shoes kept in front.
+//! - [`FullOutfit`]: the photo split into its pieces ([`split_outfit`]); the bottom (trousers,
+//!   dress or a jumpsuit's legs) is dressed first; the top, by the tops' own renderer on the
+//!   photo as it was, is laid over it (every pixel the top changed), so the new top hangs
+//!   over the new waistband and takes its light from the person, not from the new bottom. The metadata lists what the
+//!   photo held.
+
+use std::time::Instant;
+
+use glam::Vec2;
+use image::RgbaImage;
+use serde_json::{json, Value};
+use vto_core::Category;
+
+use super::{Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
+use crate::garment::compose::{compose, Layers};
+use crate::garment::compose_lower::{
+    compose_pants, on_foot, on_forearm, uncover_legs, worn_top_hem, PantsLayers, WornTop,
+    FALLBACK_SKIN,
+};
+use crate::garment::fit::fit_upper;
+use crate::garment::fit_lower::{fit_pants, fit_skirt};
+use crate::garment::legs::Legs;
+use crate::garment::lower::{measure_pants, split_dress, waist_row, PantsLandmarks};
+use crate::garment::outfit::{split_outfit, PieceKind};
+use crate::garment::product::{cutout, measure, Cutout, GarmentImage};
+use crate::garment::{label, BodyFrame, PartWarp, Warper};
+use crate::tryon::UpperGarment;
+
+/// `pants`: trousers and shorts.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Pants;
+
+/// `dress`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Dress;
+
+/// `full_outfit`: a top and a bottom in one photo, or a one-piece.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FullOutfit;
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+const NEEDS: Needs = Needs {
+    face: true,
+    body: true,
+    person_mask: true,
+};
+
+fn photo_of(category: Category, product: &ProductInput) -> Result<&RgbaImage, TryOnError> {
+    match product {
+        ProductInput::Image(p) => Ok(p),
+        ProductInput::Model(_) => Err(TryOnError::BadProduct(format!(
+            "{} takes a product photo, not a 3D model",
+            category.as_str()
+        ))),
+    }
+}
+
+/// The person as the lower garments see them.
+struct Body {
+    mask: Vec<f32>,
+    frame: BodyFrame,
+    legs: Legs,
+}
+
+fn body(person: &Person) -> Result<Body, TryOnError> {
+    let frame = BodyFrame::new(person)?;
+    let (w, h) = person.photo.dimensions();
+    let n = (w * h) as usize;
+    let mask: Vec<f32> =
+        match (
+            &person.mask,
+            person.body.as_ref().and_then(|b| b.mask.as_ref()),
+        ) {
+            (Some(m), _) | (None, Some(m)) if m.data.len() == n => m.data.clone(),
+            _ => return Err(TryOnError::NotFound(
+                "no person mask could be computed for the photo; garments need the body's outline"
+                    .into(),
+            )),
+        };
+    let legs = Legs::new(person, &mask)?;
+    Ok(Body { mask, frame, legs })
+}
+
+/// Trousers measured in a cut-out product photo.
+struct PantsGarment {
+    lm: PantsLandmarks,
+    labels: Vec<u8>,
+}
+
+fn pants_of(cut: &Cutout) -> Result<PantsGarment, TryOnError> {
+    let (w, h) = (cut.img.width() as usize, cut.img.height() as usize);
+    let (lm, labels) = measure_pants(&cut.fg, w, h).ok_or_else(|| {
+        TryOnError::NotFound(
+            "no trousers were found in the product photo (no crotch with two legs below it)".into(),
+        )
+    })?;
+    Ok(PantsGarment { lm, labels })
+}
+
+/// Stage timings (milliseconds).
+#[derive(Debug, Default)]
+struct Times {
+    garment: f64,
+    fit: f64,
+    warp: f64,
+    compose: f64,
+}
+
+impl Times {
+    fn json(&self) -> Value {
+        json!({
+            "garment": self.garment,
+            "fit": self.fit,
+            "warp": self.warp,
+            "compose": self.compose,
+        })
+    }
+}
+
+/// Dresses `current` (the photo or an earlier layer) in trousers.
+#[allow(clippy::too_many_arguments)]
+fn wear_pants(
+    stages: Stages<'_>,
+    b: &Body,
+    current: &RgbaImage,
+    cut: &Cutout,
+    g: &PantsGarment,
+    top: Option<WornTop>,
+    waist: Option<[Vec2; 2]>,
+    times: &mut Times,
+) -> Result<(RgbaImage, Value), TryOnError> {
+    let t = Instant::now();
+    let (rgba, colour) = cut.texture(&g.labels, |l| l == label::LEG_LEFT || l == label::LEG_RIGHT);
+    times.garment += ms(t);
+    let t = Instant::now();
+    let (w, h) = current.dimensions();
+    let fit = fit_pants(&g.lm, &b.legs, waist)?;
+    let warps = fit
+        .parts
+        .iter()
+        .map(|p| PartWarp::solve(p, w.max(h) as f32))
+        .collect::<Result<Vec<_>, _>>()?;
+    times.fit += ms(t);
+    let t = Instant::now();
+    let warper = Warper::for_context(stages.raster.context());
+    let warped = warper.warp_texture(
+        (cut.img.width(), cut.img.height()),
+        &rgba,
+        &g.labels,
+        &warps,
+        (w, h),
+    )?;
+    times.warp += ms(t);
+    let t = Instant::now();
+    let (image, stats) = compose_pants(&PantsLayers {
+        photo: current,
+        person: &b.mask,
+        frame: &b.frame,
+        legs: &b.legs,
+        warped: &warped,
+        top,
+        replaced_top: if top.is_none() {
+            worn_top_hem(current, &b.frame, &b.legs)
+        } else {
+            None
+        },
+        waist_centre: fit.waist_centre,
+    });
+    times.compose += ms(t);
+    let meta = json!({
+        "kind": "pants",
+        "colour": colour,
+        "length": g.lm.length_class(),
+        "length_fraction": g.lm.length_fraction(),
+        "scale": fit.scale,
+        "hems_px": fit.hems.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>(),
+        "hem_reach_px": fit.hem_reach,
+        "worn_top_hem_px": top.map(|t| t.hem),
+        "compose": {
+            "covered_px": stats.covered,
+            "skin_filled_px": stats.skin_filled,
+            "background_filled_px": stats.background_filled,
+            "kept_in_front_px": stats.kept_in_front,
+        },
+    });
+    Ok((image, meta))
+}
+
+/// Dresses `current` in a dress.
+fn wear_dress(
+    stages: Stages<'_>,
+    b: &Body,
+    current: &RgbaImage,
+    cut: &Cutout,
+    times: &mut Times,
+) -> Result<(RgbaImage, Value), TryOnError> {
+    let t = Instant::now();
+    let (w0, h0) = (cut.img.width() as usize, cut.img.height() as usize);
+    let (lm, labels) = split_dress(&cut.fg, w0, h0)?;
+    let (rgba, colour) = cut.texture(&labels, label::is_body);
+    let g = GarmentImage {
+        width: w0 as u32,
+        height: h0 as u32,
+        rgba,
+        labels,
+        landmarks: lm.bodice,
+        torso_colour: colour,
+        from_alpha: cut.from_alpha,
+    };
+    times.garment += ms(t);
+    let t = Instant::now();
+    let (w, h) = current.dimensions();
+    let upper = fit_upper(&lm.bodice, &b.frame, 1.0)?;
+    let skirt = fit_skirt(&lm, &upper, &b.frame, &b.legs)?;
+    let mut parts = upper.parts.clone();
+    parts.push(skirt.part.clone());
+    let warps = parts
+        .iter()
+        .map(|p| PartWarp::solve(p, w.max(h) as f32))
+        .collect::<Result<Vec<_>, _>>()?;
+    times.fit += ms(t);
+    let t = Instant::now();
+    let warped = Warper::for_context(stages.raster.context()).warp(&g, &warps, (w, h))?;
+    times.warp += ms(t);
+    let t = Instant::now();
+    let (mut image, stats) = compose(&Layers {
+        photo: current,
+        person: &b.mask,
+        frame: &b.frame,
+        warped: &warped,
+        hem_depth: skirt.hem_depth,
+        torso_outline: &skirt.outline,
+        sleeve_reach: upper.sleeve_reach,
+    });
+    // The shoes stay in front of a long hem.
+    let (wu, hu) = (w as usize, h as usize);
+    let alpha: Vec<f32> = warped
+        .rgba
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let q = Vec2::new((i % wu) as f32, (i / wu) as f32);
+            if p[3] > 0 && on_foot(&b.legs, q) {
+                image.put_pixel(
+                    q.x as u32,
+                    q.y as u32,
+                    *current.get_pixel(q.x as u32, q.y as u32),
+                );
+                0.0
+            } else {
+                f32::from(p[3]) / 255.0
+            }
+        })
+        .collect();
+    let mid = (b.frame.shoulder[0] + b.frame.shoulder[1]) * 0.5;
+    let down = b.frame.down;
+    let hem = skirt.hem_depth;
+    let ones = vec![1.0f32; wu * hu];
+    let (skin_n, bg_n) = uncover_legs(
+        &mut image,
+        current,
+        &b.mask,
+        &alpha,
+        &b.legs,
+        b.frame.skin.unwrap_or(FALLBACK_SKIN),
+        &ones,
+        |p: Vec2| (p - mid).dot(down) > hem - 2.0 && !on_forearm(&b.frame, p),
+    );
+    times.compose += ms(t);
+    let meta = json!({
+        "kind": "dress",
+        "colour": colour,
+        "length": lm.length_class(),
+        "length_ratio": lm.length_ratio(),
+        "long_sleeves": lm.bodice.long_sleeves,
+        "scale": upper.scale,
+        "hem_depth_px": skirt.hem_depth,
+        "hem_centre_px": [skirt.hem_centre.x, skirt.hem_centre.y],
+        "compose": {
+            "covered_px": stats.covered,
+            "skin_filled_px": stats.skin_filled + skin_n,
+            "background_filled_px": stats.background_filled + bg_n,
+            "kept_in_front_px": stats.kept_in_front,
+        },
+    });
+    Ok((image, meta))
+}
+
+/// Dresses `current` in a jumpsuit: trouser legs below its waist, then its bodice as a top.
+fn wear_jumpsuit(
+    stages: Stages<'_>,
+    b: &Body,
+    current: &RgbaImage,
+    cut: &Cutout,
+    times: &mut Times,
+) -> Result<(RgbaImage, Value), TryOnError> {
+    let t = Instant::now();
+    let (w0, h0) = (cut.img.width() as usize, cut.img.height() as usize);
+    let no = || TryOnError::NotFound("the jumpsuit's waist and legs could not be measured".into());
+    let waist = waist_row(&cut.fg, w0, h0).ok_or_else(no)?;
+    let (bodice, upper_labels) = measure(&cut.fg[..(waist + 1) * w0], w0, waist + 1)?;
+    let mut lower_fg = cut.fg.clone();
+    lower_fg[..(waist + 1) * w0]
+        .iter_mut()
+        .for_each(|v| *v = false);
+    let (plm, mut labels) = measure_pants(&lower_fg, w0, h0).ok_or_else(no)?;
+    labels[..(waist + 1) * w0].copy_from_slice(&upper_labels);
+    times.garment += ms(t);
+    let upper = fit_upper(&bodice, &b.frame, 1.0)?;
+    let sim = upper.similarity;
+    let pants = PantsGarment {
+        lm: plm,
+        labels: labels.clone(),
+    };
+    let (after_legs, legs_meta) = wear_pants(
+        stages,
+        b,
+        current,
+        cut,
+        &pants,
+        None,
+        Some([sim.apply(bodice.hem[0]), sim.apply(bodice.hem[1])]),
+        times,
+    )?;
+    let t = Instant::now();
+    let (rgba, colour) = cut.texture(&labels, |l| l == label::TORSO);
+    let g = GarmentImage {
+        width: w0 as u32,
+        height: h0 as u32,
+        rgba,
+        labels,
+        landmarks: bodice,
+        torso_colour: colour,
+        from_alpha: cut.from_alpha,
+    };
+    let (w, h) = current.dimensions();
+    let warps = upper
+        .parts
+        .iter()
+        .map(|p| PartWarp::solve(p, w.max(h) as f32))
+        .collect::<Result<Vec<_>, _>>()?;
+    times.garment += ms(t);
+    let t = Instant::now();
+    let warped = Warper::for_context(stages.raster.context()).warp(&g, &warps, (w, h))?;
+    times.warp += ms(t);
+    let t = Instant::now();
+    let (image, _) = compose(&Layers {
+        photo: &after_legs,
+        person: &b.mask,
+        frame: &b.frame,
+        warped: &warped,
+        hem_depth: upper.hem_depth,
+        torso_outline: &upper.torso_outline,
+        sleeve_reach: upper.sleeve_reach,
+    });
+    times.compose += ms(t);
+    Ok((
+        image,
+        json!({ "kind": "jumpsuit", "colour": colour, "legs": legs_meta }),
+    ))
+}
+
+impl TryOn for Pants {
+    fn category(&self) -> Category {
+        Category::Pants
+    }
+
+    fn engine_name(&self) -> &'static str {
+        "builtin-garment"
+    }
+
+    fn needs(&self) -> Needs {
+        NEEDS
+    }
+
+    fn product_kind(&self) -> ProductKind {
+        ProductKind::Image
+    }
+
+    fn try_on(
+        &self,
+        stages: Stages<'_>,
+        person: &Person,
+        product: &ProductInput,
+    ) -> Result<Look, TryOnError> {
+        let photo = photo_of(self.category(), product)?;
+        let mut times = Times::default();
+        let t = Instant::now();
+        let cut = cutout(photo)?;
+        let g = pants_of(&cut)?;
+        times.garment += ms(t);
+        let t = Instant::now();
+        let b = body(person)?;
+        let top = worn_top_hem(&person.photo, &b.frame, &b.legs);
+        times.fit += ms(t);
+        let (image, garment) =
+            wear_pants(stages, &b, &person.photo, &cut, &g, top, None, &mut times)?;
+        Ok(Look {
+            image,
+            metadata: json!({
+                "category": "pants",
+                "garment": garment,
+                "hip_width_px": b.legs.hip_width,
+                "hip_width_from_mask": b.legs.hip_width_measured,
+                "stages_ms": times.json(),
+            }),
+        })
+    }
+}
+
+impl TryOn for Dress {
+    fn category(&self) -> Category {
+        Category::Dress
+    }
+
+    fn engine_name(&self) -> &'static str {
+        "builtin-garment"
+    }
+
+    fn needs(&self) -> Needs {
+        NEEDS
+    }
+
+    fn product_kind(&self) -> ProductKind {
+        ProductKind::Image
+    }
+
+    fn try_on(
+        &self,
+        stages: Stages<'_>,
+        person: &Person,
+        product: &ProductInput,
+    ) -> Result<Look, TryOnError> {
+        let photo = photo_of(self.category(), product)?;
+        let mut times = Times::default();
+        let t = Instant::now();
+        let cut = cutout(photo)?;
+        times.garment += ms(t);
+        let t = Instant::now();
+        let b = body(person)?;
+        times.fit += ms(t);
+        let (image, garment) = wear_dress(stages, &b, &person.photo, &cut, &mut times)?;
+        Ok(Look {
+            image,
+            metadata: json!({
+                "category": "dress",
+                "garment": garment,
+                "stages_ms": times.json(),
+            }),
+        })
+    }
+}
+
+impl TryOn for FullOutfit {
+    fn category(&self) -> Category {
+        Category::FullOutfit
+    }
+
+    fn engine_name(&self) -> &'static str {
+        "builtin-garment"
+    }
+
+    fn needs(&self) -> Needs {
+        NEEDS
+    }
+
+    fn product_kind(&self) -> ProductKind {
+        ProductKind::Image
+    }
+
+    fn try_on(
+        &self,
+        stages: Stages<'_>,
+        person: &Person,
+        product: &ProductInput,
+    ) -> Result<Look, TryOnError> {
+        let photo = photo_of(self.category(), product)?;
+        let mut times = Times::default();
+        let t = Instant::now();
+        let pieces = split_outfit(photo)?;
+        times.garment += ms(t);
+        let held: Vec<Value> = pieces
+            .iter()
+            .map(|p| json!({ "kind": p.kind.as_str(), "bbox_px": p.bbox }))
+            .collect();
+        let first = |k: PieceKind| pieces.iter().find(|p| p.kind == k);
+        let bottom = first(PieceKind::Jumpsuit)
+            .or_else(|| first(PieceKind::Dress))
+            .or_else(|| first(PieceKind::Pants));
+        let top = match bottom.map(|p| p.kind) {
+            Some(PieceKind::Jumpsuit) | Some(PieceKind::Dress) => None,
+            _ => first(PieceKind::Top),
+        };
+        if bottom.is_none() {
+            return Err(TryOnError::NotFound(format!(
+                "the outfit photo holds no bottom, dress or one-piece (found: {}); a top alone \
+                 is a shirt, t-shirt or jacket",
+                pieces
+                    .iter()
+                    .map(|p| p.kind.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let b = body(person)?;
+        let mut image = person.photo.clone();
+        let mut worn = Vec::new();
+        if let Some(p) = bottom {
+            let t = Instant::now();
+            let cut = cutout(&p.photo)?;
+            times.garment += ms(t);
+            let (img, meta) = match p.kind {
+                PieceKind::Jumpsuit => wear_jumpsuit(stages, &b, &image, &cut, &mut times)?,
+                PieceKind::Dress => wear_dress(stages, &b, &image, &cut, &mut times)?,
+                _ => {
+                    let g = pants_of(&cut)?;
+                    // The new top goes over the waistband: the old top is not kept.
+                    wear_pants(stages, &b, &image, &cut, &g, None, None, &mut times)?
+                }
+            };
+            image = img;
+            worn.push(meta);
+        }
+        if let Some(p) = top {
+            let kind = if p.open_front {
+                UpperGarment::Jacket
+            } else {
+                UpperGarment::Shirt
+            };
+            // The top is fitted, shaded and composed on the photo as it was (its light and
+            // the old clothes it uncovers are the photo's), then laid over the bottom:
+            // every pixel the top changed comes from it, the rest from the bottom.
+            let look = kind.try_on(stages, person, &ProductInput::Image(p.photo.clone()))?;
+            let t = Instant::now();
+            for ((out, top), was) in image
+                .pixels_mut()
+                .zip(look.image.pixels())
+                .zip(person.photo.pixels())
+            {
+                if top != was {
+                    *out = *top;
+                }
+            }
+            times.compose += ms(t);
+            if let Some(s) = look.metadata.get("stages_ms") {
+                for (k, v) in [
+                    ("garment", &mut times.garment),
+                    ("fit", &mut times.fit),
+                    ("warp", &mut times.warp),
+                    ("compose", &mut times.compose),
+                ] {
+                    *v += s[k].as_f64().unwrap_or(0.0);
+                }
+            }
+            worn.push(json!({ "kind": "top", "as": kind.category().as_str(), "garment": look.metadata["garment"] }));
+        }
+        Ok(Look {
+            image,
+            metadata: json!({
+                "category": "full_outfit",
+                "outfit": {
+                    "pieces": held,
+                    "one_piece": bottom.is_some_and(|p| matches!(p.kind, PieceKind::Jumpsuit | PieceKind::Dress)) && top.is_none(),
+                },
+                "worn": worn,
+                "stages_ms": times.json(),
+            }),
+        })
+    }
+}
