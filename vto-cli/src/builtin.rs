@@ -1,5 +1,5 @@
 //! The built-in engines this binary passes to the server: every built-in renderer of vto-render
-//! (today `glasses` and `sunglasses`). The one place the `vto` binary composes a renderer with the
+//! (all eleven categories). The one place the `vto` binary composes a renderer with the
 //! server (vto-server itself depends on no renderer).
 
 use std::path::Path;

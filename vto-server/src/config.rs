@@ -185,7 +185,7 @@ pub struct EngineConfig {
     /// Largest accepted response body in bytes (default 32 MiB).
     #[serde(default = "d_resp")]
     pub max_response_bytes: u64,
-    /// Use this service even where vto has a built-in engine (glasses, sunglasses). Default
+    /// Use this service even though vto has a built-in engine for the category. Default
     /// false: built-in engines take precedence.
     #[serde(default)]
     pub override_builtin: bool,
