@@ -379,6 +379,7 @@ impl Figure {
                 mask: Some(mask.clone()),
             }),
             mask: Some(mask),
+            hands: Vec::new(),
         }
     }
 }

@@ -56,6 +56,7 @@ const NEEDS: Needs = Needs {
     face: true,
     body: true,
     person_mask: true,
+    hands: false,
 };
 
 fn photo_of(category: Category, product: &ProductInput) -> Result<&RgbaImage, TryOnError> {
