@@ -164,7 +164,14 @@ impl ResultStore for FsResultStore {
     ) -> Result<String, ResultStoreError> {
         let key = result_key(request_id, content_type);
         let path = self.path(&key)?;
-        let tmp = self.dir.join(format!(".{key}.tmp"));
+        // A temp name of its own per write (process id and a counter): a stale worker and the
+        // worker that took its job over may finish the same request at once, even from two
+        // processes on a shared folder; each renames its own complete file into place.
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = self
+            .dir
+            .join(format!(".{key}.{}.{n}.tmp", std::process::id()));
         tokio::fs::write(&tmp, bytes).await?;
         tokio::fs::rename(&tmp, &path).await?;
         Ok(key)
@@ -202,5 +209,43 @@ pub fn content_type_of(key: &str) -> &'static str {
         Some("jpg") => "image/jpeg",
         Some("webp") => "image/webp",
         _ => "image/png",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_puts_of_one_request_all_land_whole() {
+        let dir = std::env::temp_dir().join(format!("vto-fs-results-{}", std::process::id()));
+        let store = std::sync::Arc::new(FsResultStore::new(&dir).unwrap());
+        let id = RequestId(uuid::Uuid::from_u128(7));
+        let tasks: Vec<_> = (0..16u8)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move { store.put(id, &[i; 4096], "image/png").await })
+            })
+            .collect();
+        for t in tasks {
+            assert!(t.await.unwrap().is_ok(), "every put succeeds");
+        }
+        let got = store
+            .get(&result_key(id, "image/png"))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.bytes.len(), 4096);
+        assert!(
+            got.bytes.iter().all(|b| *b == got.bytes[0]),
+            "one write, whole"
+        );
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "no temp file left behind");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
