@@ -6,33 +6,15 @@
 //! The render service and the webhook receiver are TEST DOUBLES in this process, on loopback:
 //! the render service answers every render with a small PNG after a short delay.
 
-use std::collections::{HashMap, HashSet};
-use std::net::SocketAddr;
+use std::collections::HashMap;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use vto_tests::{free_port, vto_bin, Server};
-use warp::Filter;
 
-use crate::doubles::{data_url, png, render_service};
-
-/// TEST DOUBLE webhook receiver: records each delivery's request id and webhook id.
-async fn receiver(seen: Arc<Mutex<HashMap<String, HashSet<String>>>>) -> SocketAddr {
-    let hook = warp::post()
-        .and(warp::header::<String>("webhook-id"))
-        .and(warp::body::json())
-        .map(move |id: String, body: Value| {
-            let rid = body["request_id"].as_str().unwrap_or_default().to_string();
-            seen.lock().unwrap().entry(rid).or_default().insert(id);
-            warp::reply()
-        });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(warp::serve(hook).incoming(listener).run());
-    addr
-}
+use crate::doubles::{data_url, png, receiver, render_service};
 
 struct Env {
     dir: tempfile::TempDir,

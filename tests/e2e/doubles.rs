@@ -1,7 +1,9 @@
-//! What the end-to-end tests send and talk to: a tiny PNG, `data:` URLs, and a TEST DOUBLE
-//! render service on loopback.
+//! What the end-to-end tests send and talk to: a tiny PNG, `data:` URLs, and TEST DOUBLE
+//! render service and webhook receiver on loopback.
 
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use warp::Filter;
@@ -48,5 +50,21 @@ pub async fn render_service(delay: Duration) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(warp::serve(render.or(health)).incoming(listener).run());
+    addr
+}
+
+/// TEST DOUBLE webhook receiver: records, per request id, the webhook ids it was sent with.
+pub async fn receiver(seen: Arc<Mutex<HashMap<String, HashSet<String>>>>) -> SocketAddr {
+    let hook = warp::post()
+        .and(warp::header::<String>("webhook-id"))
+        .and(warp::body::json())
+        .map(move |id: String, body: serde_json::Value| {
+            let rid = body["request_id"].as_str().unwrap_or_default().to_string();
+            seen.lock().unwrap().entry(rid).or_default().insert(id);
+            warp::reply()
+        });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(warp::serve(hook).incoming(listener).run());
     addr
 }

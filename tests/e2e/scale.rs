@@ -11,7 +11,6 @@
 //! failure. The render service and the webhook receiver are TEST DOUBLES on loopback.
 
 use std::collections::{HashMap, HashSet};
-use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,9 +18,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use vto_tests::{free_port, vto_bin, Server};
-use warp::Filter;
 
-use crate::doubles::{data_url, png, render_service};
+use crate::doubles::{data_url, png, receiver, render_service};
 
 const JOBS: usize = 1_000;
 const CLIENTS: usize = 50;
@@ -99,22 +97,6 @@ fn fresh_database(admin_url: &str) -> String {
     let mut url = url::Url::parse(admin_url).expect("VTO_TEST_POSTGRES_URL is a URL");
     url.set_path(&name);
     url.to_string()
-}
-
-/// TEST DOUBLE webhook receiver: the webhook ids seen per request id.
-async fn receiver(seen: Arc<Mutex<HashMap<String, HashSet<String>>>>) -> SocketAddr {
-    let hook = warp::post()
-        .and(warp::header::<String>("webhook-id"))
-        .and(warp::body::json())
-        .map(move |id: String, body: Value| {
-            let rid = body["request_id"].as_str().unwrap_or_default().to_string();
-            seen.lock().unwrap().entry(rid).or_default().insert(id);
-            warp::reply()
-        });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(warp::serve(hook).incoming(listener).run());
-    addr
 }
 
 struct Cluster {
