@@ -309,7 +309,7 @@ impl JobQueue for PgStore {
     async fn wait_for_work(&self, timeout: Duration) {
         if self.notifies() {
             // A notification or the timeout, whichever comes first: polling stays the fallback.
-            let _ = tokio::time::timeout(timeout, self.inner.wake.notified()).await;
+            let _ = tokio::time::timeout(timeout, self.listen().notified()).await;
         } else {
             tokio::time::sleep(timeout).await;
         }

@@ -42,7 +42,8 @@
 //!
 //! **`LISTEN/NOTIFY` is a wake-up hint, never the queue.** With
 //! [`PgOptions::listen_notify`], a job becoming `queued` sends `NOTIFY vto_jobs` in its
-//! transaction, and one dedicated connection per store listens; a worker idle in
+//! transaction, and one dedicated connection per store listens, opened by the store's first
+//! wait for work (an API-only instance, which runs no workers, never opens it); a worker idle in
 //! [`JobQueue::wait_for_work`](vto_core::JobQueue::wait_for_work) wakes at once. A missed or
 //! lost notification costs at most one poll interval. Turn it off behind a
 //! transaction-pooling proxy (PgBouncer in transaction mode cannot `LISTEN`): workers poll.
@@ -55,7 +56,7 @@
 //! - [`PgStore`], [`PgOptions`], [`PgError`]
 //! - [`PgRateLimiter`], [`PgWebhookSecrets`]
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
@@ -147,14 +148,17 @@ struct Inner {
     /// `postgres://host:port/db`, without credentials.
     described: String,
     options: PgOptions,
+    /// Where the `LISTEN` connection connects (the pool's configuration).
+    config: tokio_postgres::Config,
     /// Woken by the listener on every `NOTIFY vto_jobs`.
     wake: Arc<Notify>,
-    listener: Option<tokio::task::AbortHandle>,
+    /// The listener task, started by the first wait for work.
+    listener: OnceLock<tokio::task::AbortHandle>,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        if let Some(l) = &self.listener {
+        if let Some(l) = self.listener.get() {
             l.abort();
         }
     }
@@ -212,8 +216,8 @@ fn describe(config: &tokio_postgres::Config) -> String {
 
 impl PgStore {
     /// Connects a pool to `url` (`postgres://user@host:port/db`), applies the migrations not
-    /// yet applied (once, even when several instances start together) and, with
-    /// [`PgOptions::listen_notify`], starts listening for queued jobs.
+    /// yet applied (once, even when several instances start together). With
+    /// [`PgOptions::listen_notify`], the first wait for work opens the `LISTEN` connection.
     pub async fn connect(url: &str, options: PgOptions) -> Result<PgStore, PgError> {
         let config = parse_url(url, &options)?;
         let manager = Manager::from_config(
@@ -235,19 +239,14 @@ impl PgStore {
             migrate(&mut client).await?;
         }
         let described = describe(&config);
-        let wake = Arc::new(Notify::new());
-        let listener = if options.listen_notify {
-            Some(notify::spawn_listener(config, wake.clone()).await?)
-        } else {
-            None
-        };
         Ok(PgStore {
             inner: Arc::new(Inner {
                 described,
                 pool,
                 options,
-                wake,
-                listener,
+                config,
+                wake: Arc::new(Notify::new()),
+                listener: OnceLock::new(),
             }),
         })
     }
@@ -287,6 +286,14 @@ impl PgStore {
     /// Whether job transactions send `NOTIFY`.
     pub(crate) fn notifies(&self) -> bool {
         self.inner.options.listen_notify
+    }
+
+    /// Starts the `LISTEN` connection unless it runs already; wakes come through `wake`.
+    pub(crate) fn listen(&self) -> &Notify {
+        self.inner.listener.get_or_init(|| {
+            notify::spawn_listener(self.inner.config.clone(), self.inner.wake.clone())
+        });
+        &self.inner.wake
     }
 }
 

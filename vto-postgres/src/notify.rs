@@ -14,26 +14,25 @@ use tokio_postgres::{AsyncMessage, NoTls};
 
 use crate::{PgError, JOBS_CHANNEL};
 
-/// Connects, `LISTEN`s, and spawns the task that forwards notifications to `wake`. The first
-/// connection must succeed (so a wrong URL fails at start); later ones are retried.
-pub(crate) async fn spawn_listener(
+/// Spawns the task that keeps one connection `LISTEN`ing and forwards notifications to
+/// `wake`, reconnecting with a growing pause (up to 5 s) whenever the connection fails or ends.
+/// Called on a store's first [`JobQueue::wait_for_work`](vto_core::JobQueue::wait_for_work), so a
+/// store that never waits for work (an API-only instance) never opens the connection. The
+/// database was already reached by the pool when the store connected.
+pub(crate) fn spawn_listener(
     config: tokio_postgres::Config,
     wake: Arc<Notify>,
-) -> Result<tokio::task::AbortHandle, PgError> {
-    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<Result<(), PgError>>();
+) -> tokio::task::AbortHandle {
     let task = tokio::spawn(async move {
-        let mut ready = Some(ready_tx);
         let mut pause = Duration::from_millis(100);
         loop {
-            let ended = session(&config, &wake, &mut ready).await;
-            if let Some(r) = ready.take() {
-                // The first connection failed: report it to `connect` and stop.
-                let _ = r.send(ended);
-                return;
-            }
-            match ended {
+            let mut listening = false;
+            match session(&config, &wake, &mut listening).await {
                 Err(e) => tracing::warn!(error = %e, "the LISTEN connection ended; reconnecting"),
                 Ok(()) => tracing::warn!("the LISTEN connection closed; reconnecting"),
+            }
+            if listening {
+                pause = Duration::from_millis(100);
             }
             // Anything queued while we were away is found by the workers' next poll; wake
             // them now so they look at once.
@@ -42,18 +41,14 @@ pub(crate) async fn spawn_listener(
             pause = (pause * 2).min(Duration::from_secs(5));
         }
     });
-    match ready_rx.await {
-        Ok(Ok(())) => Ok(task.abort_handle()),
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(PgError("the LISTEN task stopped before connecting".into())),
-    }
+    task.abort_handle()
 }
 
-/// One connection: `LISTEN`, tell `ready`, then forward notifications until it ends.
+/// One connection: `LISTEN`, set `listening`, then forward notifications until it ends.
 async fn session(
     config: &tokio_postgres::Config,
     wake: &Notify,
-    ready: &mut Option<tokio::sync::oneshot::Sender<Result<(), PgError>>>,
+    listening: &mut bool,
 ) -> Result<(), PgError> {
     let (client, mut connection) = config
         .connect(NoTls)
@@ -67,15 +62,11 @@ async fn session(
             .map_err(|e| PgError::ctx("LISTEN", e))
     };
     tokio::pin!(listen);
-    let mut listening = false;
     loop {
         tokio::select! {
-            r = &mut listen, if !listening => {
+            r = &mut listen, if !*listening => {
                 r?;
-                listening = true;
-                if let Some(tx) = ready.take() {
-                    let _ = tx.send(Ok(()));
-                }
+                *listening = true;
             }
             m = messages.next() => match m {
                 Some(Ok(AsyncMessage::Notification(_))) => wake.notify_waiters(),

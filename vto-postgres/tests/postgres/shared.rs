@@ -362,14 +362,29 @@ async fn the_listener_reconnects_after_its_connection_is_killed() {
     tokio::spawn(conn);
     let listeners = "SELECT pid FROM pg_stat_activity
                      WHERE datname = current_database() AND query = 'LISTEN vto_jobs'";
-    let before: Vec<i32> = admin
-        .query(listeners, &[])
-        .await
-        .expect("listeners")
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    assert_eq!(before.len(), 2, "one LISTEN connection per store");
+    let count =
+        |rows: Vec<tokio_postgres::Row>| rows.iter().map(|r| r.get(0)).collect::<Vec<i32>>();
+    let idle = count(admin.query(listeners, &[]).await.expect("listeners"));
+    assert!(
+        idle.is_empty(),
+        "a store that has not waited for work (an API instance) does not LISTEN: {idle:?}"
+    );
+    // The first wait for work opens each store's LISTEN connection.
+    worker.wait_for_work(Duration::from_millis(10)).await;
+    api.wait_for_work(Duration::from_millis(10)).await;
+    let mut before = Vec::new();
+    for _ in 0..200 {
+        before = count(admin.query(listeners, &[]).await.expect("listeners"));
+        if before.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        before.len(),
+        2,
+        "one LISTEN connection per store that waited"
+    );
     for pid in &before {
         admin
             .execute("SELECT pg_terminate_backend($1)", &[pid])
