@@ -77,6 +77,7 @@ pub mod result;
 pub mod results;
 pub mod service;
 pub mod store;
+pub mod stored;
 pub mod webhook;
 
 pub use auth_cache::AuthCache;

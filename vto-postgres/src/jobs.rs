@@ -21,12 +21,19 @@ impl From<PgError> for StoreError {
     }
 }
 
-fn job_from_body(body: &str) -> Result<Job, PgError> {
-    serde_json::from_str(body).map_err(|e| PgError::ctx("corrupt job record", e))
+/// A job from a row whose first two columns are `body` (the state) and `request` (see
+/// [`vto_core::stored`]).
+fn job_from_row(r: &tokio_postgres::Row) -> Result<Job, PgError> {
+    let request: Option<&str> = col(r, 1)?;
+    let request = request.ok_or_else(|| PgError("corrupt job record: no request".into()))?;
+    vto_core::stored::decode(col(r, 0)?, request).map_err(|e| PgError::ctx("corrupt job record", e))
 }
 
+/// A job's state (`body`) and summary: what every write stores. The request is written once,
+/// by the insert.
 fn encode(job: &Job) -> Result<(String, String), PgError> {
-    let body = serde_json::to_string(job).map_err(|e| PgError::ctx("encoding a job", e))?;
+    let body =
+        vto_core::stored::encode_state(job).map_err(|e| PgError::ctx("encoding a job", e))?;
     let summary = serde_json::to_string(&JobSummary::from(job))
         .map_err(|e| PgError::ctx("encoding a job summary", e))?;
     Ok((body, summary))
@@ -35,14 +42,14 @@ fn encode(job: &Job) -> Result<(String, String), PgError> {
 /// Locks a job row for the rest of the transaction and reads it.
 async fn lock_job(c: &impl GenericClient, id: RequestId) -> Result<Option<Job>, PgError> {
     let st = c
-        .prepare_cached("SELECT body FROM jobs WHERE id = $1 FOR UPDATE")
+        .prepare_cached("SELECT body, request FROM jobs WHERE id = $1 FOR UPDATE")
         .await
         .map_err(pg("preparing a job lock"))?;
     let row = c
         .query_opt(&st, &[&id.0])
         .await
         .map_err(pg("locking a job"))?;
-    row.map(|r| job_from_body(col(&r, 0)?)).transpose()
+    row.map(|r| job_from_row(&r)).transpose()
 }
 
 /// Writes a job back (inside the caller's transaction); a job that became `queued` is
@@ -97,25 +104,27 @@ impl PgStore {
 impl JobStore for PgStore {
     async fn insert(&self, job: &Job) -> Result<(), StoreError> {
         let (body, summary) = encode(job)?;
+        let request = vto_core::stored::encode_request(job)
+            .map_err(|e| PgError::ctx("encoding a job request", e))?;
         let c = self.conn().await?;
         // With notifications on, one statement inserts and announces a queued job (delivered
         // at its commit); without, a plain insert.
         let sql = if self.notifies() {
             "WITH ins AS (
                  INSERT INTO jobs (id, account_id, status, created_at, lease_until, deadline,
-                                   body, summary)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING status)
+                                   body, summary, request)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING status)
              SELECT pg_notify('vto_jobs', '') FROM ins WHERE status = 'queued'"
         } else {
             "INSERT INTO jobs (id, account_id, status, created_at, lease_until, deadline,
-                               body, summary)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+                               body, summary, request)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
         };
         let st = c
             .prepare_cached(sql)
             .await
             .map_err(pg("preparing a job insert"))?;
-        let params: [&(dyn ToSql + Sync); 8] = [
+        let params: [&(dyn ToSql + Sync); 9] = [
             &job.id.0,
             &job.account_id.as_str(),
             &job.status.as_str(),
@@ -124,6 +133,7 @@ impl JobStore for PgStore {
             &job.deadline.map(|t| t.0),
             &body,
             &summary,
+            &request,
         ];
         match c.query(&st, &params).await {
             Ok(_) => Ok(()),
@@ -135,14 +145,14 @@ impl JobStore for PgStore {
     async fn get(&self, id: RequestId) -> Result<Option<Job>, StoreError> {
         let c = self.conn().await?;
         let st = c
-            .prepare_cached("SELECT body FROM jobs WHERE id = $1")
+            .prepare_cached("SELECT body, request FROM jobs WHERE id = $1")
             .await
             .map_err(pg("preparing a job read"))?;
         let row = c
             .query_opt(&st, &[&id.0])
             .await
             .map_err(pg("reading a job"))?;
-        Ok(row.map(|r| job_from_body(col(&r, 0)?)).transpose()?)
+        Ok(row.map(|r| job_from_row(&r)).transpose()?)
     }
 
     async fn get_summary(&self, id: RequestId) -> Result<Option<JobSummary>, StoreError> {
@@ -185,7 +195,7 @@ impl JobStore for PgStore {
         let account = filter.account_id.as_ref().map(|a| a.as_str());
         let status = filter.status.map(|s| s.as_str());
         // One statement per filter shape, so each plan uses its index.
-        let mut sql = String::from("SELECT body FROM jobs");
+        let mut sql = String::from("SELECT body, request FROM jobs");
         let mut params: Vec<&(dyn ToSql + Sync)> = Vec::new();
         let mut clauses = Vec::new();
         if let Some(a) = &account {
@@ -213,7 +223,7 @@ impl JobStore for PgStore {
         let rows = c.query(&st, &params).await.map_err(pg("listing jobs"))?;
         let mut out = Vec::with_capacity(rows.len());
         for r in &rows {
-            out.push(job_from_body(col(r, 0)?)?);
+            out.push(job_from_row(r)?);
         }
         Ok(out)
     }
@@ -247,14 +257,14 @@ impl JobQueue for PgStore {
                 "WITH next AS MATERIALIZED (
                      SELECT id FROM jobs WHERE status = 'queued'
                      ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
-                 SELECT j.body FROM jobs j JOIN next ON j.id = next.id",
+                 SELECT j.body, j.request FROM jobs j JOIN next ON j.id = next.id",
             )
             .await
             .map_err(pg("preparing a claim"))?;
         let Some(row) = tx.query_opt(&st, &[]).await.map_err(pg("claiming a job"))? else {
             return Ok(None);
         };
-        let mut job = job_from_body(col(&row, 0)?)?;
+        let mut job = job_from_row(&row)?;
         job.apply(
             &JobEvent::Claim {
                 lease_until: now.plus(lease),

@@ -75,8 +75,14 @@ pub use ratelimit::PgRateLimiter;
 pub use trust::PgWebhookSecrets;
 
 /// The schema migrations, in order: (version, name, SQL).
-pub const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "init", include_str!("../migrations/0001_init.sql"))];
+pub const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "init", include_str!("../migrations/0001_init.sql")),
+    (
+        2,
+        "job_requests",
+        include_str!("../migrations/0002_job_requests.sql"),
+    ),
+];
 
 /// The advisory lock key migrations run under (`"vto_migr"` as an integer).
 const MIGRATION_LOCK: i64 = 0x7674_6f5f_6d69_6772;

@@ -68,6 +68,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "job_summaries",
         include_str!("../migrations/0004_job_summaries.sql"),
     ),
+    (
+        5,
+        "job_requests",
+        include_str!("../migrations/0005_job_requests.sql"),
+    ),
 ];
 
 pub mod summaries;
@@ -433,20 +438,24 @@ impl StorageHealth for SqliteStore {
 
 // ---------------------------------------------------------------- jobs
 
-fn job_from_body(body: &str) -> Result<Job, DbError> {
-    serde_json::from_str(body).map_err(|e| DbError(format!("corrupt job record: {e}")))
+/// A job from its `body` (the state) and `request` columns (see [`vto_core::stored`]).
+fn job_from_row(body: &str, request: Option<&str>) -> Result<Job, DbError> {
+    let request = request.ok_or_else(|| DbError("corrupt job record: no request".into()))?;
+    vto_core::stored::decode(body, request).map_err(|e| DbError(format!("corrupt job record: {e}")))
 }
 
 fn load_job(c: &Connection, id: RequestId) -> Result<Option<Job>, DbError> {
-    let body: Option<String> = c
-        .prepare_cached("SELECT body FROM jobs WHERE id = ?1")?
-        .query_row([id.to_string()], |r| r.get(0))
+    let row: Option<(String, Option<String>)> = c
+        .prepare_cached("SELECT body, request FROM jobs WHERE id = ?1")?
+        .query_row([id.to_string()], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
-    body.as_deref().map(job_from_body).transpose()
+    row.map(|(body, request)| job_from_row(&body, request.as_deref()))
+        .transpose()
 }
 
+/// Writes a job's state back; its request, written at insert, is not touched.
 fn save_job(c: &Connection, job: &Job) -> Result<(), DbError> {
-    let body = serde_json::to_string(job).map_err(|e| DbError(e.to_string()))?;
+    let body = vto_core::stored::encode_state(job).map_err(|e| DbError(e.to_string()))?;
     c.execute(
         "UPDATE jobs SET status = ?2, lease_until = ?3, deadline = ?4, body = ?5 WHERE id = ?1",
         params![
@@ -480,10 +489,13 @@ impl JobStore for SqliteStore {
         let (job, id) = (job.clone(), job.id);
         let r = self
             .write(move |c| {
-                let body = serde_json::to_string(&job).map_err(|e| DbError(e.to_string()))?;
+                let encoded = vto_core::stored::encode_state(&job)
+                    .and_then(|body| Ok((body, vto_core::stored::encode_request(&job)?)));
+                let (body, request) = encoded.map_err(|e| DbError(e.to_string()))?;
                 c.prepare_cached(
-                "INSERT INTO jobs (id, account_id, status, created_at, lease_until, deadline, body)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO jobs (id, account_id, status, created_at, lease_until, deadline, body,
+                                   request)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )
             .and_then(|mut st| {
                 st.execute(params![
@@ -493,7 +505,8 @@ impl JobStore for SqliteStore {
                     job.created_at.0,
                     job.lease_until.map(|t| t.0),
                     job.deadline.map(|t| t.0),
-                    body
+                    body,
+                    request
                 ])
             })
             .map_err(|e| {
@@ -557,7 +570,7 @@ impl JobStore for SqliteStore {
             let limit = if filter.limit == 0 { 100 } else { filter.limit } as i64;
             let mut st = c
                 .prepare_cached(
-                    "SELECT body FROM jobs
+                    "SELECT body, request FROM jobs
                      WHERE (?1 IS NULL OR account_id = ?1) AND (?2 IS NULL OR status = ?2)
                      ORDER BY created_at DESC, id DESC LIMIT ?3",
                 )
@@ -569,12 +582,13 @@ impl JobStore for SqliteStore {
                         filter.status.map(|s| s.as_str()),
                         limit
                     ],
-                    |r| r.get::<_, String>(0),
+                    |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?)),
                 )
                 .map_err(db)?;
             let mut out = Vec::new();
-            for body in rows {
-                out.push(job_from_body(&body.map_err(db)?)?);
+            for row in rows {
+                let (body, request) = row.map_err(db)?;
+                out.push(job_from_row(&body, request.as_deref())?);
             }
             Ok(out)
         })

@@ -101,3 +101,57 @@ async fn migrations_are_numbered_recorded_and_run_once() {
         "a reopen applies nothing twice"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_stored_whole_before_migration_5_are_split_and_read_back() {
+    use vto_core::{JobEvent, JobStore, Timestamp};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vto.db");
+    let job = vto_core::conformance::sample_job(3, "acct_a", Category::Dress, 10);
+    {
+        // A database as a version with migrations 1–4 left it: the job's request in its body.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE schema_migrations (
+                 version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)",
+        )
+        .unwrap();
+        for (version, name, sql) in &vto_sqlite::MIGRATIONS[..4] {
+            conn.execute_batch(sql).unwrap();
+            conn.execute(
+                "INSERT INTO schema_migrations VALUES (?1, ?2, 0)",
+                rusqlite::params![version, name],
+            )
+            .unwrap();
+        }
+        conn.execute(
+            "INSERT INTO jobs (id, account_id, status, created_at, body)
+             VALUES (?1, 'acct_a', 'queued', 10, ?2)",
+            rusqlite::params![job.id.to_string(), serde_json::to_string(&job).unwrap()],
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&path, Default::default()).unwrap();
+    assert_eq!(store.get(job.id).await.unwrap(), Some(job.clone()));
+    let canceled = store
+        .apply(job.id, &JobEvent::Cancel, Timestamp(20))
+        .await
+        .unwrap();
+    assert_eq!(
+        canceled.request, job.request,
+        "a transition keeps the request"
+    );
+    assert_eq!(store.get(job.id).await.unwrap(), Some(canceled));
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let (body, request): (String, String) = conn
+        .query_row("SELECT body, request FROM jobs", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert!(
+        !body.contains("person_image"),
+        "the body keeps the state only: {body}"
+    );
+    assert!(request.contains("person_image"), "{request}");
+}

@@ -423,3 +423,56 @@ async fn the_listener_reconnects_after_its_connection_is_killed() {
         .expect("the reconnected listener woke the worker")
         .expect("waiter");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_stored_whole_before_migration_2_are_split_and_read_back() {
+    let Some(cluster) = cluster_url() else { return };
+    let url = fresh_database(&cluster).await;
+    let job = conformance::sample_job(4, "acct_a", Category::Dress, 0);
+    let (admin, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .expect("admin connection");
+    tokio::spawn(conn);
+    // A database as migration 1 left it: the job's request inside its body.
+    admin
+        .batch_execute(&format!(
+            "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL,
+                 applied_at TIMESTAMPTZ NOT NULL DEFAULT now());
+             {}
+             INSERT INTO schema_migrations (version, name) VALUES (1, 'init');",
+            MIGRATIONS[0].2
+        ))
+        .await
+        .expect("version 1");
+    let whole = serde_json::to_string(&job).expect("job");
+    let summary = serde_json::to_string(&vto_core::JobSummary::from(&job)).expect("summary");
+    admin
+        .execute(
+            "INSERT INTO jobs (id, account_id, status, created_at, body, summary)
+             VALUES ($1, 'acct_a', 'queued', 0, $2, $3)",
+            &[&job.id.0, &whole, &summary],
+        )
+        .await
+        .expect("a whole job");
+    let store = PgStore::connect(&url, options()).await.expect("migrate");
+    assert_eq!(store.get(job.id).await.expect("get"), Some(job.clone()));
+    let claimed = store
+        .claim(Timestamp(1_000), Duration::from_secs(30))
+        .await
+        .expect("claim")
+        .expect("the job");
+    assert_eq!(
+        claimed.request, job.request,
+        "a transition keeps the request"
+    );
+    let row = admin
+        .query_one("SELECT body, request FROM jobs", &[])
+        .await
+        .expect("row");
+    let (body, request): (String, String) = (row.get(0), row.get(1));
+    assert!(
+        !body.contains("person_image"),
+        "the body keeps the state only: {body}"
+    );
+    assert!(request.contains("person_image"), "{request}");
+}
