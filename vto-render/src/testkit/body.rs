@@ -23,6 +23,7 @@ pub enum BodyError {
 
 /// What a part of the body is, from its dominant skinning bone and its rest height.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
 pub enum Part {
     /// The head and neck.
     Head,
@@ -51,6 +52,8 @@ pub struct BaseBody {
     pub rest: Vec<Vec3>,
     /// The body's triangles (helper geometry dropped).
     pub triangles: Vec<[u32; 3]>,
+    /// The OBJ face (quad) each triangle comes from.
+    pub faces: Vec<u32>,
     /// Bone names, parents before children.
     pub bones: Vec<String>,
     /// Parent bone index per bone.
@@ -61,6 +64,8 @@ pub struct BaseBody {
     pub weights: Vec<Vec<(u32, f32)>>,
     /// The body part of each vertex.
     pub parts: Vec<Part>,
+    /// Per vertex: part of an eyeball (the only helper geometry kept).
+    pub eyes: Vec<bool>,
 }
 
 fn read(path: &Path) -> Result<String, BodyError> {
@@ -107,6 +112,9 @@ impl BaseBody {
         let mut triangles = Vec::new();
         let mut groups: HashMap<String, Vec<u32>> = HashMap::new();
         let mut group = String::new();
+        let mut eye_vertices = Vec::new();
+        let mut faces = Vec::new();
+        let mut face_count = 0u32;
         for line in obj.lines() {
             let mut it = line.split_whitespace();
             match it.next() {
@@ -124,10 +132,16 @@ impl BaseBody {
                         .filter(|&i| i >= 1)
                         .map(|i| i - 1)
                         .collect();
-                    if group == "body" {
+                    let eye = group == "helper-l-eye" || group == "helper-r-eye";
+                    if eye {
+                        eye_vertices.extend(idx.iter().copied());
+                    }
+                    if group == "body" || eye {
                         for k in 1..idx.len().saturating_sub(1) {
                             triangles.push([idx[0], idx[k], idx[k + 1]]);
+                            faces.push(face_count);
                         }
+                        face_count += 1;
                     } else if group.starts_with("joint-") {
                         groups.entry(group.clone()).or_default().extend(idx);
                     }
@@ -220,9 +234,17 @@ impl BaseBody {
             let top = ws.iter().fold((root, -1.0f32), |a, w| if w.1 > a.1 { *w } else { a });
             parts.push(part_of(&bones[top.0 as usize]));
         }
+        let mut eyes = vec![false; rest.len()];
+        eye_vertices.iter().for_each(|&i: &u32| {
+            if let Some(e) = eyes.get_mut(i as usize) {
+                *e = true;
+            }
+        });
         Ok(BaseBody {
+            eyes,
             rest,
             triangles,
+            faces,
             bones,
             parents,
             heads,

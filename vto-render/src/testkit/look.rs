@@ -60,6 +60,8 @@ pub enum Mat {
     Lips,
     /// Irises and pupils.
     Eyes,
+    /// The whites of the eyes.
+    Sclera,
     /// Hair and brows.
     Hair,
     /// The top.
@@ -72,7 +74,7 @@ pub enum Mat {
 
 impl Look {
     /// (sRGB colour, roughness) per [`Mat`].
-    pub fn palette(&self) -> [([u8; 3], f32); 7] {
+    pub fn palette(&self) -> [([u8; 3], f32); 8] {
         let s = self.skin;
         let lips = [
             (s[0] as f32 * 0.86 + 14.0) as u8,
@@ -83,6 +85,7 @@ impl Look {
             (s, 0.55),
             (lips, 0.4),
             ([38, 28, 22], 0.2),
+            ([226, 222, 214], 0.25),
             (self.hair, 0.7),
             (self.top, 0.9),
             (self.bottom_colour, 0.85),
@@ -99,6 +102,7 @@ struct Rest {
     eye: [Vec3; 2],
     mouth: Vec3,
     face_z: f32,
+    neck_y: f32,
 }
 
 fn rest(body: &BaseBody) -> Rest {
@@ -114,13 +118,58 @@ fn rest(body: &BaseBody) -> Rest {
         knee_y: body.head("lowerleg01.L").y,
         ankle_y: body.head("foot.L").y,
         eye: [body.head("eye.L"), body.head("eye.R")],
-        mouth: body.head("special03"),
+        // The lips' centre, 7 cm below the eyes on the face's midline.
+        mouth: Vec3::new(0.0, body.head("eye.L").y - 7.0, 0.0),
         face_z,
+        neck_y: body.head("neck01").y,
     }
+}
+
+/// The material of every triangle of `body` for `look`, decided once per OBJ face (quad) at
+/// its centroid so hems run straight along the mesh's rows instead of zigzagging across its
+/// diagonals.
+pub fn triangle_materials(body: &BaseBody, look: &Look) -> Vec<Mat> {
+    let mut points = Vec::new();
+    let mut face_of = Vec::with_capacity(body.triangles.len());
+    let mut start = 0;
+    while start < body.triangles.len() {
+        let face = body.faces[start];
+        let mut end = start;
+        while end < body.triangles.len() && body.faces[end] == face {
+            end += 1;
+        }
+        let mut ids: Vec<u32> = body.triangles[start..end].iter().flatten().copied().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let centre = ids.iter().map(|&i| body.rest[i as usize]).sum::<Vec3>() / ids.len() as f32;
+        let mut parts: Vec<Part> = ids.iter().map(|&i| body.parts[i as usize]).collect();
+        parts.sort_by_key(|p| *p as u8);
+        let mut best = (parts[0], 0);
+        for p in &parts {
+            let n = parts.iter().filter(|q| *q == p).count();
+            if n > best.1 {
+                best = (*p, n);
+            }
+        }
+        let eye = ids.iter().any(|&i| body.eyes[i as usize]);
+        points.push((centre, best.0, eye));
+        face_of.extend(std::iter::repeat_n(points.len() - 1, end - start));
+        start = end;
+    }
+    let mats = materials_at(body, look, &points);
+    face_of.iter().map(|&f| mats[f]).collect()
 }
 
 /// The material of every vertex of `body` for `look`.
 pub fn vertex_materials(body: &BaseBody, look: &Look) -> Vec<Mat> {
+    let points: Vec<(Vec3, Part, bool)> = (0..body.rest.len())
+        .map(|i| (body.rest[i], body.parts[i], body.eyes[i]))
+        .collect();
+    materials_at(body, look, &points)
+}
+
+/// The material at rest-pose points (position, part, on an eyeball).
+fn materials_at(body: &BaseBody, look: &Look, points: &[(Vec3, Part, bool)]) -> Vec<Mat> {
     let r = rest(body);
     let upper_arm = |side: f32| {
         let n = if side > 0.0 { "L" } else { "R" };
@@ -130,25 +179,41 @@ pub fn vertex_materials(body: &BaseBody, look: &Look) -> Vec<Mat> {
         )
     };
     let waist = r.hip_y + 9.0;
-    body.rest
+    let neckline = r.neck_y - 1.5;
+    points
         .iter()
-        .zip(&body.parts)
-        .map(|(&v, &part)| match part {
-            Part::Head => {
-                let eye = r.eye.iter().map(|e| (v - *e).length()).fold(f32::MAX, f32::min);
+        .map(|&(v, part, eye)| match part {
+            _ if eye => {
                 let e = if v.x > 0.0 { r.eye[0] } else { r.eye[1] };
-                let brow = v.y > e.y + 1.4
-                    && v.y < e.y + 2.4
-                    && (v.x - e.x).abs() < 2.3 - 0.25 * (v.x.abs() - e.x.abs()).max(0.0)
-                    && v.z > r.face_z - 4.0;
-                let m = v - r.mouth;
-                let lips = m.x.abs() < 2.6 - m.y.abs() * 0.6 && m.y.abs() < 1.1 && v.z > r.face_z - 3.2;
-                let hair = (v.y > e.y + 3.2 && v.z < r.face_z - 2.6)
-                    || (v.y > e.y + 4.2 && v.z < r.face_z - 1.5)
-                    || (v.z < e.z - 6.0 && v.y > e.y - 5.0);
-                if eye < 1.05 && v.z > e.z {
+                if v.z > e.z + 0.9 && ((v.x - e.x).powi(2) + (v.y - e.y).powi(2)).sqrt() < 0.62 {
                     Mat::Eyes
-                } else if brow {
+                } else {
+                    Mat::Sclera
+                }
+            }
+            Part::Head | Part::Torso | Part::Pelvis if v.y < r.neck_y + 3.0 && v.y > neckline => {
+                let front = v.z > 2.0;
+                // A crew neck: lower in front.
+                if v.y > neckline + if front { -0.5 } else { 1.5 } {
+                    Mat::Skin
+                } else {
+                    Mat::Top
+                }
+            }
+            Part::Head => {
+                let e = if v.x > 0.0 { r.eye[0] } else { r.eye[1] };
+                let brow = v.y > e.y + 1.8
+                    && v.y < e.y + 2.7 - 0.12 * (v.x.abs() - e.x.abs()).max(0.0)
+                    && (v.x - e.x).abs() < 2.4
+                    && v.z > r.face_z - 6.0;
+                let m = v - r.mouth;
+                let lips = m.x.abs() < 2.5 - m.y.abs() * 0.8
+                    && m.y.abs() < 1.2
+                    && v.z > r.face_z - 2.8;
+                let hair = v.y > e.y + 6.3
+                    || (v.y > e.y + 1.5 && v.z < e.z - 3.5)
+                    || (v.z < e.z - 9.0 && v.y > e.y - 6.0);
+                if brow {
                     Mat::Hair
                 } else if lips {
                     Mat::Lips
@@ -158,8 +223,7 @@ pub fn vertex_materials(body: &BaseBody, look: &Look) -> Vec<Mat> {
                     Mat::Skin
                 }
             }
-            Part::Torso => Mat::Top,
-            Part::Pelvis => {
+            Part::Torso | Part::Pelvis => {
                 if v.y > waist - 2.0 {
                     Mat::Top
                 } else {

@@ -73,31 +73,38 @@ pub fn rotations(body: &BaseBody, pose: Pose) -> HashMap<usize, Quat> {
         let to = Vec3::new(s * a.sin(), -a.cos(), 0.0).normalize();
         rot(swing, 0.0, 0.0) * Quat::from_rotation_arc(from, to)
     };
+    // Elbow flexion: the forearm turns forward about the upper arm's rest hinge.
+    let bend = |side: &str, deg: f32| -> Quat {
+        let sh = body.head(&format!("upperarm01.{side}"));
+        let el = body.head(&format!("lowerarm01.{side}"));
+        let axis = (el - sh).cross(Vec3::Z).normalize_or(Vec3::X);
+        Quat::from_axis_angle(axis, deg.to_radians())
+    };
     match pose {
         Pose::Front | Pose::ThreeQuarter => {
             r.push(("upperarm01.L", arm("L", 20.0, 0.0)));
             r.push(("upperarm01.R", arm("R", 20.0, 0.0)));
-            r.push(("upperleg01.L", rot(0.0, 0.0, 2.0)));
-            r.push(("upperleg01.R", rot(0.0, 0.0, -2.0)));
+            r.push(("upperleg01.L", rot(0.0, 0.0, -4.0)));
+            r.push(("upperleg01.R", rot(0.0, 0.0, 4.0)));
         }
         Pose::Walking => {
             r.push(("upperarm01.L", arm("L", 14.0, 14.0)));
             r.push(("upperarm01.R", arm("R", 14.0, -16.0)));
-            r.push(("lowerarm01.R", rot(-15.0, 0.0, 0.0)));
-            r.push(("upperleg01.L", rot(-20.0, 0.0, 0.0)));
+            r.push(("lowerarm01.R", bend("R", 20.0)));
+            r.push(("upperleg01.L", rot(-20.0, 0.0, -3.0)));
             r.push(("lowerleg01.L", rot(8.0, 0.0, 0.0)));
             r.push(("foot.L", rot(4.0, 0.0, 0.0)));
-            r.push(("upperleg01.R", rot(14.0, 0.0, 0.0)));
+            r.push(("upperleg01.R", rot(14.0, 0.0, 3.0)));
             r.push(("lowerleg01.R", rot(20.0, 0.0, 0.0)));
             r.push(("foot.R", rot(-14.0, 0.0, 0.0)));
         }
         Pose::Contrapposto => {
             r.push(("upperarm01.L", arm("L", 24.0, -6.0)));
-            r.push(("lowerarm01.L", rot(-35.0, 0.0, 0.0)));
+            r.push(("lowerarm01.L", bend("L", 35.0)));
             r.push(("upperarm01.R", arm("R", 16.0, 4.0)));
             r.push(("spine05", rot(0.0, 0.0, -3.0)));
-            r.push(("upperleg01.R", rot(0.0, 0.0, 1.0)));
-            r.push(("upperleg01.L", rot(-8.0, -10.0, 9.0)));
+            r.push(("upperleg01.R", rot(0.0, 0.0, 3.0)));
+            r.push(("upperleg01.L", rot(-8.0, -10.0, 4.0)));
             r.push(("lowerleg01.L", rot(18.0, 0.0, 0.0)));
             r.push(("foot.L", rot(-6.0, 0.0, -6.0)));
             r.push(("spine02", rot(0.0, 0.0, 4.0)));

@@ -6,7 +6,7 @@ use glam::{Mat4, Quat, Vec2, Vec3};
 use image::{Rgba, RgbaImage};
 
 use super::body::{BaseBody, Part};
-use super::look::{vertex_materials, Look, Mat};
+use super::look::{triangle_materials, vertex_materials, Look, Mat};
 use super::pose::{rotations, Pose};
 use crate::raster::{
     Lighting, Mesh, RasterError, RasterMaterial, RasterVertex, Rasterizer, Scene, Shadow,
@@ -185,6 +185,41 @@ fn foot_vertices(body: &BaseBody) -> [(usize, usize); 2] {
     })
 }
 
+/// Turns painted feet into shoes: smooths the shoe vertices (the toes merge into one toe
+/// box) and puffs them out by a few millimetres, keeping the soles on the floor.
+fn shoe_shape(positions: &mut [Vec3], triangles: &[[u32; 3]], mats: &[Mat]) {
+    let shoe = |i: u32| mats[i as usize] == Mat::Shoes;
+    let mut nbrs: Vec<Vec<u32>> = vec![Vec::new(); positions.len()];
+    for t in triangles {
+        for k in 0..3 {
+            let (a, b) = (t[k], t[(k + 1) % 3]);
+            if shoe(a) {
+                nbrs[a as usize].push(b);
+            }
+            if shoe(b) {
+                nbrs[b as usize].push(a);
+            }
+        }
+    }
+    for _ in 0..8 {
+        let src = positions.to_vec();
+        for (i, n) in nbrs.iter().enumerate() {
+            if n.is_empty() {
+                continue;
+            }
+            let mean = n.iter().map(|&j| src[j as usize]).sum::<Vec3>() / n.len() as f32;
+            positions[i] = src[i] * 0.4 + mean * 0.6;
+        }
+    }
+    let nrm = normals(positions, triangles);
+    for (i, n) in nbrs.iter().enumerate() {
+        if !n.is_empty() {
+            let p = positions[i] + nrm[i] * 0.6;
+            positions[i] = Vec3::new(p.x, p.y.max(0.0), p.z);
+        }
+    }
+}
+
 /// Ground truth in world space.
 fn ground_truth(body: &BaseBody, posed: &Posed) -> [Option<Vec3>; 33] {
     let joint = |name: &str| -> Option<Vec3> {
@@ -227,7 +262,7 @@ fn room(spec: &SubjectSpec, cam: &Camera, posed: &Posed) -> RgbaImage {
     // Occlusion of the floor: every vertex near the floor darkens the cells below it.
     let mut occ = vec![0.0f32; GRID * GRID];
     for p in &posed.positions {
-        let weight = (-p.y / 9.0).exp();
+        let weight = 0.06 * (-p.y / 8.0).exp();
         if weight < 0.02 {
             continue;
         }
@@ -238,7 +273,7 @@ fn room(spec: &SubjectSpec, cam: &Camera, posed: &Posed) -> RgbaImage {
         }
     }
     // Two box blurs ≈ a soft penumbra.
-    for _ in 0..3 {
+    for _ in 0..4 {
         let src = occ.clone();
         for z in 0..GRID {
             for x in 0..GRID {
@@ -261,7 +296,7 @@ fn room(spec: &SubjectSpec, cam: &Camera, posed: &Posed) -> RgbaImage {
         let gx = (x / CELL + GRID as f32 / 2.0) as i32;
         let gz = (z / CELL + GRID as f32 / 2.0) as i32;
         if (0..GRID as i32).contains(&gx) && (0..GRID as i32).contains(&gz) {
-            (occ[gz as usize * GRID + gx as usize] * 0.9).min(0.62)
+            (occ[gz as usize * GRID + gx as usize]).min(0.5)
         } else {
             0.0
         }
@@ -291,7 +326,7 @@ fn room(spec: &SubjectSpec, cam: &Camera, posed: &Posed) -> RgbaImage {
             let p = cam.eye + d * t;
             // Boards 14 cm wide along x, with grain and seams.
             let board = (p.x / 14.0).floor() as i32;
-            let seam = ((p.x / 14.0).fract() < 0.02) as i32 as f32;
+            let seam = ((p.x / 14.0).rem_euclid(1.0) < 0.02) as i32 as f32;
             let grain = hash(board, (p.z / 3.0).floor() as i32, seed + 7) * 0.06
                 + hash(board, 0, seed + 3) * 0.08;
             let dist = ((p.z - WALL_Z) / 400.0).clamp(0.0, 1.0);
@@ -325,6 +360,8 @@ pub fn render(body: &BaseBody, spec: &SubjectSpec, raster: &Rasterizer) -> Resul
     let background = room(spec, &cam, &posed);
 
     let mats = vertex_materials(body, &spec.look);
+    let mut posed = posed;
+    shoe_shape(&mut posed.positions, &body.triangles, &mats);
     let nrm = normals(&posed.positions, &body.triangles);
     let ss = 2u32;
     let vertices: Vec<RasterVertex> = posed
@@ -343,15 +380,12 @@ pub fn render(body: &BaseBody, spec: &SubjectSpec, raster: &Rasterizer) -> Resul
             }
         })
         .collect();
+    let tri_mats = triangle_materials(body, &spec.look);
     let triangles: Vec<[u32; 4]> = body
         .triangles
         .iter()
-        .map(|t| {
-            let m = t.map(|i| mats[i as usize]);
-            // The majority material; on a three-way tie the first vertex's.
-            let pick = if m[1] == m[2] { m[1] } else { m[0] };
-            [t[0], t[1], t[2], pick as u32]
-        })
+        .zip(&tri_mats)
+        .map(|(t, m)| [t[0], t[1], t[2], *m as u32])
         .collect();
     let materials: Vec<RasterMaterial> = spec
         .look
