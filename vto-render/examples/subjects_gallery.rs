@@ -1,7 +1,10 @@
 //! The full-body test subjects (feature `testkit`): renders the standard subjects, runs the
 //! real networks on them (pose, selfie segmentation, face) and prints the pose keypoints'
 //! error against the ground truth (px and % of the body's height), then writes
-//! `OUT_DIR/<subject>.png` and `OUT_DIR/<subject>_pose.png` (ground truth green, MediaPipe red).
+//! `OUT_DIR/<subject>.png` and `OUT_DIR/<subject>_pose.png` (ground truth green, MediaPipe red);
+//! then every sample shoe, lower garment, outfit and top on every subject, side by side with
+//! the input (`OUT_DIR/<subject>_<product>.png`), and warm timings per category on a 1024²
+//! subject (the whole engine: decode, vision, render, encode).
 //!
 //! `cargo run -p vto-render --release --features testkit --example subjects_gallery -- [OUT_DIR] [W H]`
 //! (default `target/gallery/subjects`, 768×1024; models and MPFB2 assets from
@@ -11,9 +14,119 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use image::{Rgba, RgbaImage};
+use vto_core::Category;
+use vto_render::engine::{builtin_tryon, encode_png};
 use vto_render::engine::{default_models_dir, Renderer};
+use vto_render::garment::sample::SampleGarment;
+use vto_render::garment::sample_lower::SampleLower;
+use vto_render::product::shoe_sample::SampleShoe;
 use vto_render::testkit::{self, BaseBody, Subject};
-use vto_render::tryon::Needs;
+use vto_render::tryon::{Needs, Person};
+
+/// Every sample product: (name, category, product bytes).
+fn products() -> Vec<(String, Category, Vec<u8>)> {
+    let mut v: Vec<(String, Category, Vec<u8>)> = Vec::new();
+    for s in [SampleShoe::Sneaker, SampleShoe::Boot] {
+        v.push((s.name().into(), Category::Shoes, s.glb()));
+    }
+    for s in SampleLower::ALL {
+        v.push((s.name().into(), s.category(), s.png()));
+    }
+    for s in [
+        SampleGarment::PlainTee,
+        SampleGarment::LongShirt,
+        SampleGarment::Jacket,
+    ] {
+        v.push((s.name().into(), s.category(), s.png()));
+    }
+    v
+}
+
+/// `a` and `b` side by side.
+fn side_by_side(a: &RgbaImage, b: &RgbaImage) -> RgbaImage {
+    let mut out = RgbaImage::new(a.width() + b.width(), a.height().max(b.height()));
+    image::imageops::replace(&mut out, a, 0, 0);
+    image::imageops::replace(&mut out, b, i64::from(a.width()), 0);
+    out
+}
+
+/// Every product on `person` (seen once), saved side by side with the input.
+fn dress(
+    renderer: &Renderer,
+    out: &std::path::Path,
+    s: &Subject,
+    person: &Person,
+) -> Result<(), Box<dyn std::error::Error>> {
+    for (name, category, bytes) in products() {
+        let Some(tryon) = builtin_tryon(category) else {
+            continue;
+        };
+        let product = match tryon.product_kind() {
+            vto_render::tryon::ProductKind::Model => {
+                vto_render::tryon::ProductInput::Model(vto_render::product::load(&bytes)?)
+            }
+            vto_render::tryon::ProductKind::Image => {
+                vto_render::tryon::ProductInput::Image(image::load_from_memory(&bytes)?.to_rgba8())
+            }
+        };
+        let t = Instant::now();
+        match tryon.try_on(renderer.stages(), person, &product) {
+            Ok(look) => {
+                println!(
+                    "  {name:<22} {:>5.0} ms (seen once)",
+                    t.elapsed().as_secs_f64() * 1e3
+                );
+                side_by_side(&s.image, &look.image)
+                    .save(out.join(format!("{}_{name}.png", s.spec.pose.name())))?;
+            }
+            Err(e) => println!("  {name:<22} FAILED: {e}"),
+        }
+    }
+    Ok(())
+}
+
+/// Warm timings of the whole engine per category on a 1024² subject.
+fn timings(renderer: &Renderer, body: &BaseBody) -> Result<(), Box<dyn std::error::Error>> {
+    let spec = testkit::standard((1024, 1024))[0];
+    let s = testkit::render(body, &spec, renderer.rasterizer())?;
+    let photo = encode_png(&s.image)?;
+    println!("\nwarm timings at 1024×1024 (median of 3 after one warm-up; ms):");
+    println!(
+        "  {:<22} {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "product", "total", "decode", "vision", "render", "encode"
+    );
+    for (name, category, bytes) in products() {
+        let Some(tryon) = builtin_tryon(category) else {
+            continue;
+        };
+        let _ = renderer.try_on(tryon.as_ref(), &photo, &bytes);
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            match renderer.try_on(tryon.as_ref(), &photo, &bytes) {
+                Ok(o) => runs.push(o.timings),
+                Err(e) => {
+                    println!("  {name:<22} FAILED: {e}");
+                    break;
+                }
+            }
+        }
+        if runs.is_empty() {
+            continue;
+        }
+        runs.sort_by_key(|t| t.decode + t.vision + t.raster + t.encode);
+        let t = runs[runs.len() / 2];
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        println!(
+            "  {name:<22} {:>6.0} {:>6.0} {:>6.0} {:>6.0} {:>6.0}",
+            ms(t.decode + t.vision + t.raster + t.encode),
+            ms(t.decode),
+            ms(t.vision),
+            ms(t.raster),
+            ms(t.encode)
+        );
+    }
+    Ok(())
+}
 
 const NAMES: [(usize, &str); 14] = [
     (11, "shoulder L"),
@@ -63,7 +176,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let renderer = Renderer::new(&models)?;
     let t = Instant::now();
     let body = BaseBody::load(&testkit::assets_dir(&models))?;
-    println!("base mesh loaded in {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
+    println!(
+        "base mesh loaded in {:.0} ms",
+        t.elapsed().as_secs_f64() * 1e3
+    );
     for spec in testkit::standard(size) {
         let t = Instant::now();
         let s = testkit::render(&body, &spec, renderer.rasterizer())?;
@@ -76,7 +192,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 face: true,
                 body: true,
                 person_mask: true,
-                hands: false,
+                hands: true,
             },
         )?;
         let vms = t.elapsed().as_secs_f64() * 1e3;
@@ -84,7 +200,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "\n{}: rendered in {ms:.0} ms, vision {vms:.0} ms; body height {:.0} px; face {}",
             name(&s),
             s.height_px,
-            if seen.face.is_some() { "found" } else { "NOT found" }
+            if seen.face.is_some() {
+                "found"
+            } else {
+                "NOT found"
+            }
         );
         if let Some(m) = &seen.mask {
             // Selfie mask against the ground-truth body pixels (IoU).
@@ -94,7 +214,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 inter += (p && b) as u32;
                 uni += (p || b) as u32;
             }
-            println!("  selfie mask IoU with the body: {:.2}", inter as f32 / uni.max(1) as f32);
+            println!(
+                "  selfie mask IoU with the body: {:.2}",
+                inter as f32 / uni.max(1) as f32
+            );
         }
         let Some(b) = &seen.body else {
             println!("  pose: NO BODY found");
@@ -116,6 +239,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             dot(&mut img, k.x, k.y, Rgba([230, 0, 0, 255]));
         }
         img.save(out.join(format!("{}_pose.png", name(&s))))?;
+        if std::env::var_os("SUBJECTS_ONLY").is_none() {
+            dress(&renderer, &out, &s, &seen)?;
+        }
+    }
+    if std::env::var_os("SUBJECTS_ONLY").is_none() {
+        timings(&renderer, &body)?;
     }
     Ok(())
 }

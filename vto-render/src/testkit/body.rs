@@ -155,11 +155,17 @@ impl BaseBody {
         }
 
         let rig_path = dir.join("rig.default.json");
-        let rig: serde_json::Value = serde_json::from_str(&read(&rig_path)?)
-            .map_err(|e| bad(&rig_path, e.to_string()))?;
-        let rig = rig.as_object().ok_or_else(|| bad(&rig_path, "not an object"))?;
+        let rig: serde_json::Value =
+            serde_json::from_str(&read(&rig_path)?).map_err(|e| bad(&rig_path, e.to_string()))?;
+        let rig = rig
+            .as_object()
+            .ok_or_else(|| bad(&rig_path, "not an object"))?;
         let mean = |ids: &[u32]| -> Option<Vec3> {
-            let pts: Vec<Vec3> = ids.iter().filter_map(|&i| rest.get(i as usize)).copied().collect();
+            let pts: Vec<Vec3> = ids
+                .iter()
+                .filter_map(|&i| rest.get(i as usize))
+                .copied()
+                .collect();
             (!pts.is_empty()).then(|| pts.iter().sum::<Vec3>() / pts.len() as f32)
         };
         // Parents before children: repeatedly take bones whose parent is placed.
@@ -173,7 +179,10 @@ impl BaseBody {
             names.sort();
             for name in names {
                 let b = &rig[name];
-                let parent = b.get("parent").and_then(|p| p.as_str()).filter(|p| !p.is_empty());
+                let parent = b
+                    .get("parent")
+                    .and_then(|p| p.as_str())
+                    .filter(|p| !p.is_empty());
                 let parent = match parent {
                     Some(p) => match index.get(p) {
                         Some(&i) => Some(i),
@@ -188,14 +197,23 @@ impl BaseBody {
                         .and_then(|c| groups.get(c))
                         .cloned()
                         .unwrap_or_default(),
-                    Some("VERTEX") => h["vertex_index"].as_u64().map(|i| vec![i as u32]).unwrap_or_default(),
+                    Some("VERTEX") => h["vertex_index"]
+                        .as_u64()
+                        .map(|i| vec![i as u32])
+                        .unwrap_or_default(),
                     Some("MEAN") => h["vertex_indices"]
                         .as_array()
-                        .map(|a| a.iter().filter_map(|v| v.as_u64()).map(|i| i as u32).collect())
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|v| v.as_u64())
+                                .map(|i| i as u32)
+                                .collect()
+                        })
                         .unwrap_or_default(),
                     _ => Vec::new(),
                 };
-                let head = mean(&ids).ok_or_else(|| bad(&rig_path, format!("bone {name}: no head")))?;
+                let head =
+                    mean(&ids).ok_or_else(|| bad(&rig_path, format!("bone {name}: no head")))?;
                 index.insert(name.clone(), bones.len());
                 bones.push(name.clone());
                 parents.push(parent);
@@ -209,7 +227,9 @@ impl BaseBody {
         let w_path = dir.join("weights.default.json");
         let w: serde_json::Value =
             serde_json::from_str(&read(&w_path)?).map_err(|e| bad(&w_path, e.to_string()))?;
-        let w = w["weights"].as_object().ok_or_else(|| bad(&w_path, "no weights"))?;
+        let w = w["weights"]
+            .as_object()
+            .ok_or_else(|| bad(&w_path, "no weights"))?;
         let mut weights: Vec<Vec<(u32, f32)>> = vec![Vec::new(); rest.len()];
         for (bone, list) in w {
             let Some(&b) = index.get(bone) else { continue };
@@ -231,7 +251,9 @@ impl BaseBody {
             } else {
                 ws.iter_mut().for_each(|w| w.1 /= total);
             }
-            let top = ws.iter().fold((root, -1.0f32), |a, w| if w.1 > a.1 { *w } else { a });
+            let top = ws
+                .iter()
+                .fold((root, -1.0f32), |a, w| if w.1 > a.1 { *w } else { a });
             parts.push(part_of(&bones[top.0 as usize]));
         }
         let mut eyes = vec![false; rest.len()];
@@ -270,7 +292,9 @@ impl BaseBody {
         for b in 0..self.bones.len() {
             let h = self.heads[b];
             let local = match rot.get(&b) {
-                Some(q) => Mat4::from_translation(h) * Mat4::from_quat(*q) * Mat4::from_translation(-h),
+                Some(q) => {
+                    Mat4::from_translation(h) * Mat4::from_quat(*q) * Mat4::from_translation(-h)
+                }
                 None => Mat4::IDENTITY,
             };
             let parent = self.parents[b].map(|p| m[p]).unwrap_or(Mat4::IDENTITY);

@@ -138,7 +138,11 @@ pub fn triangle_materials(body: &BaseBody, look: &Look) -> Vec<Mat> {
         while end < body.triangles.len() && body.faces[end] == face {
             end += 1;
         }
-        let mut ids: Vec<u32> = body.triangles[start..end].iter().flatten().copied().collect();
+        let mut ids: Vec<u32> = body.triangles[start..end]
+            .iter()
+            .flatten()
+            .copied()
+            .collect();
         ids.sort_unstable();
         ids.dedup();
         let centre = ids.iter().map(|&i| body.rest[i as usize]).sum::<Vec3>() / ids.len() as f32;
@@ -207,9 +211,8 @@ fn materials_at(body: &BaseBody, look: &Look, points: &[(Vec3, Part, bool)]) -> 
                     && (v.x - e.x).abs() < 2.4
                     && v.z > r.face_z - 6.0;
                 let m = v - r.mouth;
-                let lips = m.x.abs() < 2.5 - m.y.abs() * 0.8
-                    && m.y.abs() < 1.2
-                    && v.z > r.face_z - 2.8;
+                let lips =
+                    m.x.abs() < 2.5 - m.y.abs() * 0.8 && m.y.abs() < 1.2 && v.z > r.face_z - 2.8;
                 let hair = v.y > e.y + 6.3
                     || (v.y > e.y + 1.5 && v.z < e.z - 3.5)
                     || (v.z < e.z - 9.0 && v.y > e.y - 6.0);

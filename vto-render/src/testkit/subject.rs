@@ -56,6 +56,9 @@ pub struct Subject {
     pub height_px: f32,
     /// Per foot (left, right): every pixel the foot (shoe) covers.
     pub feet_px: [Vec<Vec2>; 2],
+    /// Per foot (left, right): the heel vertex's height above the floor (cm); a foot pushing
+    /// off has its heel raised.
+    pub heel_height_cm: [f32; 2],
 }
 
 impl Subject {
@@ -83,7 +86,9 @@ fn srgb_to_linear(c: u8) -> f32 {
 
 /// Deterministic value noise in [0, 1).
 fn hash(x: i32, y: i32, seed: u32) -> f32 {
-    let mut h = (x as u32).wrapping_mul(0x8da6_b343) ^ (y as u32).wrapping_mul(0xd816_3841) ^ seed.wrapping_mul(0xcb1a_b31f);
+    let mut h = (x as u32).wrapping_mul(0x8da6_b343)
+        ^ (y as u32).wrapping_mul(0xd816_3841)
+        ^ seed.wrapping_mul(0xcb1a_b31f);
     h ^= h >> 13;
     h = h.wrapping_mul(0x5bd1_e995);
     h ^= h >> 15;
@@ -127,13 +132,17 @@ fn pose_body(body: &BaseBody, spec: &SubjectSpec) -> Posed {
     let skinned = body.skin(&bones);
     let used: Vec<bool> = {
         let mut u = vec![false; skinned.len()];
-        body.triangles.iter().flatten().for_each(|&i| u[i as usize] = true);
+        body.triangles
+            .iter()
+            .flatten()
+            .for_each(|&i| u[i as usize] = true);
         u
     };
     let s = spec.shape;
     let scale = Mat4::from_scale(Vec3::new(s.girth * s.height, s.height, s.girth * s.height));
     let turn = Mat4::from_quat(Quat::from_rotation_y(spec.pose.yaw()));
-    let pelvis = bones[body.bone("root").unwrap_or(0)].transform_point3(body.head("upperleg01.L").with_x(0.0));
+    let pelvis = bones[body.bone("root").unwrap_or(0)]
+        .transform_point3(body.head("upperleg01.L").with_x(0.0));
     let m = turn * scale * Mat4::from_translation(-pelvis);
     let floor = skinned
         .iter()
@@ -224,7 +233,11 @@ fn shoe_shape(positions: &mut [Vec3], triangles: &[[u32; 3]], mats: &[Mat]) {
 fn ground_truth(body: &BaseBody, posed: &Posed) -> [Option<Vec3>; 33] {
     let joint = |name: &str| -> Option<Vec3> {
         let b = body.bone(name)?;
-        Some(posed.place.transform_point3(posed.bones[b].transform_point3(body.heads[b])))
+        Some(
+            posed
+                .place
+                .transform_point3(posed.bones[b].transform_point3(body.heads[b])),
+        )
     };
     let mut k: [Option<Vec3>; 33] = [None; 33];
     let nose = (0..body.rest.len())
@@ -302,8 +315,18 @@ fn room(spec: &SubjectSpec, cam: &Camera, posed: &Posed) -> RgbaImage {
         }
     };
     let seed = spec.room;
-    let walls = [[206, 200, 190], [188, 196, 200], [214, 206, 196], [196, 190, 200]];
-    let floors = [[150, 120, 92], [128, 126, 122], [168, 142, 110], [110, 98, 90]];
+    let walls = [
+        [206, 200, 190],
+        [188, 196, 200],
+        [214, 206, 196],
+        [196, 190, 200],
+    ];
+    let floors = [
+        [150, 120, 92],
+        [128, 126, 122],
+        [168, 142, 110],
+        [110, 98, 90],
+    ];
     let wall = walls[seed as usize % walls.len()].map(|c: u8| c as f32);
     let floor = floors[seed as usize % floors.len()].map(|c: u8| c as f32);
     RgbaImage::from_fn(w, h, |x, y| {
@@ -313,7 +336,8 @@ fn room(spec: &SubjectSpec, cam: &Camera, posed: &Posed) -> RgbaImage {
         let (c, light) = if hit_wall.y >= 0.0 || d.y >= 0.0 {
             // Wall: light falls off away from the upper left; a skirting board at the bottom.
             let n = hash(x as i32 / 3, y as i32 / 3, seed) * 0.025;
-            let l = 1.0 - 0.12 * ((hit_wall.x + 120.0) / 300.0).clamp(0.0, 1.0)
+            let l = 1.0
+                - 0.12 * ((hit_wall.x + 120.0) / 300.0).clamp(0.0, 1.0)
                 - 0.1 * (1.0 - (hit_wall.y / 220.0).clamp(0.0, 1.0))
                 + n;
             if hit_wall.y < 9.0 {
@@ -339,7 +363,11 @@ fn room(spec: &SubjectSpec, cam: &Camera, posed: &Posed) -> RgbaImage {
 }
 
 /// Renders `spec` with `raster` (the body as the product mesh, no occluders).
-pub fn render(body: &BaseBody, spec: &SubjectSpec, raster: &Rasterizer) -> Result<Subject, RasterError> {
+pub fn render(
+    body: &BaseBody,
+    spec: &SubjectSpec,
+    raster: &Rasterizer,
+) -> Result<Subject, RasterError> {
     let (w, h) = spec.size;
     let posed = pose_body(body, spec);
     let gt_world = ground_truth(body, &posed);
@@ -444,7 +472,9 @@ pub fn render(body: &BaseBody, spec: &SubjectSpec, raster: &Rasterizer) -> Resul
         }
     }
     let keypoints = gt_world.map(|p| p.map(|p| cam.project(p)));
-    let height_px = cam.project(Vec3::new(0.0, 0.0, 0.0)).y - cam.project(Vec3::new(0.0, top, 0.0)).y;
+    let heel_height_cm = [29, 30].map(|i| gt_world[i].map_or(0.0, |p| p.y));
+    let height_px =
+        cam.project(Vec3::new(0.0, 0.0, 0.0)).y - cam.project(Vec3::new(0.0, top, 0.0)).y;
     Ok(Subject {
         spec: *spec,
         image,
@@ -452,5 +482,6 @@ pub fn render(body: &BaseBody, spec: &SubjectSpec, raster: &Rasterizer) -> Resul
         mask,
         height_px,
         feet_px,
+        heel_height_cm,
     })
 }
