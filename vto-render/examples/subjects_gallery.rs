@@ -19,6 +19,7 @@ use vto_render::engine::{builtin_tryon, encode_png};
 use vto_render::engine::{default_models_dir, Renderer};
 use vto_render::garment::sample::SampleGarment;
 use vto_render::garment::sample_lower::SampleLower;
+use vto_render::math::Vec2;
 use vto_render::product::shoe_sample::SampleShoe;
 use vto_render::testkit::{self, BaseBody, Subject};
 use vto_render::tryon::{Needs, Person};
@@ -81,6 +82,59 @@ fn dress(
             }
             Err(e) => println!("  {name:<22} FAILED: {e}"),
         }
+    }
+    Ok(())
+}
+
+/// The hand close-up (stretch): does MediaPipe's palm and hand-landmark pair find it?
+fn hand(
+    renderer: &Renderer,
+    body: &BaseBody,
+    out: &std::path::Path,
+) -> Result<(), Box<dyn std::error::Error>> {
+    for spec in testkit::standard((768, 768)).iter().take(2) {
+        let shot = testkit::render_hand(body, spec, renderer.rasterizer())?;
+        let seen = renderer.see(
+            &shot.image,
+            Needs {
+                face: false,
+                body: false,
+                person_mask: false,
+                hands: true,
+            },
+        )?;
+        let mut img = shot.image.clone();
+        dot(&mut img, shot.wrist.x, shot.wrist.y, Rgba([0, 220, 0, 255]));
+        dot(
+            &mut img,
+            shot.knuckle.x,
+            shot.knuckle.y,
+            Rgba([0, 220, 0, 255]),
+        );
+        print!(
+            "\nhand close-up ({}): {} hand(s) found",
+            spec.pose.name(),
+            seen.hands.len()
+        );
+        if let Some(h) = seen.hands.first() {
+            let wrist = h.landmarks.first().map(|p| Vec2::new(p[0], p[1]));
+            let knuckle = h.landmarks.get(9).map(|p| Vec2::new(p[0], p[1]));
+            if let (Some(wr), Some(kn)) = (wrist, knuckle) {
+                let size = shot.extent.1.distance(shot.extent.0);
+                println!(
+                    "; wrist err {:.0} px, middle knuckle err {:.0} px (hand {:.0} px across)",
+                    wr.distance(shot.wrist),
+                    kn.distance(shot.knuckle),
+                    size
+                );
+                for p in &h.landmarks {
+                    dot(&mut img, p[0], p[1], Rgba([230, 0, 0, 255]));
+                }
+            }
+        } else {
+            println!();
+        }
+        img.save(out.join(format!("hand_{}.png", spec.pose.name())))?;
     }
     Ok(())
 }
@@ -243,6 +297,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             dress(&renderer, &out, &s, &seen)?;
         }
     }
+    hand(&renderer, &body, &out)?;
     if std::env::var_os("SUBJECTS_ONLY").is_none() {
         timings(&renderer, &body)?;
     }

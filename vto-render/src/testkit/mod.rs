@@ -17,6 +17,7 @@
 //! Rendering is deterministic (no randomness; the rasterizer breaks depth ties by id).
 
 pub mod body;
+pub mod hand;
 pub mod look;
 pub mod pose;
 pub mod subject;
@@ -24,6 +25,7 @@ pub mod subject;
 use std::path::{Path, PathBuf};
 
 pub use body::{BaseBody, BodyError, Part};
+pub use hand::{render_hand, HandShot};
 pub use look::{Bottom, Look, Sleeves, SKIN_TONES};
 pub use pose::Pose;
 pub use subject::{render, Keypoints, Shape, Subject, SubjectSpec};

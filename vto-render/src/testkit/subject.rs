@@ -85,7 +85,7 @@ fn srgb_to_linear(c: u8) -> f32 {
 }
 
 /// Deterministic value noise in [0, 1).
-fn hash(x: i32, y: i32, seed: u32) -> f32 {
+pub(super) fn hash(x: i32, y: i32, seed: u32) -> f32 {
     let mut h = (x as u32).wrapping_mul(0x8da6_b343)
         ^ (y as u32).wrapping_mul(0xd816_3841)
         ^ seed.wrapping_mul(0xcb1a_b31f);
@@ -95,39 +95,72 @@ fn hash(x: i32, y: i32, seed: u32) -> f32 {
     (h & 0xffff) as f32 / 65536.0
 }
 
-/// The camera: at `eye`, looking along -Z (world), pinhole with `focal` pixels.
-struct Camera {
+/// A pinhole camera at `eye` with `focal` pixels; `right`, `down`, `forward` its axes in the
+/// world (x left of the person = image right on a frontal view, y up, z towards the camera).
+pub(super) struct Camera {
     eye: Vec3,
     focal: f32,
     centre: Vec2,
+    right: Vec3,
+    down: Vec3,
+    forward: Vec3,
 }
 
 impl Camera {
-    /// World (x left of the person = image right, y up, z towards the camera) → camera space
-    /// (cm; x right, y down, z forward).
+    /// Looking along -Z (world), level.
+    fn frontal(eye: Vec3, focal: f32, centre: Vec2) -> Self {
+        Camera {
+            eye,
+            focal,
+            centre,
+            right: Vec3::X,
+            down: Vec3::NEG_Y,
+            forward: Vec3::NEG_Z,
+        }
+    }
+
+    /// At `eye` looking at `target`, world up kept up.
+    pub(super) fn look_at(eye: Vec3, target: Vec3, focal: f32, centre: Vec2) -> Self {
+        let forward = (target - eye).normalize_or(Vec3::NEG_Z);
+        let right = forward.cross(Vec3::Y).normalize_or(Vec3::X);
+        let down = forward.cross(right);
+        Camera {
+            eye,
+            focal,
+            centre,
+            right,
+            down,
+            forward,
+        }
+    }
+
+    /// World → camera space (cm; x right, y down, z forward).
     fn to_camera(&self, p: Vec3) -> Vec3 {
         let d = p - self.eye;
-        Vec3::new(d.x, -d.y, -d.z)
+        Vec3::new(d.dot(self.right), d.dot(self.down), d.dot(self.forward))
     }
-    fn project(&self, p: Vec3) -> Vec2 {
+    fn dir_to_camera(&self, n: Vec3) -> Vec3 {
+        Vec3::new(n.dot(self.right), n.dot(self.down), n.dot(self.forward))
+    }
+    pub(super) fn project(&self, p: Vec3) -> Vec2 {
         let c = self.to_camera(p);
         Vec2::new(c.x / c.z, c.y / c.z) * self.focal + self.centre
     }
     /// World direction of the ray through pixel `px`.
     fn ray(&self, px: Vec2) -> Vec3 {
         let d = (px - self.centre) / self.focal;
-        Vec3::new(d.x, -d.y, -1.0)
+        self.right * d.x + self.down * d.y + self.forward
     }
 }
 
 /// The posed body in world space (cm, floor at y = 0, pelvis above the origin).
-struct Posed {
-    positions: Vec<Vec3>,
-    bones: Vec<Mat4>,
-    place: Mat4,
+pub(super) struct Posed {
+    pub(super) positions: Vec<Vec3>,
+    pub(super) bones: Vec<Mat4>,
+    pub(super) place: Mat4,
 }
 
-fn pose_body(body: &BaseBody, spec: &SubjectSpec) -> Posed {
+pub(super) fn pose_body(body: &BaseBody, spec: &SubjectSpec) -> Posed {
     let bones = body.pose_matrices(&rotations(body, spec.pose));
     let skinned = body.skin(&bones);
     let used: Vec<bool> = {
@@ -362,6 +395,75 @@ fn room(spec: &SubjectSpec, cam: &Camera, posed: &Posed) -> RgbaImage {
     })
 }
 
+/// The posed body (world `positions`) seen by `cam` as one product mesh over a `size` photo.
+pub(super) fn body_scene(
+    body: &BaseBody,
+    look: &Look,
+    positions: &[Vec3],
+    cam: &Camera,
+    (w, h): (u32, u32),
+    shadow: Shadow,
+) -> Scene {
+    let nrm = normals(positions, &body.triangles);
+    let ss = 2u32;
+    let vertices: Vec<RasterVertex> = positions
+        .iter()
+        .zip(&nrm)
+        .map(|(p, n)| {
+            let c = cam.to_camera(*p);
+            let q = cam.project(*p);
+            let nc = cam.dir_to_camera(*n);
+            RasterVertex {
+                pos: [q.x * ss as f32, q.y * ss as f32, c.z, 1.0 / c.z],
+                view: [c.x, c.y, c.z, 0.0],
+                normal: [nc.x, nc.y, nc.z, 0.0],
+                uv: [0.0; 4],
+            }
+        })
+        .collect();
+    let tri_mats = triangle_materials(body, look);
+    let triangles: Vec<[u32; 4]> = body
+        .triangles
+        .iter()
+        .zip(&tri_mats)
+        .map(|(t, m)| [t[0], t[1], t[2], *m as u32])
+        .collect();
+    let materials: Vec<RasterMaterial> = look
+        .palette()
+        .iter()
+        .map(|(c, rough)| RasterMaterial {
+            base: [
+                srgb_to_linear(c[0]),
+                srgb_to_linear(c[1]),
+                srgb_to_linear(c[2]),
+                1.0,
+            ],
+            pbr: [0.0, *rough, 0.5, 0.0],
+            tex: [0; 4],
+            flags: [0, 1, 0, 0],
+        })
+        .collect();
+    Scene {
+        roi: [0, 0, w, h],
+        ss,
+        product: Mesh {
+            vertices,
+            triangles,
+        },
+        occluders: Vec::new(),
+        materials,
+        texels: vec![u32::MAX],
+        lighting: Lighting {
+            ambient: [0.42, 0.41, 0.40],
+            key_dir: Vec3::new(-0.45, -0.55, -0.7).normalize().to_array(),
+            key_color: [0.78, 0.76, 0.72],
+        },
+        transparency: Transparency::Clear,
+        shadow,
+        near: 1.0,
+    }
+}
+
 /// Renders `spec` with `raster` (the body as the product mesh, no occluders).
 pub fn render(
     body: &BaseBody,
@@ -380,80 +482,23 @@ pub fn render(
     // A 50 mm-like lens 420 cm away, the body filling about 84% of the frame's height.
     let distance = 420.0;
     let focal = 0.84 * h as f32 * distance / (top * 1.04);
-    let cam = Camera {
-        eye: Vec3::new(0.0, top * 0.52, distance),
+    let cam = Camera::frontal(
+        Vec3::new(0.0, top * 0.52, distance),
         focal,
-        centre: Vec2::new(w as f32 / 2.0, h as f32 / 2.0),
-    };
+        Vec2::new(w as f32 / 2.0, h as f32 / 2.0),
+    );
     let background = room(spec, &cam, &posed);
 
     let mats = vertex_materials(body, &spec.look);
     let mut posed = posed;
     shoe_shape(&mut posed.positions, &body.triangles, &mats);
-    let nrm = normals(&posed.positions, &body.triangles);
-    let ss = 2u32;
-    let vertices: Vec<RasterVertex> = posed
-        .positions
-        .iter()
-        .zip(&nrm)
-        .map(|(p, n)| {
-            let c = cam.to_camera(*p);
-            let q = cam.project(*p);
-            let nc = Vec3::new(n.x, -n.y, -n.z);
-            RasterVertex {
-                pos: [q.x * ss as f32, q.y * ss as f32, c.z, 1.0 / c.z],
-                view: [c.x, c.y, c.z, 0.0],
-                normal: [nc.x, nc.y, nc.z, 0.0],
-                uv: [0.0; 4],
-            }
-        })
-        .collect();
-    let tri_mats = triangle_materials(body, &spec.look);
-    let triangles: Vec<[u32; 4]> = body
-        .triangles
-        .iter()
-        .zip(&tri_mats)
-        .map(|(t, m)| [t[0], t[1], t[2], *m as u32])
-        .collect();
-    let materials: Vec<RasterMaterial> = spec
-        .look
-        .palette()
-        .iter()
-        .map(|(c, rough)| RasterMaterial {
-            base: [
-                srgb_to_linear(c[0]),
-                srgb_to_linear(c[1]),
-                srgb_to_linear(c[2]),
-                1.0,
-            ],
-            pbr: [0.0, *rough, 0.5, 0.0],
-            tex: [0; 4],
-            flags: [0, 1, 0, 0],
-        })
-        .collect();
-    let scene = Scene {
-        roi: [0, 0, w, h],
-        ss,
-        product: Mesh {
-            vertices,
-            triangles,
-        },
-        occluders: Vec::new(),
-        materials,
-        texels: vec![u32::MAX],
-        lighting: Lighting {
-            ambient: [0.42, 0.41, 0.40],
-            key_dir: Vec3::new(-0.45, -0.55, -0.7).normalize().to_array(),
-            key_color: [0.78, 0.76, 0.72],
-        },
-        transparency: Transparency::Clear,
-        shadow: Shadow {
-            offset: [18.0, 4.0],
-            radius: 12.0,
-            strength: 0.18,
-        },
-        near: 1.0,
+    let shadow = Shadow {
+        offset: [18.0, 4.0],
+        radius: 12.0,
+        strength: 0.18,
     };
+    let scene = body_scene(body, &spec.look, &posed.positions, &cam, spec.size, shadow);
+    let ss = scene.ss;
     let (image, _) = raster.render(&background, &scene)?;
     let (ids, _) = raster.ids(&scene)?;
     let sw = (w * ss) as usize;
