@@ -435,3 +435,34 @@ fn garments_refuse_a_three_quarter_turn() {
         );
     }
 }
+
+#[test]
+fn the_hand_networks_find_a_rendered_hand_close_up() {
+    let Some(w) = world() else { return };
+    let body = BaseBody::load(&testkit::assets_dir(&models_dir())).expect("assets");
+    let spec = testkit::standard((512, 512))[0];
+    let shot = testkit::render_hand(&body, &spec, w.renderer.rasterizer()).expect("render");
+    let needs = Needs {
+        face: false,
+        body: false,
+        person_mask: false,
+        hands: true,
+    };
+    let seen = w.renderer.see(&shot.image, needs).expect("vision");
+    let size = shot.extent.1.distance(shot.extent.0);
+    // The close-up's hand (the one whose middle knuckle is nearest the ground truth) has its
+    // knuckle within 5% of the hand's size of the rig's joint.
+    let best = seen
+        .hands
+        .iter()
+        .filter_map(|h| {
+            h.landmarks
+                .get(9)
+                .map(|p| Vec2::new(p[0], p[1]).distance(shot.knuckle))
+        })
+        .fold(f32::MAX, f32::min);
+    assert!(
+        best < 0.05 * size,
+        "nearest middle knuckle {best:.0} px off ({size:.0} px hand)"
+    );
+}
