@@ -472,7 +472,6 @@ pub fn render(
 ) -> Result<Subject, RasterError> {
     let (w, h) = spec.size;
     let posed = pose_body(body, spec);
-    let gt_world = ground_truth(body, &posed);
     let top = body
         .triangles
         .iter()
@@ -492,6 +491,8 @@ pub fn render(
     let mats = vertex_materials(body, &spec.look);
     let mut posed = posed;
     shoe_shape(&mut posed.positions, &body.triangles, &mats);
+    // Heel and toe from the shoes as drawn.
+    let gt_world = ground_truth(body, &posed);
     let shadow = Shadow {
         offset: [18.0, 4.0],
         radius: 12.0,
