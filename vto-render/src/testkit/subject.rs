@@ -206,9 +206,15 @@ fn normals(positions: &[Vec3], triangles: &[[u32; 3]]) -> Vec<Vec3> {
 /// The feet's heel (back-bottom) and toe-tip vertices, left then right.
 fn foot_vertices(body: &BaseBody) -> [(usize, usize); 2] {
     let ankle_y = body.head("foot.L").y;
+    // Only vertices the body's faces use (the helper tights also carry foot weights).
+    let mut used = vec![false; body.rest.len()];
+    body.triangles
+        .iter()
+        .flatten()
+        .for_each(|&i| used[i as usize] = true);
     [1.0f32, -1.0].map(|side| {
         let foot: Vec<usize> = (0..body.rest.len())
-            .filter(|&i| body.parts[i] == Part::Foot && body.rest[i].x * side > 0.0)
+            .filter(|&i| used[i] && body.parts[i] == Part::Foot && body.rest[i].x * side > 0.0)
             .collect();
         let heel = foot
             .iter()
@@ -274,7 +280,7 @@ fn ground_truth(body: &BaseBody, posed: &Posed) -> [Option<Vec3>; 33] {
     };
     let mut k: [Option<Vec3>; 33] = [None; 33];
     let nose = (0..body.rest.len())
-        .filter(|&i| body.parts[i] == Part::Head)
+        .filter(|&i| body.parts[i] == Part::Head && !body.eyes[i] && body.rest[i].z > 0.0)
         .max_by(|&a, &b| body.rest[a].z.total_cmp(&body.rest[b].z));
     k[0] = nose.map(|i| posed.positions[i]);
     k[2] = joint("eye.L");
