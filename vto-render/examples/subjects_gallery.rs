@@ -278,6 +278,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             continue;
         };
         println!("  pose score {:.2}", b.score);
+        if let (Some(l), Some(r)) = (b.keypoints.get(11), b.keypoints.get(12)) {
+            let face = seen.face.as_ref().map_or(0.0, |c| c.face.width_px());
+            println!(
+                "  shoulders {:.0} px across, pose depth difference {:.0} px, face {face:.0} px wide",
+                (l.x - r.x).hypot(l.y - r.y),
+                (l.z - r.z).abs()
+            );
+        }
         let mut img = s.image.clone();
         for (i, label) in NAMES {
             let (Some(gt), Some(k)) = (s.point(i), b.keypoints.get(i)) else {
