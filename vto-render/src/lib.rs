@@ -59,6 +59,8 @@ pub mod product;
 pub mod raster;
 pub mod scene;
 pub mod shaders;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 pub mod tflite;
 pub mod tryon;
 pub mod vision;

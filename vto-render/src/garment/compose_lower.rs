@@ -35,12 +35,16 @@ fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
     t * t * (3.0 - 2.0 * t)
 }
 
-/// Whether `p` is on a foot: within the capsule heel → toe, below the ankle.
+/// Whether `p` is on a foot: within the capsule heel → toe, below the ankle. The capsule is
+/// at least a shoe's half-width across (0.16 × the hip width, about 5–6 cm): a foot pointing
+/// at the camera spans only a few pixels heel → toe, and a capsule scaled by that alone let
+/// the skin of uncovered legs eat into the shoes (seen on rendered full-body subjects).
 pub fn on_foot(legs: &Legs, p: Vec2) -> bool {
     legs.legs.iter().any(|l| {
         let len = l.heel.distance(l.toe).max(0.12 * legs.hip_width);
         let below = (p - l.chain[2]).dot(legs.down) > -0.05 * len;
-        below && seg_dist(p, l.heel, l.toe).0 < 0.45 * len
+        let radius = (0.45 * len).max(0.16 * legs.hip_width);
+        below && seg_dist(p, l.heel, l.toe).0 < radius
     })
 }
 

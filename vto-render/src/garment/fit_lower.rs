@@ -48,6 +48,51 @@ pub struct PantsFit {
     pub outline: Vec<Vec2>,
 }
 
+/// The waistband's corners pulled in to the body's outline at the waist (plus an ease of 3%
+/// of the hip width `hip_width`; `mask` is the person mask of a `w`×`h` photo) where the trousers' own proportions put them beside the body:
+/// straight-cut trousers scaled by the hips' width are wider than a waist (seen on rendered
+/// full-body subjects: the waistband's corners stuck out beside the top). `None` when the
+/// corners already lie on the body or the waist's centre is not on the person mask.
+pub fn waist_on_body(
+    fit: &PantsFit,
+    mask: &[f32],
+    (w, h): (u32, u32),
+    hip_width: f32,
+) -> Option<[Vec2; 2]> {
+    let at = |p: Vec2| -> f32 {
+        let (x, y) = (p.x.round() as i64, p.y.round() as i64);
+        if x < 0 || y < 0 || x >= i64::from(w) || y >= i64::from(h) {
+            return 0.0;
+        }
+        mask.get(y as usize * w as usize + x as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let (&left, &right) = (fit.outline.first()?, fit.outline.last()?);
+    let c = fit.waist_centre;
+    if at(c) < 0.5 {
+        return None;
+    }
+    let ease = 0.03 * hip_width;
+    let pull = |corner: Vec2| -> Vec2 {
+        let len = corner.distance(c);
+        let Some(u) = (corner - c).try_normalize() else {
+            return corner;
+        };
+        let mut t = 0.0;
+        while t < len && at(c + u * (t + 1.0)) >= 0.5 {
+            t += 1.0;
+        }
+        if t + ease < len {
+            c + u * (t + ease)
+        } else {
+            corner
+        }
+    };
+    let pulled = [pull(left), pull(right)];
+    (pulled != [left, right]).then_some(pulled)
+}
+
 /// Fits trousers to `legs`; `waist` replaces the waistband's corners (a jumpsuit's waist
 /// seam, placed by its bodice).
 pub fn fit_pants(

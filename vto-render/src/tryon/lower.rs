@@ -28,7 +28,7 @@ use crate::garment::compose_lower::{
     FALLBACK_SKIN,
 };
 use crate::garment::fit::fit_upper;
-use crate::garment::fit_lower::{fit_pants, fit_skirt};
+use crate::garment::fit_lower::{fit_pants, fit_skirt, waist_on_body};
 use crate::garment::legs::Legs;
 use crate::garment::lower::{measure_pants, split_dress, waist_row, PantsLandmarks};
 use crate::garment::outfit::{split_outfit, PieceKind};
@@ -148,7 +148,12 @@ fn wear_pants(
     times.garment += ms(t);
     let t = Instant::now();
     let (w, h) = current.dimensions();
-    let fit = fit_pants(&g.lm, &b.legs, waist)?;
+    let mut fit = fit_pants(&g.lm, &b.legs, waist)?;
+    if waist.is_none() {
+        if let Some(corners) = waist_on_body(&fit, &b.mask, (w, h), b.legs.hip_width) {
+            fit = fit_pants(&g.lm, &b.legs, Some(corners))?;
+        }
+    }
     let warps = fit
         .parts
         .iter()

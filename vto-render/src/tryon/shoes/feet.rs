@@ -11,6 +11,13 @@
 //!   ([`HEEL_HEIGHT_CM`], [`TOE_HEIGHT_CM`]), is intersected with it: the heel's floor point
 //!   is the shoe's anchor, heel → toe its heading (yaw). The floor is level, so the sole's
 //!   pitch is zero (a raised heel is not modelled).
+//! - **Heading prior**: a foot pointing at the camera spans only a few pixels from heel to
+//!   toe, and a few pixels of keypoint noise there swing its yaw by tens of degrees (seen on
+//!   rendered full-body subjects: a front foot's shoe turned 45° sideways). The measured
+//!   heading is blended with the body's facing (across the hips, with the pose model's
+//!   depth) turned out 10°, by how long the foot looks in the photo against an adult foot
+//!   seen side on: a side-view foot keeps its measured heading, a foreshortened one follows
+//!   the body.
 //! - **Visibility**: a foot wears a shoe when its ankle, heel and toe keypoints are inside
 //!   the photo and each is visible with probability ≥ [`MIN_VISIBILITY`].
 
@@ -247,9 +254,25 @@ pub fn foot(
         Side::Left => 1.0,
         Side::Right => -1.0,
     } * 10f32.to_radians();
-    let fallback = Vec3::new(turn_out.sin(), 0.0, -turn_out.cos());
+    let facing = facing(body);
+    let (sin, cos) = turn_out.sin_cos();
+    let fallback = normalize_or(
+        Vec3::new(
+            facing.x * cos - facing.z * sin,
+            0.0,
+            facing.x * sin + facing.z * cos,
+        ),
+        Vec3::new(sin, 0.0, -cos),
+    );
+    // How much of an adult foot's side-on length the photo shows (see the module docs).
+    let seen = px(h).distance(px(t)) / (FOOT_CM * s).max(1.0);
+    let w = ((seen - 0.25) / 0.45).clamp(0.0, 1.0);
+    let w = w * w * (3.0 - 2.0 * w);
     let heading = if length_cm > 4.0 {
-        normalize_or(along, fallback)
+        normalize_or(
+            normalize_or(along, fallback) * w + fallback * (1.0 - w),
+            fallback,
+        )
     } else {
         fallback
     };
@@ -267,6 +290,29 @@ pub fn foot(
         toe_px: px(t),
         knee_px: kp(body, knee).filter(|k| inside(k, size)).map(px),
     })
+}
+
+/// The body's facing on the floor (camera space, unit, y = 0): square to the line across the
+/// hips (image x and the pose model's depth z, both in pixels), toward the camera when the
+/// hips give no direction.
+pub fn facing(body: &Body) -> Vec3 {
+    let toward_camera = Vec3::new(0.0, 0.0, -1.0);
+    let (Some(l), Some(r)) = (kp(body, 23), kp(body, 24)) else {
+        return toward_camera;
+    };
+    let across = Vec3::new(l.x - r.x, 0.0, l.z - r.z);
+    if !across.is_finite() || across.length() < 1.0 {
+        return toward_camera;
+    }
+    // The person's left on the image's right when facing the camera: forward is the
+    // across direction turned a quarter towards the camera.
+    let f = normalize_or(Vec3::new(across.z, 0.0, -across.x), toward_camera);
+    // A person photographed from behind is not a shoe photo: keep the toes towards the camera.
+    if f.z > 0.0 {
+        toward_camera
+    } else {
+        f
+    }
 }
 
 #[cfg(test)]
@@ -382,6 +428,28 @@ pub(crate) mod tests {
         assert_eq!(
             foot(&b, &frame, Side::Right, (600, 1000)),
             Err(Hidden::OutOfFrame)
+        );
+    }
+
+    #[test]
+    fn a_foreshortened_foot_follows_the_body_not_the_keypoint_noise() {
+        // A foot toward the camera spans 33 px heel → toe; 20 px of sideways toe noise alone
+        // would turn it ~35° (the measured heading), the body's facing keeps it near 10°.
+        let mut b = standing();
+        b.keypoints[31].x += 20.0;
+        let frame = BodyFrame::new(&b, 600, 1000).unwrap();
+        let f = foot(&b, &frame, Side::Left, (600, 1000)).unwrap();
+        assert!((f.yaw_deg() - 10.0).abs() < 12.0, "{}", f.yaw_deg());
+        // A body turned (the left hip 80 px farther from the camera) turns the prior.
+        let mut b = standing();
+        b.keypoints[23].z = 80.0;
+        let f = foot(&b, &frame, Side::Left, (600, 1000)).unwrap();
+        let r = foot(&standing(), &frame, Side::Left, (600, 1000)).unwrap();
+        assert!(
+            f.yaw_deg() > r.yaw_deg() + 20.0,
+            "{} vs {}",
+            f.yaw_deg(),
+            r.yaw_deg()
         );
     }
 
