@@ -252,10 +252,8 @@ impl Renderer {
     pub fn with_config(models_dir: &Path, config: RendererConfig) -> Result<Renderer, RenderError> {
         let ctx = GpuContext::shared()?;
         let store = ModelStore::open(models_dir)?;
-        let mut nets = Vec::new();
-        for _ in 0..config.concurrency.max(1) {
-            nets.push(Networks::for_context(&ctx, &store, config.backend)?);
-        }
+        let nets =
+            Networks::pool_for_context(&ctx, &store, config.backend, config.concurrency.max(1))?;
         Ok(Self::with_pool(ctx, nets))
     }
 

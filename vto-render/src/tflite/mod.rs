@@ -25,7 +25,7 @@ pub mod schema;
 mod tests;
 
 pub use executor::Executor;
-pub use native::CpuExecutor;
+pub use native::{CpuExecutor, CpuPlan};
 pub use schema::{Activation, OpKind, Padding};
 
 use crate::gpu::GpuError;

@@ -24,6 +24,9 @@
 //!   lifetimes do not overlap share a buffer) and reused across runs, with the im2col
 //!   scratch: a warm [`CpuExecutor::run`] allocates only the returned output vectors.
 
+use std::sync::Arc;
+use std::time::Instant;
+
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2};
 use rayon::prelude::*;
@@ -54,13 +57,17 @@ struct Epi {
 /// One prepared kernel; `y` is the output slot, `n` its element count.
 #[derive(Debug)]
 enum Kernel {
-    /// Weights `[out_c][k_h·k_w·in_c]` (TFLite's own layout).
+    /// Weights `[out_c][k_h·k_w·in_c]` (TFLite's own layout); `wt` the same transposed to
+    /// `[k_h·k_w·in_c][out_c]` when the layer runs as a direct convolution with output
+    /// channels across the lanes ([`direct_conv`]), else empty.
     Conv {
         x: Src,
         w: Vec<f32>,
+        wt: Vec<f32>,
         geo: Geo,
         epi: Epi,
         pointwise: bool,
+        direct: bool,
     },
     /// Weights `[k_h·k_w][out_c]`.
     Depthwise {
@@ -129,22 +136,48 @@ enum Output {
     Const(Vec<f32>),
 }
 
-/// Runs a [`Model`] with native CPU kernels. Weights are decoded and packed once; activation
-/// buffers and scratch are allocated once and reused by every run.
-pub struct CpuExecutor {
+/// The read-only part of a prepared model: kernels with their packed weights, constants, the
+/// buffer plan. Shared (behind an `Arc`) by every [`CpuExecutor`] made with
+/// [`CpuExecutor::from_plan`].
+#[derive(Debug)]
+struct Packed {
     kernels: Vec<(Kernel, usize, usize)>,
     consts: Vec<Vec<f32>>,
-    bufs: Vec<Vec<f32>>,
-    scratch: Vec<f32>,
+    buf_lens: Vec<usize>,
+    scratch_len: usize,
     inputs: Vec<(usize, usize)>,
     outputs: Vec<Output>,
+}
+
+/// A model prepared for [`CpuExecutor`]: the lowered, fused plan with its weights packed.
+/// Read-only and cheap to clone (an `Arc`): every executor made from it with
+/// [`CpuExecutor::from_plan`] shares the weights and owns only its buffers.
+#[derive(Debug, Clone)]
+pub struct CpuPlan(Arc<Packed>);
+
+impl CpuPlan {
+    /// Prepares `model`: lowers and fuses the graph, packs the weights, plans the buffers.
+    /// An operator outside the supported set gives [`TfliteError::UnsupportedOperator`].
+    pub fn new(model: &Model) -> Result<CpuPlan, TfliteError> {
+        Ok(CpuPlan(Arc::new(Packed::new(model)?)))
+    }
+}
+
+/// Runs a [`Model`] with native CPU kernels. Weights are decoded and packed once (and shared
+/// by executors made from the same [`CpuPlan`]); activation buffers and scratch are
+/// allocated once per executor and reused by every run.
+pub struct CpuExecutor {
+    packed: Arc<Packed>,
+    bufs: Vec<Vec<f32>>,
+    scratch: Vec<f32>,
 }
 
 impl std::fmt::Debug for CpuExecutor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CpuExecutor")
-            .field("kernels", &self.kernels.len())
+            .field("kernels", &self.packed.kernels.len())
             .field("activation_bytes", &self.activation_bytes())
+            .field("weight_bytes", &self.weight_bytes())
             .finish()
     }
 }
@@ -157,18 +190,12 @@ fn act_of(a: Activation) -> Act {
     Act::from_fused(a)
 }
 
-impl CpuExecutor {
-    /// Prepares `model`: lowers and fuses the graph, packs the weights, plans the buffers.
-    /// An operator outside the supported set gives [`TfliteError::UnsupportedOperator`].
-    pub fn new(model: &Model) -> Result<CpuExecutor, TfliteError> {
+impl Packed {
+    fn new(model: &Model) -> Result<Packed, TfliteError> {
         let mut plan = lower(model.graph())?;
         fuse(&mut plan);
         let alloc = plan_buffers(&plan);
-        let bufs: Vec<Vec<f32>> = alloc
-            .sizes
-            .iter()
-            .map(|&b| vec![0.0; (b / 4) as usize])
-            .collect();
+        let buf_lens: Vec<usize> = alloc.sizes.iter().map(|&b| (b / 4) as usize).collect();
         let mut consts: Vec<Vec<f32>> = Vec::new();
         let mut const_index = std::collections::HashMap::new();
         let mut src = |t: usize| -> Src {
@@ -204,12 +231,28 @@ impl CpuExecutor {
                         && geo.pad_left == 0
                         && geo.in_h == geo.out_h
                         && geo.in_w == geo.out_w;
-                    if !pointwise {
-                        scratch = scratch.max(geo.out_h * geo.out_w * geo.k_h * geo.k_w * geo.in_c);
+                    let k = geo.k_h * geo.k_w * geo.in_c;
+                    let direct = !pointwise
+                        && k <= DIRECT_MAX_K
+                        && (geo.out_c < SMALL_N || geo.in_c < LANES);
+                    if !pointwise && !direct {
+                        scratch = scratch.max(geo.out_h * geo.out_w * k);
+                    }
+                    let wv = constant(*w, "convolution weights")?.clone();
+                    let mut wt = Vec::new();
+                    if direct && geo.out_c >= SMALL_N {
+                        wt = vec![0.0; wv.len()];
+                        for (oc, row) in wv.chunks_exact(k).enumerate() {
+                            for (kk, v) in row.iter().enumerate() {
+                                wt[kk * geo.out_c + oc] = *v;
+                            }
+                        }
                     }
                     Kernel::Conv {
                         x: src(*x),
-                        w: constant(*w, "convolution weights")?.clone(),
+                        w: wv,
+                        wt,
+                        direct,
                         geo: *geo,
                         epi: Epi {
                             bias: b
@@ -357,14 +400,42 @@ impl CpuExecutor {
             .map(|&t| (alloc.slot[&t], plan.numel(t)))
             .collect();
         let outputs = outputs_of(&plan, &alloc.slot);
-        Ok(CpuExecutor {
+        Ok(Packed {
             kernels,
             consts,
-            bufs,
-            scratch: vec![0.0; scratch],
+            buf_lens,
+            scratch_len: scratch,
             inputs,
             outputs,
         })
+    }
+}
+
+impl CpuExecutor {
+    /// Prepares `model` ([`CpuPlan::new`]) and allocates the buffers of one executor.
+    pub fn new(model: &Model) -> Result<CpuExecutor, TfliteError> {
+        Ok(CpuExecutor::with_buffers(Arc::new(Packed::new(model)?)))
+    }
+
+
+    fn with_buffers(packed: Arc<Packed>) -> CpuExecutor {
+        CpuExecutor {
+            bufs: packed.buf_lens.iter().map(|&n| vec![0.0; n]).collect(),
+            scratch: vec![0.0; packed.scratch_len],
+            packed,
+        }
+    }
+
+    /// An executor of a prepared model, with activation buffers and scratch of its own and
+    /// the plan's weights shared: what a second concurrent pipeline costs is
+    /// [`CpuExecutor::activation_bytes`], not a second copy of the network.
+    pub fn from_plan(plan: &CpuPlan) -> CpuExecutor {
+        CpuExecutor::with_buffers(Arc::clone(&plan.0))
+    }
+
+    /// The prepared model this executor runs (shared, not copied).
+    pub fn plan(&self) -> CpuPlan {
+        CpuPlan(Arc::clone(&self.packed))
     }
 
     /// Bytes of memory held by activation buffers (after sharing) and scratch.
@@ -372,22 +443,68 @@ impl CpuExecutor {
         (self.bufs.iter().map(Vec::len).sum::<usize>() + self.scratch.len()) * 4
     }
 
+    /// Bytes of packed weights and constants (shared by [`CpuExecutor::from_plan`]d executors).
+    pub fn weight_bytes(&self) -> usize {
+        let weights: usize = self
+            .packed
+            .kernels
+            .iter()
+            .map(|(k, _, _)| match k {
+                Kernel::Conv { w, wt, epi, .. } => {
+                    w.len() + wt.len() + epi.bias.as_ref().map_or(0, Vec::len) + epi.alpha.len()
+                }
+                Kernel::Depthwise { w, epi, .. } => {
+                    w.len() + epi.bias.as_ref().map_or(0, Vec::len) + epi.alpha.len()
+                }
+                Kernel::TransposeConv { w, bias, .. } => {
+                    w.len() + bias.as_ref().map_or(0, Vec::len)
+                }
+                _ => 0,
+            })
+            .sum();
+        (weights + self.packed.consts.iter().map(Vec::len).sum::<usize>()) * 4
+    }
+
     /// Number of kernels run per inference.
     pub fn kernel_count(&self) -> usize {
-        self.kernels.len()
+        self.packed.kernels.len()
     }
 
     /// Runs one inference; `inputs` in model input order, each a flat NHWC array.
     /// Returns the outputs in model output order.
     pub fn run(&mut self, inputs: &[&[f32]]) -> Result<Vec<Vec<f32>>, TfliteError> {
-        if inputs.len() != self.inputs.len() {
+        self.run_timed(inputs, None)
+    }
+
+    /// Runs one inference like [`CpuExecutor::run`] and times every kernel: one
+    /// `(description, milliseconds)` per kernel in run order, for benchmarks that look for
+    /// the slow operators (`cargo bench -p vto-render --bench anchor -- --profile`).
+    pub fn profile(&mut self, inputs: &[&[f32]]) -> Result<Vec<(String, f64)>, TfliteError> {
+        let mut times = Vec::with_capacity(self.packed.kernels.len());
+        self.run_timed(inputs, Some(&mut times))?;
+        Ok(self
+            .packed
+            .kernels
+            .iter()
+            .zip(times)
+            .map(|((k, _, _), t)| (describe(k), t))
+            .collect())
+    }
+
+    fn run_timed(
+        &mut self,
+        inputs: &[&[f32]],
+        mut times: Option<&mut Vec<f64>>,
+    ) -> Result<Vec<Vec<f32>>, TfliteError> {
+        let packed = &*self.packed;
+        if inputs.len() != packed.inputs.len() {
             return Err(TfliteError::BadInput(format!(
                 "{} inputs given, the model has {}",
                 inputs.len(),
-                self.inputs.len()
+                packed.inputs.len()
             )));
         }
-        for (k, (&(slot, n), data)) in self.inputs.iter().zip(inputs).enumerate() {
+        for (k, (&(slot, n), data)) in packed.inputs.iter().zip(inputs).enumerate() {
             if data.len() != n {
                 return Err(TfliteError::BadInput(format!(
                     "input {k} has {} values, expected {n}",
@@ -396,23 +513,21 @@ impl CpuExecutor {
             }
             self.bufs[slot][..n].copy_from_slice(data);
         }
-        let Self {
-            kernels,
-            consts,
-            bufs,
-            scratch,
-            ..
-        } = self;
-        for (kernel, y, n) in kernels.iter() {
+        let Self { bufs, scratch, .. } = self;
+        for (kernel, y, n) in packed.kernels.iter() {
+            let t0 = times.is_some().then(Instant::now);
             let mut out = std::mem::take(&mut bufs[*y]);
             let env = Env {
                 bufs: bufs.as_slice(),
-                consts: consts.as_slice(),
+                consts: packed.consts.as_slice(),
             };
             run_kernel(kernel, &env, scratch, &mut out[..*n]);
             bufs[*y] = out;
+            if let (Some(times), Some(t0)) = (times.as_deref_mut(), t0) {
+                times.push(t0.elapsed().as_secs_f64() * 1e3);
+            }
         }
-        Ok(self
+        Ok(packed
             .outputs
             .iter()
             .map(|o| match o {
@@ -420,6 +535,53 @@ impl CpuExecutor {
                 Output::Const(v) => v.clone(),
             })
             .collect())
+    }
+}
+
+/// A short description of a kernel for [`CpuExecutor::profile`]: operator and shapes.
+fn describe(k: &Kernel) -> String {
+    let win = |g: &Geo| {
+        format!(
+            "{}x{}x{} -> {}x{}x{} k{}x{} s{}",
+            g.in_h, g.in_w, g.in_c, g.out_h, g.out_w, g.out_c, g.k_h, g.k_w, g.stride_h
+        )
+    };
+    match k {
+        Kernel::Conv {
+            geo,
+            pointwise,
+            direct,
+            epi,
+            ..
+        } => format!(
+            "conv{} {} {:?}{}",
+            if *pointwise {
+                "1x1"
+            } else if *direct {
+                "_direct"
+            } else {
+                ""
+            },
+            win(geo),
+            epi.act1,
+            if epi.residual.is_some() { "+res" } else { "" }
+        ),
+        Kernel::Depthwise { geo, epi, .. } => format!(
+            "depthwise {} {:?}{}",
+            win(geo),
+            epi.act1,
+            if epi.residual.is_some() { "+res" } else { "" }
+        ),
+        Kernel::TransposeConv { geo, .. } => format!("transpose_conv {}", win(geo)),
+        Kernel::Binary { op, out_shape, .. } => format!("{op:?} {out_shape:?}"),
+        Kernel::Unary { op, .. } => format!("{op:?}"),
+        Kernel::Pad { in_shape, out_shape, .. } => format!("pad {in_shape:?} -> {out_shape:?}"),
+        Kernel::Pool { max, geo, .. } => {
+            format!("{} {}", if *max { "max_pool" } else { "avg_pool" }, win(geo))
+        }
+        Kernel::Concat { parts, inner, .. } => format!("concat {} parts x{inner}", parts.len()),
+        Kernel::Resize { geo, .. } => format!("resize {}", win(geo)),
+        Kernel::DepthToSpace { geo, .. } => format!("depth_to_space {}", win(geo)),
     }
 }
 
@@ -455,7 +617,17 @@ fn run_kernel(kernel: &Kernel, env: &Env, scratch: &mut [f32], out: &mut [f32]) 
             w,
             geo,
             epi,
+            direct: true,
+            wt,
+            ..
+        } => direct_conv(env.get(*x), w, wt, geo, epi, env, out),
+        Kernel::Conv {
+            x,
+            w,
+            geo,
+            epi,
             pointwise,
+            ..
         } => conv(env.get(*x), w, geo, epi, *pointwise, env, scratch, out),
         Kernel::Depthwise {
             x,
@@ -555,6 +727,7 @@ fn run_kernel(kernel: &Kernel, env: &Env, scratch: &mut [f32], out: &mut [f32]) 
 
 /// Applies an activation in place; `alpha` holds per-channel PRELU slopes (`v` is
 /// `[pixels][alpha.len()]` then).
+#[inline(always)]
 fn activate(act: Act, v: &mut [f32], alpha: &[f32]) {
     match act {
         Act::None => {}
@@ -583,6 +756,7 @@ fn activate(act: Act, v: &mut [f32], alpha: &[f32]) {
 
 /// The epilogue of the pixels `p0..` held in `out` (`[pixels][c]`), bias already added
 /// when `with_bias` is false.
+#[inline(always)]
 fn epilogue(out: &mut [f32], p0: usize, c: usize, epi: &Epi, env: &Env, with_bias: bool) {
     if with_bias {
         if let Some(b) = &epi.bias {
@@ -607,8 +781,45 @@ fn epilogue(out: &mut [f32], p0: usize, c: usize, epi: &Epi, env: &Env, with_bia
     activate(epi.act2, out, &epi.alpha);
 }
 
+/// Output columns below which [`gemm`] takes dot products itself: `matrixmultiply`'s
+/// kernels compute 8 columns at a time and pack both operands, wasted work for a layer with
+/// one to a few output channels (segmentation heads, transposed-convolution upsampling).
+const SMALL_N: usize = 8;
+
+/// `Σ a·b`, eight partial sums in registers.
+#[inline(always)]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; LANES];
+    let (ac, bc) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let (ar, br) = (ac.remainder(), bc.remainder());
+    for (x, y) in ac.zip(bc) {
+        for l in 0..LANES {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    let mut sum = acc.iter().sum::<f32>();
+    for (x, y) in ar.iter().zip(br) {
+        sum += x * y;
+    }
+    sum
+}
+
+/// [`gemm`] for fewer than [`SMALL_N`] output columns: one dot product per output.
+#[inline(always)]
+fn gemm_dots((a, m, k, w, n, c): (&[f32], usize, usize, &[f32], usize, &mut [f32])) {
+    for (row, out) in a.chunks_exact(k).zip(c[..m * n].chunks_exact_mut(n)) {
+        for (o, wr) in out.iter_mut().zip(w.chunks_exact(k)) {
+            *o = dot(row, wr);
+        }
+    }
+}
+
 /// `c[m×n] = a[m×k] · wᵀ` where `w` is `[n][k]` row-major.
 fn gemm(a: &[f32], m: usize, k: usize, w: &[f32], n: usize, c: &mut [f32]) {
+    if n < SMALL_N {
+        simd(GemmDots((a, m, k, w, n, c)));
+        return;
+    }
     // The shapes are computed from the same geometry as the slices, so these cannot fail.
     let a = ArrayView2::from_shape((m, k), &a[..m * k]).expect("gemm: lhs shape");
     let b = ArrayView2::from_shape((n, k), &w[..n * k])
@@ -638,17 +849,27 @@ fn tap(o: usize, k: usize, stride: usize, dil: usize, pad: usize, size: usize) -
 
 /// Gathers the patches of output pixels `p0..p0 + rows.len() / kk` into `rows`
 /// (`[pixel][k_y][k_x][in_c]`, zeros in the padding).
+#[inline(always)]
 fn im2col(x: &[f32], g: &Geo, p0: usize, rows: &mut [f32]) {
     let kk = g.k_h * g.k_w * g.in_c;
     for (i, row) in rows.chunks_exact_mut(kk).enumerate() {
         let p = p0 + i;
         let (oy, ox) = (p / g.out_w, p % g.out_w);
+        // Columns whose taps all land inside the input copy one contiguous run per row.
+        let x_in = g.dil_w == 1
+            && ox * g.stride_w >= g.pad_left
+            && ox * g.stride_w + g.k_w <= g.in_w + g.pad_left;
         for ky in 0..g.k_h {
             let dst = &mut row[ky * g.k_w * g.in_c..][..g.k_w * g.in_c];
             let Some(iy) = tap(oy, ky, g.stride_h, g.dil_h, g.pad_top, g.in_h) else {
                 dst.fill(0.0);
                 continue;
             };
+            if x_in {
+                let ix = ox * g.stride_w - g.pad_left;
+                dst.copy_from_slice(&x[(iy * g.in_w + ix) * g.in_c..][..g.k_w * g.in_c]);
+                continue;
+            }
             for kx in 0..g.k_w {
                 let d = &mut dst[kx * g.in_c..][..g.in_c];
                 match tap(ox, kx, g.stride_w, g.dil_w, g.pad_left, g.in_w) {
@@ -705,6 +926,256 @@ fn conv(
     }
 }
 
+/// Declares a struct holding a kernel function's arguments whose `pulp::WithSimd` impl calls
+/// the function directly: run through `pulp::Arch::dispatch` ([`simd`]), the function (an
+/// `#[inline(always)]` fn) is inlined into pulp's `#[target_feature]` entry point and so
+/// compiled for the widest instruction set the CPU has (AVX2 on x86-64 v3): its plain loops
+/// vectorise 8 lanes wide. (A closure would not do: its body is a function of its own that
+/// LLVM need not inline, compiled for the baseline.)
+macro_rules! simd_kernel {
+    ($wrapper:ident => $f:ident($args:ty)) => {
+        struct $wrapper<'a>($args);
+
+        impl pulp::WithSimd for $wrapper<'_> {
+            type Output = ();
+
+            #[inline(always)]
+            fn with_simd<S: pulp::Simd>(self, _simd: S) {
+                $f(self.0)
+            }
+        }
+    };
+}
+
+/// Runs a kernel declared with [`simd_kernel`] on the widest instruction set available.
+#[inline(always)]
+fn simd(kernel: impl pulp::WithSimd<Output = ()>) {
+    pulp::Arch::new().dispatch(kernel)
+}
+
+simd_kernel!(GemmDots => gemm_dots((&'a [f32], usize, usize, &'a [f32], usize, &'a mut [f32])));
+simd_kernel!(DirectRows => direct_rows((
+    usize,
+    &'a mut [f32],
+    &'a [f32],
+    &'a [f32],
+    &'a [f32],
+    &'a Geo,
+    &'a Epi,
+    &'a Env<'a>,
+    usize,
+)));
+simd_kernel!(DepthwiseRows => depthwise_rows((
+    usize,
+    &'a mut [f32],
+    &'a [f32],
+    &'a [f32],
+    &'a Geo,
+    usize,
+    &'a Epi,
+    &'a Env<'a>,
+    usize,
+    &'a [f32],
+    &'a [usize],
+    (usize, usize, usize, usize),
+)));
+
+/// Output coordinates `lo..hi` whose every kernel tap lands inside the input (no padding).
+fn interior(out: usize, k: usize, stride: usize, dil: usize, pad: usize, size: usize) -> (usize, usize) {
+    let lo = pad.div_ceil(stride);
+    let reach = (k - 1) * dil;
+    // o * stride + reach - pad <= size - 1
+    let hi = if size + pad > reach {
+        ((size + pad - reach - 1) / stride + 1).min(out)
+    } else {
+        0
+    };
+    (lo.min(hi), hi)
+}
+
+/// Lanes per register block of the depthwise kernel (one AVX register of f32).
+const LANES: usize = 8;
+
+/// One interior output pixel of a depthwise convolution (multiplier 1): `o = bias + Σ x·w`
+/// over the taps at `offs` from `base`, eight channels at a time in registers.
+#[inline(always)]
+fn depthwise_pixel(o: &mut [f32], x: &[f32], base: usize, offs: &[usize], w: &[f32], bias: &[f32]) {
+    let c = o.len();
+    let blocks = c / LANES;
+    for bk in 0..blocks {
+        let c0 = bk * LANES;
+        let mut acc = [0f32; LANES];
+        acc.copy_from_slice(&bias[c0..c0 + LANES]);
+        for (t, &off) in offs.iter().enumerate() {
+            let xs = &x[base + off + c0..][..LANES];
+            let ws = &w[t * c + c0..][..LANES];
+            for l in 0..LANES {
+                acc[l] += xs[l] * ws[l];
+            }
+        }
+        o[c0..c0 + LANES].copy_from_slice(&acc);
+    }
+    for ch in blocks * LANES..c {
+        let mut acc = bias[ch];
+        for (t, &off) in offs.iter().enumerate() {
+            acc += x[base + off + ch] * w[t * c + ch];
+        }
+        o[ch] = acc;
+    }
+}
+
+/// One output pixel of a depthwise convolution with the bounds of every tap checked (the
+/// border, and channel multipliers above 1).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn depthwise_pixel_checked(
+    o: &mut [f32],
+    x: &[f32],
+    w: &[f32],
+    g: &Geo,
+    mult: usize,
+    oy: usize,
+    ox: usize,
+    bias: &[f32],
+) {
+    let c = o.len();
+    o.copy_from_slice(bias);
+    for ky in 0..g.k_h {
+        let Some(iy) = tap(oy, ky, g.stride_h, g.dil_h, g.pad_top, g.in_h) else {
+            continue;
+        };
+        for kx in 0..g.k_w {
+            let Some(ix) = tap(ox, kx, g.stride_w, g.dil_w, g.pad_left, g.in_w) else {
+                continue;
+            };
+            let wp = &w[(ky * g.k_w + kx) * c..][..c];
+            let base = (iy * g.in_w + ix) * g.in_c;
+            if mult == 1 {
+                for ((o, a), b) in o.iter_mut().zip(&x[base..][..c]).zip(wp) {
+                    *o += a * b;
+                }
+            } else {
+                for (oc, (o, b)) in o.iter_mut().zip(wp).enumerate() {
+                    *o += x[base + oc / mult] * b;
+                }
+            }
+        }
+    }
+}
+
+/// The rows of one chunk of [`direct_conv`].
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+fn direct_rows(
+    (ci, chunk, x, w, wt, g, epi, env, rows): (
+        usize,
+        &mut [f32],
+        &[f32],
+        &[f32],
+        &[f32],
+        &Geo,
+        &Epi,
+        &Env,
+        usize,
+    ),
+) {
+    let (k, n) = (g.k_h * g.k_w * g.in_c, g.out_c);
+    let row_len = g.out_w * n;
+    let mut buf = [0f32; DIRECT_MAX_K];
+    let patch = &mut buf[..k];
+    for (r, row) in chunk.chunks_exact_mut(row_len).enumerate() {
+        let oy = ci * rows + r;
+        for (ox, o) in row.chunks_exact_mut(n).enumerate() {
+            im2col(x, g, oy * g.out_w + ox, patch);
+            if n < SMALL_N {
+                for (o, wr) in o.iter_mut().zip(w.chunks_exact(k)) {
+                    *o = dot(patch, wr);
+                }
+            } else {
+                // Eight output channels at a time in registers; a last partial
+                // block overlaps the one before it.
+                let mut c0 = 0;
+                while c0 < n {
+                    let c = c0.min(n - LANES);
+                    let mut acc = [0f32; LANES];
+                    for (kk, &xv) in patch.iter().enumerate() {
+                        let wv = &wt[kk * n + c..][..LANES];
+                        for l in 0..LANES {
+                            acc[l] += xv * wv[l];
+                        }
+                    }
+                    o[c..c + LANES].copy_from_slice(&acc);
+                    c0 += LANES;
+                }
+            }
+        }
+    }
+    epilogue(chunk, ci * rows * g.out_w, n, epi, env, true);
+}
+
+/// Patch length up to which a convolution may run as [`direct_conv`] (its patch lives on
+/// the stack).
+const DIRECT_MAX_K: usize = 128;
+
+/// A convolution without im2col: for every output pixel its patch is gathered on the stack,
+/// then multiplied by the weights, output channels across the lanes (`wt`, `[k][n]`) or, for
+/// fewer than [`SMALL_N`] outputs, one dot product per output channel (`w`, `[n][k]`). For
+/// layers a GEMM handles badly: few input channels (an RGB stem) or few outputs (a mask head).
+#[allow(clippy::too_many_arguments)]
+fn direct_conv(x: &[f32], w: &[f32], wt: &[f32], g: &Geo, epi: &Epi, env: &Env, out: &mut [f32]) {
+    let (k, n) = (g.k_h * g.k_w * g.in_c, g.out_c);
+    let row_len = g.out_w * n;
+    let rows = chunk_rows(g.out_h, g.out_h * g.out_w * k * n);
+    let body = |ci: usize, chunk: &mut [f32]| {
+        simd(DirectRows((ci, chunk, x, w, wt, g, epi, env, rows)));
+    };
+    if rows >= g.out_h {
+        body(0, out);
+    } else {
+        out.par_chunks_mut(rows * row_len)
+            .enumerate()
+            .for_each(|(ci, chunk)| body(ci, chunk));
+    }
+}
+
+/// The rows of one chunk of [`depthwise`].
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+fn depthwise_rows(
+    (ci, chunk, x, w, g, mult, epi, env, rows, bias, offs, (y_lo, y_hi, x_lo, x_hi)): (
+        usize,
+        &mut [f32],
+        &[f32],
+        &[f32],
+        &Geo,
+        usize,
+        &Epi,
+        &Env,
+        usize,
+        &[f32],
+        &[usize],
+        (usize, usize, usize, usize),
+    ),
+) {
+    let c = g.out_c;
+    let row_len = g.out_w * c;
+    for (r, row) in chunk.chunks_exact_mut(row_len).enumerate() {
+        let oy = ci * rows + r;
+        let inner_row = mult == 1 && (y_lo..y_hi).contains(&oy);
+        for ox in 0..g.out_w {
+            let o = &mut row[ox * c..][..c];
+            if inner_row && (x_lo..x_hi).contains(&ox) {
+                let iy = oy * g.stride_h - g.pad_top;
+                let ix = ox * g.stride_w - g.pad_left;
+                depthwise_pixel(o, x, (iy * g.in_w + ix) * g.in_c, offs, w, bias);
+            } else {
+                depthwise_pixel_checked(o, x, w, g, mult, oy, ox, bias);
+            }
+        }
+    }
+    epilogue(chunk, ci * rows * g.out_w, c, epi, env, false);
+}
+
 fn depthwise(x: &[f32], w: &[f32], g: &Geo, mult: usize, epi: &Epi, env: &Env, out: &mut [f32]) {
     let c = g.out_c;
     let row_len = g.out_w * c;
@@ -718,37 +1189,17 @@ fn depthwise(x: &[f32], w: &[f32], g: &Geo, mult: usize, epi: &Epi, env: &Env, o
             &zeros
         }
     };
+    let (y_lo, y_hi) = interior(g.out_h, g.k_h, g.stride_h, g.dil_h, g.pad_top, g.in_h);
+    let (x_lo, x_hi) = interior(g.out_w, g.k_w, g.stride_w, g.dil_w, g.pad_left, g.in_w);
+    // Offsets of the taps from a pixel's first tap, in input elements.
+    let offs: Vec<usize> = (0..g.k_h)
+        .flat_map(|ky| (0..g.k_w).map(move |kx| (ky * g.dil_h * g.in_w + kx * g.dil_w) * g.in_c))
+        .collect();
     let body = |ci: usize, chunk: &mut [f32]| {
-        for (r, row) in chunk.chunks_exact_mut(row_len).enumerate() {
-            let oy = ci * rows + r;
-            for ox in 0..g.out_w {
-                let o = &mut row[ox * c..][..c];
-                o.copy_from_slice(bias);
-                for ky in 0..g.k_h {
-                    let Some(iy) = tap(oy, ky, g.stride_h, g.dil_h, g.pad_top, g.in_h) else {
-                        continue;
-                    };
-                    for kx in 0..g.k_w {
-                        let Some(ix) = tap(ox, kx, g.stride_w, g.dil_w, g.pad_left, g.in_w) else {
-                            continue;
-                        };
-                        let wp = &w[(ky * g.k_w + kx) * c..][..c];
-                        let base = (iy * g.in_w + ix) * g.in_c;
-                        if mult == 1 {
-                            let xp = &x[base..][..c];
-                            for ((o, a), b) in o.iter_mut().zip(xp).zip(wp) {
-                                *o += a * b;
-                            }
-                        } else {
-                            for (oc, (o, b)) in o.iter_mut().zip(wp).enumerate() {
-                                *o += x[base + oc / mult] * b;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        epilogue(chunk, ci * rows * g.out_w, c, epi, env, false);
+        let interior = (y_lo, y_hi, x_lo, x_hi);
+        simd(DepthwiseRows((
+            ci, chunk, x, w, g, mult, epi, env, rows, bias, &offs[..], interior,
+        )));
     };
     if rows >= g.out_h {
         body(0, out);
