@@ -59,7 +59,12 @@ fn profile(runs: usize) {
         }
         let mut per: Vec<(String, Vec<f64>)> = Vec::new();
         for r in 0..runs {
-            for (i, (what, ms)) in exec.profile(&[&input]).expect("run").into_iter().enumerate() {
+            for (i, (what, ms)) in exec
+                .profile(&[&input])
+                .expect("run")
+                .into_iter()
+                .enumerate()
+            {
                 if r == 0 {
                     per.push((what, vec![ms]));
                 } else {

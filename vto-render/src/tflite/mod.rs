@@ -21,6 +21,7 @@ mod executor;
 mod native;
 mod prepare;
 pub mod schema;
+pub(crate) mod simd;
 #[cfg(test)]
 mod tests;
 

@@ -34,6 +34,7 @@ use rayon::prelude::*;
 use super::executor::plan_buffers;
 use super::prepare::{fuse, lower, Act, BinOp, Geo, Plan, Step, UnOp};
 use super::schema::Activation;
+use super::simd::{simd, simd_kernel};
 use super::{Model, TfliteError};
 
 /// Where a kernel reads a tensor: a pool buffer (slot, element count) or a constant.
@@ -69,10 +70,12 @@ enum Kernel {
         pointwise: bool,
         direct: bool,
     },
-    /// Weights `[k_h·k_w][out_c]`.
+    /// Weights `[k_h·k_w][out_c]`; `tile` the same and the bias repeated over a run of
+    /// pixels ([`depthwise_tile`]) when the layer has stride 1 along x, else empty.
     Depthwise {
         x: Src,
         w: Vec<f32>,
+        tile: Vec<f32>,
         geo: Geo,
         mult: usize,
         epi: Epi,
@@ -281,6 +284,14 @@ impl Packed {
                 } => Kernel::Depthwise {
                     x: src(*x),
                     w: constant(*w, "depthwise weights")?.clone(),
+                    tile: depthwise_tile(
+                        constant(*w, "depthwise weights")?,
+                        b.map(|b| constant(b, "depthwise bias"))
+                            .transpose()?
+                            .map(Vec::as_slice),
+                        geo,
+                        *mult,
+                    ),
                     geo: *geo,
                     mult: *mult,
                     epi: Epi {
@@ -417,7 +428,6 @@ impl CpuExecutor {
         Ok(CpuExecutor::with_buffers(Arc::new(Packed::new(model)?)))
     }
 
-
     fn with_buffers(packed: Arc<Packed>) -> CpuExecutor {
         CpuExecutor {
             bufs: packed.buf_lens.iter().map(|&n| vec![0.0; n]).collect(),
@@ -453,8 +463,8 @@ impl CpuExecutor {
                 Kernel::Conv { w, wt, epi, .. } => {
                     w.len() + wt.len() + epi.bias.as_ref().map_or(0, Vec::len) + epi.alpha.len()
                 }
-                Kernel::Depthwise { w, epi, .. } => {
-                    w.len() + epi.bias.as_ref().map_or(0, Vec::len) + epi.alpha.len()
+                Kernel::Depthwise { w, tile, epi, .. } => {
+                    w.len() + tile.len() + epi.bias.as_ref().map_or(0, Vec::len) + epi.alpha.len()
                 }
                 Kernel::TransposeConv { w, bias, .. } => {
                     w.len() + bias.as_ref().map_or(0, Vec::len)
@@ -575,9 +585,17 @@ fn describe(k: &Kernel) -> String {
         Kernel::TransposeConv { geo, .. } => format!("transpose_conv {}", win(geo)),
         Kernel::Binary { op, out_shape, .. } => format!("{op:?} {out_shape:?}"),
         Kernel::Unary { op, .. } => format!("{op:?}"),
-        Kernel::Pad { in_shape, out_shape, .. } => format!("pad {in_shape:?} -> {out_shape:?}"),
+        Kernel::Pad {
+            in_shape,
+            out_shape,
+            ..
+        } => format!("pad {in_shape:?} -> {out_shape:?}"),
         Kernel::Pool { max, geo, .. } => {
-            format!("{} {}", if *max { "max_pool" } else { "avg_pool" }, win(geo))
+            format!(
+                "{} {}",
+                if *max { "max_pool" } else { "avg_pool" },
+                win(geo)
+            )
         }
         Kernel::Concat { parts, inner, .. } => format!("concat {} parts x{inner}", parts.len()),
         Kernel::Resize { geo, .. } => format!("resize {}", win(geo)),
@@ -632,10 +650,11 @@ fn run_kernel(kernel: &Kernel, env: &Env, scratch: &mut [f32], out: &mut [f32]) 
         Kernel::Depthwise {
             x,
             w,
+            tile,
             geo,
             mult,
             epi,
-        } => depthwise(env.get(*x), w, geo, *mult, epi, env, out),
+        } => depthwise(env.get(*x), w, tile, geo, *mult, epi, env, out),
         Kernel::TransposeConv { x, w, bias, geo } => {
             transpose_conv(env.get(*x), w, bias.as_deref(), geo, scratch, out)
         }
@@ -926,33 +945,6 @@ fn conv(
     }
 }
 
-/// Declares a struct holding a kernel function's arguments whose `pulp::WithSimd` impl calls
-/// the function directly: run through `pulp::Arch::dispatch` ([`simd`]), the function (an
-/// `#[inline(always)]` fn) is inlined into pulp's `#[target_feature]` entry point and so
-/// compiled for the widest instruction set the CPU has (AVX2 on x86-64 v3): its plain loops
-/// vectorise 8 lanes wide. (A closure would not do: its body is a function of its own that
-/// LLVM need not inline, compiled for the baseline.)
-macro_rules! simd_kernel {
-    ($wrapper:ident => $f:ident($args:ty)) => {
-        struct $wrapper<'a>($args);
-
-        impl pulp::WithSimd for $wrapper<'_> {
-            type Output = ();
-
-            #[inline(always)]
-            fn with_simd<S: pulp::Simd>(self, _simd: S) {
-                $f(self.0)
-            }
-        }
-    };
-}
-
-/// Runs a kernel declared with [`simd_kernel`] on the widest instruction set available.
-#[inline(always)]
-fn simd(kernel: impl pulp::WithSimd<Output = ()>) {
-    pulp::Arch::new().dispatch(kernel)
-}
-
 simd_kernel!(GemmDots => gemm_dots((&'a [f32], usize, usize, &'a [f32], usize, &'a mut [f32])));
 simd_kernel!(DirectRows => direct_rows((
     usize,
@@ -970,6 +962,7 @@ simd_kernel!(DepthwiseRows => depthwise_rows((
     &'a mut [f32],
     &'a [f32],
     &'a [f32],
+    &'a [f32],
     &'a Geo,
     usize,
     &'a Epi,
@@ -981,7 +974,14 @@ simd_kernel!(DepthwiseRows => depthwise_rows((
 )));
 
 /// Output coordinates `lo..hi` whose every kernel tap lands inside the input (no padding).
-fn interior(out: usize, k: usize, stride: usize, dil: usize, pad: usize, size: usize) -> (usize, usize) {
+fn interior(
+    out: usize,
+    k: usize,
+    stride: usize,
+    dil: usize,
+    pad: usize,
+    size: usize,
+) -> (usize, usize) {
     let lo = pad.div_ceil(stride);
     let reach = (k - 1) * dil;
     // o * stride + reach - pad <= size - 1
@@ -1142,9 +1142,10 @@ fn direct_conv(x: &[f32], w: &[f32], wt: &[f32], g: &Geo, epi: &Epi, env: &Env, 
 #[inline(always)]
 #[allow(clippy::type_complexity)]
 fn depthwise_rows(
-    (ci, chunk, x, w, g, mult, epi, env, rows, bias, offs, (y_lo, y_hi, x_lo, x_hi)): (
+    (ci, chunk, x, w, tile, g, mult, epi, env, rows, bias, offs, (y_lo, y_hi, x_lo, x_hi)): (
         usize,
         &mut [f32],
+        &[f32],
         &[f32],
         &[f32],
         &Geo,
@@ -1159,11 +1160,37 @@ fn depthwise_rows(
 ) {
     let c = g.out_c;
     let row_len = g.out_w * c;
+    let run = tile_pixels(c);
+    let taps = g.k_h * g.k_w;
     for (r, row) in chunk.chunks_exact_mut(row_len).enumerate() {
         let oy = ci * rows + r;
         let inner_row = mult == 1 && (y_lo..y_hi).contains(&oy);
+        if inner_row && !tile.is_empty() {
+            // Stride 1 along x: a run of pixels is one flat multiply-add per tap (input,
+            // output and tiled weights all contiguous), no per-pixel bookkeeping.
+            let iy = oy * g.stride_h - g.pad_top;
+            let bias_tile = &tile[taps * run * c..];
+            let mut ox = x_lo;
+            while ox < x_hi {
+                let len = (x_hi - ox).min(run) * c;
+                let o = &mut row[ox * c..][..len];
+                o.copy_from_slice(&bias_tile[..len]);
+                let ix = ox - g.pad_left;
+                for (t, &off) in offs.iter().enumerate() {
+                    let xs = &x[(iy * g.in_w + ix) * c + off..][..len];
+                    let ws = &tile[t * run * c..][..len];
+                    for ((o, a), b) in o.iter_mut().zip(xs).zip(ws) {
+                        *o += a * b;
+                    }
+                }
+                ox += run;
+            }
+        }
         for ox in 0..g.out_w {
             let o = &mut row[ox * c..][..c];
+            if inner_row && !tile.is_empty() && (x_lo..x_hi).contains(&ox) {
+                continue;
+            }
             if inner_row && (x_lo..x_hi).contains(&ox) {
                 let iy = oy * g.stride_h - g.pad_top;
                 let ix = ox * g.stride_w - g.pad_left;
@@ -1176,7 +1203,45 @@ fn depthwise_rows(
     epilogue(chunk, ci * rows * g.out_w, c, epi, env, false);
 }
 
-fn depthwise(x: &[f32], w: &[f32], g: &Geo, mult: usize, epi: &Epi, env: &Env, out: &mut [f32]) {
+/// Pixels per run of the stride-1 depthwise path: about 256 values, so a run of output,
+/// input and tiled weights stays in L1.
+fn tile_pixels(c: usize) -> usize {
+    (256 / c.max(1)).max(1)
+}
+
+/// The depthwise weights `[tap][c]` repeated over a run of [`tile_pixels`] pixels, then the
+/// bias repeated the same way, for the stride-1 path; empty for other layers.
+fn depthwise_tile(w: &[f32], bias: Option<&[f32]>, g: &Geo, mult: usize) -> Vec<f32> {
+    if g.stride_w != 1 || g.dil_w != 1 || mult != 1 || g.in_c != g.out_c {
+        return Vec::new();
+    }
+    let (c, run) = (g.out_c, tile_pixels(g.out_c));
+    let mut tile = Vec::with_capacity((g.k_h * g.k_w + 1) * run * c);
+    for tap in w.chunks_exact(c).take(g.k_h * g.k_w) {
+        for _ in 0..run {
+            tile.extend_from_slice(tap);
+        }
+    }
+    for _ in 0..run {
+        match bias {
+            Some(b) => tile.extend_from_slice(&b[..c]),
+            None => tile.extend(std::iter::repeat_n(0.0, c)),
+        }
+    }
+    tile
+}
+
+#[allow(clippy::too_many_arguments)]
+fn depthwise(
+    x: &[f32],
+    w: &[f32],
+    tile: &[f32],
+    g: &Geo,
+    mult: usize,
+    epi: &Epi,
+    env: &Env,
+    out: &mut [f32],
+) {
     let c = g.out_c;
     let row_len = g.out_w * c;
     let work = g.out_h * row_len * g.k_h * g.k_w;
@@ -1198,7 +1263,19 @@ fn depthwise(x: &[f32], w: &[f32], g: &Geo, mult: usize, epi: &Epi, env: &Env, o
     let body = |ci: usize, chunk: &mut [f32]| {
         let interior = (y_lo, y_hi, x_lo, x_hi);
         simd(DepthwiseRows((
-            ci, chunk, x, w, g, mult, epi, env, rows, bias, &offs[..], interior,
+            ci,
+            chunk,
+            x,
+            w,
+            tile,
+            g,
+            mult,
+            epi,
+            env,
+            rows,
+            bias,
+            &offs[..],
+            interior,
         )));
     };
     if rows >= g.out_h {

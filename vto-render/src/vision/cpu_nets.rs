@@ -169,14 +169,12 @@ impl Networks {
         (0..count.max(1))
             .map(|_| {
                 let mut nets = Networks::from_fn(|id| {
-                    let plan = shared
-                        .iter()
-                        .find(|p| p.id == id)
-                        .cloned()
-                        .ok_or_else(|| VisionError::Infer {
+                    let plan = shared.iter().find(|p| p.id == id).cloned().ok_or_else(|| {
+                        VisionError::Infer {
                             model: id,
                             message: "not in the model list".into(),
-                        })?;
+                        }
+                    })?;
                     let make: super::MakeNet = Box::new(move || {
                         let net: Box<dyn Infer + Send> = Box::new(CpuNet {
                             id,
