@@ -11,18 +11,29 @@
 //! Design:
 //! - The same [`lower`] + [`fuse`] plan the wgpu executor consumes: NHWC float32, PAD folded
 //!   into convolutions, activations / PRELU / residual ADDs fused into their epilogue.
-//! - Convolutions are GEMMs on `matrixmultiply` (through `ndarray`'s safe
+//! - Most convolutions are GEMMs on `matrixmultiply` (through `ndarray`'s safe
 //!   `general_mat_mul`; it picks AVX2/FMA kernels at run time): a 1×1 stride-1 convolution
 //!   multiplies the activation matrix `[H·W, C_in]` by the weights in place; other
 //!   convolutions first gather patches (im2col) into a scratch matrix. Transposed
 //!   convolutions are a GEMM followed by a scatter-add (col2im).
-//! - Depthwise convolutions, pooling, resizes and elementwise operators are plain loops
-//!   over the contiguous channel axis, written so the compiler vectorises them.
+//! - Layers a GEMM handles badly run as direct convolutions ([`direct_conv`]): RGB stems
+//!   (fewer than 8 input channels; output channels across the lanes, in registers) and heads
+//!   with fewer than 8 outputs (one dot product per output; `matrixmultiply` computes and
+//!   packs 8 columns at a time).
+//! - Depthwise convolutions are loops over the contiguous channel axis; with stride 1 along x
+//!   a run of pixels is one flat multiply-add per tap over weights tiled to the run's length,
+//!   so the compiler emits straight 8-lane loops with no per-pixel bookkeeping.
+//! - The hand-written loops run through [`super::simd`]: compiled for AVX2 when the CPU has
+//!   it (runtime dispatch by `pulp`, no `unsafe` here), for the baseline otherwise.
 //! - Rows are split over `rayon`'s pool (each chunk runs its GEMM and then its epilogue,
 //!   while the rows are still in cache); small layers run on the calling thread.
-//! - Activation buffers are planned once as the wgpu executor plans them (tensors whose
-//!   lifetimes do not overlap share a buffer) and reused across runs, with the im2col
+//! - The packed weights are a read-only [`CpuPlan`] behind an `Arc`: every executor made
+//!   from one plan (a pool of concurrent pipelines) shares them and owns only its
+//!   activation buffers, planned once as the wgpu executor plans them (tensors whose
+//!   lifetimes do not overlap share a buffer) and reused across runs with the im2col
 //!   scratch: a warm [`CpuExecutor::run`] allocates only the returned output vectors.
+//! - [`CpuExecutor::profile`] times every kernel (`cargo bench -p vto-render --bench anchor
+//!   -- --profile`).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -812,8 +823,8 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     let (ac, bc) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
     let (ar, br) = (ac.remainder(), bc.remainder());
     for (x, y) in ac.zip(bc) {
-        for l in 0..LANES {
-            acc[l] += x[l] * y[l];
+        for ((a, x), y) in acc.iter_mut().zip(x).zip(y) {
+            *a += x * y;
         }
     }
     let mut sum = acc.iter().sum::<f32>();
@@ -1009,8 +1020,8 @@ fn depthwise_pixel(o: &mut [f32], x: &[f32], base: usize, offs: &[usize], w: &[f
         for (t, &off) in offs.iter().enumerate() {
             let xs = &x[base + off + c0..][..LANES];
             let ws = &w[t * c + c0..][..LANES];
-            for l in 0..LANES {
-                acc[l] += xs[l] * ws[l];
+            for ((a, x), w) in acc.iter_mut().zip(xs).zip(ws) {
+                *a += x * w;
             }
         }
         o[c0..c0 + LANES].copy_from_slice(&acc);
@@ -1100,8 +1111,8 @@ fn direct_rows(
                     let mut acc = [0f32; LANES];
                     for (kk, &xv) in patch.iter().enumerate() {
                         let wv = &wt[kk * n + c..][..LANES];
-                        for l in 0..LANES {
-                            acc[l] += xv * wv[l];
+                        for (a, w) in acc.iter_mut().zip(wv) {
+                            *a += xv * w;
                         }
                     }
                     o[c..c + LANES].copy_from_slice(&acc);
