@@ -26,7 +26,7 @@ pub(crate) mod simd;
 mod tests;
 
 pub use executor::Executor;
-pub use native::{CpuExecutor, CpuPlan};
+pub use native::{CpuArena, CpuExecutor, CpuPlan};
 pub use schema::{Activation, OpKind, Padding};
 
 use crate::gpu::GpuError;

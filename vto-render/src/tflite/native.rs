@@ -35,7 +35,7 @@
 //! - [`CpuExecutor::profile`] times every kernel (`cargo bench -p vto-render --bench anchor
 //!   -- --profile`).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use ndarray::linalg::general_mat_mul;
@@ -184,6 +184,39 @@ pub struct CpuExecutor {
     packed: Arc<Packed>,
     bufs: Vec<Vec<f32>>,
     scratch: Vec<f32>,
+    /// Buffers shared with other executors instead of `bufs` and `scratch`.
+    arena: Option<Arc<Mutex<CpuArena>>>,
+}
+
+/// Activation buffers and scratch that several executors take turns with: the networks of
+/// one vision pipeline run one at a time, so they need one set of buffers (each slot grown
+/// to the largest use), not one set each. Give it to [`CpuExecutor::with_arena`].
+#[derive(Debug, Default)]
+pub struct CpuArena {
+    bufs: Vec<Vec<f32>>,
+    scratch: Vec<f32>,
+}
+
+impl CpuArena {
+    /// Bytes held (after the executors using it have run once).
+    pub fn bytes(&self) -> usize {
+        (self.bufs.iter().map(Vec::len).sum::<usize>() + self.scratch.len()) * 4
+    }
+
+    /// Grows the slots to what `p` needs (allocates only on an executor's first run).
+    fn fit(&mut self, p: &Packed) {
+        if self.bufs.len() < p.buf_lens.len() {
+            self.bufs.resize_with(p.buf_lens.len(), Vec::new);
+        }
+        for (b, &n) in self.bufs.iter_mut().zip(&p.buf_lens) {
+            if b.len() < n {
+                b.resize(n, 0.0);
+            }
+        }
+        if self.scratch.len() < p.scratch_len {
+            self.scratch.resize(p.scratch_len, 0.0);
+        }
+    }
 }
 
 impl std::fmt::Debug for CpuExecutor {
@@ -444,6 +477,19 @@ impl CpuExecutor {
             bufs: packed.buf_lens.iter().map(|&n| vec![0.0; n]).collect(),
             scratch: vec![0.0; packed.scratch_len],
             packed,
+            arena: None,
+        }
+    }
+
+    /// An executor of a prepared model that runs in `arena`'s buffers, shared with the other
+    /// executors given the same arena. They must not run at the same time: a run holds the
+    /// arena's lock, so a concurrent run waits.
+    pub fn with_arena(plan: &CpuPlan, arena: Arc<Mutex<CpuArena>>) -> CpuExecutor {
+        CpuExecutor {
+            packed: Arc::clone(&plan.0),
+            bufs: Vec::new(),
+            scratch: Vec::new(),
+            arena: Some(arena),
         }
     }
 
@@ -525,16 +571,36 @@ impl CpuExecutor {
                 packed.inputs.len()
             )));
         }
-        for (k, (&(slot, n), data)) in packed.inputs.iter().zip(inputs).enumerate() {
+        for (k, (&(_, n), data)) in packed.inputs.iter().zip(inputs).enumerate() {
             if data.len() != n {
                 return Err(TfliteError::BadInput(format!(
                     "input {k} has {} values, expected {n}",
                     data.len()
                 )));
             }
-            self.bufs[slot][..n].copy_from_slice(data);
         }
-        let Self { bufs, scratch, .. } = self;
+        let Self {
+            bufs,
+            scratch,
+            arena,
+            ..
+        } = self;
+        let mut guard = match arena {
+            Some(a) => Some(a.lock().map_err(|_| {
+                TfliteError::Unsupported("a run in a shared arena panicked earlier".into())
+            })?),
+            None => None,
+        };
+        let (bufs, scratch) = match guard.as_deref_mut() {
+            Some(a) => {
+                a.fit(packed);
+                (&mut a.bufs, &mut a.scratch)
+            }
+            None => (bufs, scratch),
+        };
+        for (&(slot, n), data) in packed.inputs.iter().zip(inputs) {
+            bufs[slot][..n].copy_from_slice(data);
+        }
         for (kernel, y, n) in packed.kernels.iter() {
             let t0 = times.is_some().then(Instant::now);
             let mut out = std::mem::take(&mut bufs[*y]);
@@ -552,7 +618,7 @@ impl CpuExecutor {
             .outputs
             .iter()
             .map(|o| match o {
-                Output::Buf(slot, n) => self.bufs[*slot][..*n].to_vec(),
+                Output::Buf(slot, n) => bufs[*slot][..*n].to_vec(),
                 Output::Const(v) => v.clone(),
             })
             .collect())

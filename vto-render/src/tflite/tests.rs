@@ -5,7 +5,7 @@
 
 use super::cpu::run_reference;
 use super::schema::*;
-use super::{CpuExecutor, CpuPlan};
+use super::{CpuArena, CpuExecutor, CpuPlan};
 use super::{Executor, Model, TfliteError};
 use crate::gpu::GpuContext;
 
@@ -750,4 +750,47 @@ fn executors_sharing_a_plan_keep_their_own_buffers() {
     assert_eq!(profile.len(), a.kernel_count());
     assert!(profile[0].0.starts_with("conv"), "{:?}", profile[0]);
     assert!(profile.iter().all(|(_, ms)| *ms >= 0.0));
+}
+
+#[test]
+fn executors_of_different_models_share_one_arena() {
+    let mut rng = Rng(22);
+    let model = |rng: &mut Rng, h: usize, c: usize| {
+        let mut g = G::new();
+        let x = g.input(&[1, h, h, 3]);
+        let w = g.constant(&[c, 3, 3, 3], rng);
+        let y = g.op(
+            OpKind::Conv2d(conv_opts(Padding::Same, 1, 1, Activation::Relu)),
+            &[x, w],
+            &[1, h, h, c],
+        );
+        let dw = g.constant(&[1, 3, 3, c], rng);
+        let d = g.op(
+            OpKind::DepthwiseConv2d(conv_opts(Padding::Same, 2, 1, Activation::None)),
+            &[y, dw],
+            &[1, h.div_ceil(2), h.div_ceil(2), c],
+        );
+        g.output(d);
+        g.model()
+    };
+    let (small, big) = (model(&mut rng, 6, 4), model(&mut rng, 14, 16));
+    let arena = std::sync::Arc::new(std::sync::Mutex::new(CpuArena::default()));
+    let mut a = CpuExecutor::with_arena(&CpuPlan::new(&small).expect("plan"), arena.clone());
+    let mut b = CpuExecutor::with_arena(&CpuPlan::new(&big).expect("plan"), arena.clone());
+    let mut own_a = CpuExecutor::new(&small).expect("executor");
+    let mut own_b = CpuExecutor::new(&big).expect("executor");
+    let xa: Vec<f32> = (0..6 * 6 * 3)
+        .map(|i| (i % 11) as f32 * 0.2 - 1.0)
+        .collect();
+    let xb: Vec<f32> = (0..14 * 14 * 3)
+        .map(|i| (i % 13) as f32 * 0.1 - 0.6)
+        .collect();
+    // Alternating runs in the same buffers, the smaller model first (the arena grows).
+    for _ in 0..2 {
+        assert_eq!(a.run(&[&xa]).expect("run"), own_a.run(&[&xa]).expect("run"));
+        assert_eq!(b.run(&[&xb]).expect("run"), own_b.run(&[&xb]).expect("run"));
+    }
+    let held = arena.lock().expect("arena").bytes();
+    assert!(held > 0);
+    assert!(held < own_a.activation_bytes() + own_b.activation_bytes());
 }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::gpu::GpuContext;
 use crate::models::{ModelId, ModelStore};
-use crate::tflite::{CpuExecutor, CpuPlan, Model};
+use crate::tflite::{CpuArena, CpuExecutor, CpuPlan, Model};
 
 use super::{Infer, Networks, VisionError};
 
@@ -122,7 +122,7 @@ struct SharedPlan {
 }
 
 impl SharedPlan {
-    fn executor(&self) -> Result<CpuExecutor, VisionError> {
+    fn executor(&self, arena: Arc<Mutex<CpuArena>>) -> Result<CpuExecutor, VisionError> {
         let plan = self.plan.get_or_init(|| {
             // A poisoned lock means a panic while taking the bytes; nothing to prepare from.
             let bytes = self.bytes.lock().ok().and_then(|mut b| b.take());
@@ -131,7 +131,7 @@ impl SharedPlan {
             CpuPlan::new(&model).map_err(|e| e.to_string())
         });
         match plan {
-            Ok(plan) => Ok(CpuExecutor::from_plan(plan)),
+            Ok(plan) => Ok(CpuExecutor::with_arena(plan, arena)),
             Err(message) => Err(VisionError::Infer {
                 model: self.id,
                 message: message.clone(),
@@ -154,7 +154,8 @@ impl Networks {
 
     /// `count` (at least 1) sets of the eight models on the native CPU executor for a pool
     /// of concurrent pipelines, like [`Networks::cpu`] but sharing one packed copy of every
-    /// model's weights ([`CpuPlan`]): each set owns only its activation buffers and scratch.
+    /// model's weights ([`CpuPlan`]); the eight networks of a set run one at a time, so they
+    /// share one set of activation buffers and scratch ([`CpuArena`]).
     pub fn cpu_pool(store: &ModelStore, count: usize) -> Result<Vec<Networks>, VisionError> {
         let shared: Vec<Arc<SharedPlan>> = ModelId::ALL
             .iter()
@@ -168,6 +169,7 @@ impl Networks {
             .collect();
         (0..count.max(1))
             .map(|_| {
+                let arena = Arc::new(Mutex::new(CpuArena::default()));
                 let mut nets = Networks::from_fn(|id| {
                     let plan = shared.iter().find(|p| p.id == id).cloned().ok_or_else(|| {
                         VisionError::Infer {
@@ -175,10 +177,11 @@ impl Networks {
                             message: "not in the model list".into(),
                         }
                     })?;
+                    let arena = Arc::clone(&arena);
                     let make: super::MakeNet = Box::new(move || {
                         let net: Box<dyn Infer + Send> = Box::new(CpuNet {
                             id,
-                            exec: plan.executor()?,
+                            exec: plan.executor(arena)?,
                         });
                         Ok(net)
                     });
