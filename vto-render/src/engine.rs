@@ -138,9 +138,9 @@ impl Default for RendererConfig {
 
 /// The default number of try-ons a renderer runs at once: half the machine's cores, at least
 /// 1 and at most 4. The CPU kernels already spread one inference over every core, and each
-/// pooled pipeline holds about 50 MB (its activation buffers and image buffers; the packed
-/// weights are shared across the pool); measured on 2 cores (docs/performance.md), the
-/// server's RSS under load is 314 MB with 1 and 362 MB with 2.
+/// pooled pipeline holds about 20 MB (one activation arena for its networks and its image
+/// buffers; the packed weights are shared across the pool); measured on 2 cores
+/// (docs/performance.md), the server's RSS under load is 292 MB with 1 and 310 MB with 2.
 pub fn default_concurrency() -> usize {
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
