@@ -32,6 +32,8 @@
 //!   activation buffers, planned once as the wgpu executor plans them (tensors whose
 //!   lifetimes do not overlap share a buffer) and reused across runs with the im2col
 //!   scratch: a warm [`CpuExecutor::run`] allocates only the returned output vectors.
+//!   Executors that never run at once (the networks of one vision pipeline) can share one
+//!   set of those buffers ([`CpuArena`]).
 //! - [`CpuExecutor::profile`] times every kernel (`cargo bench -p vto-render --bench anchor
 //!   -- --profile`).
 
