@@ -6,17 +6,22 @@
 #
 # Usage: scripts/bench-tryon-http.sh [clients=4] [seconds=20]
 # Env: VTO_RENDER_CONCURRENCY, VTO_VISION_BACKEND (passed to the server), CARGO_TARGET_DIR,
-#      VTO_MODELS_DIR (default ./models; scripts/fetch-models.sh --test-photos).
+#      VTO_MODELS_DIR (default ./models; scripts/fetch-models.sh --test-photos),
+#      VTO_BIN (a `vto` binary to measure instead of building this tree's, e.g. an older
+#      build kept aside to compare before/after in one run; nothing is built then).
 set -euo pipefail
 CLIENTS=${1:-4}; SECS=${2:-20}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 export VTO_MODELS_DIR="${VTO_MODELS_DIR:-$ROOT/models}"
-cargo build --release -q -p vto-cli --bin vto -p vto-examples --example make_glasses >&2
+if [ -z "${VTO_BIN:-}" ]; then
+  cargo build --release -q -p vto-cli --bin vto -p vto-examples --example make_glasses >&2
+fi
 TARGET=$(cargo metadata --format-version 1 --no-deps |
          python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 BIN=$TARGET/release
+VTO=${VTO_BIN:-$BIN/vto}
 VENV=$TARGET/venv-bench
 if ! "$VENV/bin/python" -c "import PIL" 2>/dev/null; then
   python3 -m venv "$VENV" && "$VENV/bin/pip" install -q pillow >&2
@@ -30,14 +35,14 @@ export VTO_DATA_DIR=$WORK/data VTO_FETCH_MODELS=false RUST_LOG=info,warp::server
 export VTO_RATE_CREATE_TRY_ON=1000000/1 VTO_RATE_GET_TRY_ON=1000000/1
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 export VTO_LISTEN=127.0.0.1:$PORT
-ACCT=$("$BIN/vto" --json admin account create --name bench --balance 1000000 |
+ACCT=$("$VTO" --json admin account create --name bench --balance 1000000 |
        python3 -c 'import json,sys; print(json.load(sys.stdin)["account"]["id"])')
-KEY=$("$BIN/vto" --json admin key create "$ACCT" --name bench |
+KEY=$("$VTO" --json admin key create "$ACCT" --name bench |
       python3 -c 'import json,sys; print(json.load(sys.stdin)["secret"])')
 "$BIN/examples/make_glasses" "$WORK/frames" >/dev/null
 
 started=$(date +%s.%N)
-"$BIN/vto" serve >"$WORK/server.log" 2>&1 & SERVER_PID=$!
+"$VTO" serve >"$WORK/server.log" 2>&1 & SERVER_PID=$!
 for _ in $(seq 1200); do curl -sf "http://$VTO_LISTEN/readyz" >/dev/null 2>&1 && break; sleep 0.05; done
 ready=$(date +%s.%N)
 echo "server ready after $(python3 -c "print(f'{$ready - $started:.2f}')") s (process start to /readyz 200)"

@@ -2,8 +2,9 @@
 //! the face and full-body vision pipelines, printed as plain lines for the script to set
 //! beside LiteRT's (measured right after, on the same machine).
 //!
-//! `cargo bench -p vto-render --bench anchor [-- --gpu] [--runs N]`: the native CPU executor
-//! always; with `--gpu`, the wgpu executor too. Lines:
+//! `cargo bench -p vto-render --bench anchor [-- --gpu] [--runs N] [--profile]`: the native
+//! CPU executor always; with `--gpu`, the wgpu executor too; with `--profile`, per-kernel
+//! times of every model (median over the runs, slowest first) instead of the lines below. Lines:
 //! - `model <name> <executor> <median ms> <min ms>`
 //! - `pipeline <face|body|selfie|upload> <executor> <median ms> <min ms>` on astronaut.png
 //!   resized to 1024×1024 (face = short- and full-range detectors + face mesh; body = pose
@@ -44,6 +45,67 @@ fn time(warm: usize, runs: usize, mut f: impl FnMut()) -> (f64, f64) {
     (t[t.len() / 2], t[0])
 }
 
+/// Per-kernel median times of the native executor, for each model, slowest kernels first.
+fn profile(runs: usize) {
+    for id in ModelId::ALL {
+        let file = id.file_name();
+        let bytes = std::fs::read(models_dir().join(file)).expect("model file");
+        let model = Model::parse(&bytes).expect("parse");
+        let n: usize = model.inputs()[0].shape.iter().product();
+        let input: Vec<f32> = (0..n).map(|i| ((i % 255) as f32) / 127.5 - 1.0).collect();
+        let mut exec = CpuExecutor::new(&model).expect("native executor");
+        for _ in 0..5 {
+            exec.run(&[&input]).expect("run");
+        }
+        let mut per: Vec<(String, Vec<f64>)> = Vec::new();
+        for r in 0..runs {
+            for (i, (what, ms)) in exec
+                .profile(&[&input])
+                .expect("run")
+                .into_iter()
+                .enumerate()
+            {
+                if r == 0 {
+                    per.push((what, vec![ms]));
+                } else {
+                    per[i].1.push(ms);
+                }
+            }
+        }
+        let mut rows: Vec<(usize, String, f64, f64)> = per
+            .into_iter()
+            .enumerate()
+            .map(|(i, (what, mut t))| {
+                t.sort_by(f64::total_cmp);
+                (i, what, t[t.len() / 2], t[0])
+            })
+            .collect();
+        let total: f64 = rows.iter().map(|r| r.2).sum();
+        let total_min: f64 = rows.iter().map(|r| r.3).sum();
+        println!(
+            "== {file}: {} kernels, sum of medians {total:.3} ms (of minima {total_min:.3} ms)",
+            rows.len()
+        );
+        let mut by_kind: std::collections::BTreeMap<String, (f64, f64)> = Default::default();
+        for (_, what, ms, min) in &rows {
+            let kind = what.split_whitespace().next().unwrap_or("?").to_owned();
+            let e = by_kind.entry(kind).or_default();
+            e.0 += ms;
+            e.1 += min;
+        }
+        for (kind, (ms, min)) in &by_kind {
+            println!(
+                "  kind {kind:<16} {ms:8.3} ms (min {min:7.3}) {:5.1}%",
+                100.0 * ms / total
+            );
+        }
+        rows.sort_by(|a, b| b.2.total_cmp(&a.2));
+        for (i, what, ms, min) in rows.iter().take(15) {
+            println!("  #{i:<3} {ms:7.3} ms (min {min:7.3})  {what}");
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let gpu = args.iter().any(|a| a == "--gpu");
@@ -53,6 +115,10 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(50usize);
+    if args.iter().any(|a| a == "--profile") {
+        profile(runs);
+        return;
+    }
     let ctx = GpuContext::shared().expect("a wgpu adapter");
     println!("adapter {}", ctx.describe());
     println!("threads {}", rayon::current_num_threads());

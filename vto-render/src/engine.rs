@@ -138,9 +138,9 @@ impl Default for RendererConfig {
 
 /// The default number of try-ons a renderer runs at once: half the machine's cores, at least
 /// 1 and at most 4. The CPU kernels already spread one inference over every core, and each
-/// pooled pipeline holds about 100 MB (its networks' buffers and image buffers); measured on 2
-/// cores (docs/performance.md), 1 gives 17.8 sync glasses try-ons/s at 284 MB and 2 gives
-/// 22.2/s at 384 MB.
+/// pooled pipeline holds about 20 MB (one activation arena for its networks and its image
+/// buffers; the packed weights are shared across the pool); measured on 2 cores
+/// (docs/performance.md), the server's RSS under load is 292 MB with 1 and 310 MB with 2.
 pub fn default_concurrency() -> usize {
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -252,10 +252,8 @@ impl Renderer {
     pub fn with_config(models_dir: &Path, config: RendererConfig) -> Result<Renderer, RenderError> {
         let ctx = GpuContext::shared()?;
         let store = ModelStore::open(models_dir)?;
-        let mut nets = Vec::new();
-        for _ in 0..config.concurrency.max(1) {
-            nets.push(Networks::for_context(&ctx, &store, config.backend)?);
-        }
+        let nets =
+            Networks::pool_for_context(&ctx, &store, config.backend, config.concurrency.max(1))?;
         Ok(Self::with_pool(ctx, nets))
     }
 

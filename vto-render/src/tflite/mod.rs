@@ -21,11 +21,12 @@ mod executor;
 mod native;
 mod prepare;
 pub mod schema;
+pub(crate) mod simd;
 #[cfg(test)]
 mod tests;
 
 pub use executor::Executor;
-pub use native::CpuExecutor;
+pub use native::{CpuArena, CpuExecutor, CpuPlan};
 pub use schema::{Activation, OpKind, Padding};
 
 use crate::gpu::GpuError;

@@ -11,26 +11,49 @@
 //! Design:
 //! - The same [`lower`] + [`fuse`] plan the wgpu executor consumes: NHWC float32, PAD folded
 //!   into convolutions, activations / PRELU / residual ADDs fused into their epilogue.
-//! - Convolutions are GEMMs on `matrixmultiply` (through `ndarray`'s safe
+//! - Most convolutions are GEMMs on `matrixmultiply` (through `ndarray`'s safe
 //!   `general_mat_mul`; it picks AVX2/FMA kernels at run time): a 1×1 stride-1 convolution
 //!   multiplies the activation matrix `[H·W, C_in]` by the weights in place; other
 //!   convolutions first gather patches (im2col) into a scratch matrix. Transposed
 //!   convolutions are a GEMM followed by a scatter-add (col2im).
-//! - Depthwise convolutions, pooling, resizes and elementwise operators are plain loops
-//!   over the contiguous channel axis, written so the compiler vectorises them.
+//! - Layers a GEMM handles badly run as direct convolutions ([`direct_conv`]): RGB stems
+//!   (fewer than 8 input channels; output channels across the lanes, in registers) and heads
+//!   with fewer than 8 outputs (one dot product per output; `matrixmultiply` computes and
+//!   packs 8 columns at a time).
+//! - Depthwise convolutions are loops over the contiguous channel axis; with stride 1 along x
+//!   a run of pixels is one flat multiply-add per tap over weights tiled to the run's length,
+//!   so the compiler emits straight 8-lane loops with no per-pixel bookkeeping.
+//! - The hand-written loops run through [`super::simd`]: compiled for AVX2 when the CPU has
+//!   it (runtime dispatch by `pulp`, no `unsafe` here), for the baseline otherwise.
 //! - Rows are split over `rayon`'s pool (each chunk runs its GEMM and then its epilogue,
 //!   while the rows are still in cache); small layers run on the calling thread.
-//! - Activation buffers are planned once as the wgpu executor plans them (tensors whose
-//!   lifetimes do not overlap share a buffer) and reused across runs, with the im2col
+//! - The packed weights are a read-only [`CpuPlan`] behind an `Arc`: every executor made
+//!   from one plan (a pool of concurrent pipelines) shares them and owns only its
+//!   activation buffers, planned once as the wgpu executor plans them (tensors whose
+//!   lifetimes do not overlap share a buffer) and reused across runs with the im2col
 //!   scratch: a warm [`CpuExecutor::run`] allocates only the returned output vectors.
+//!   Executors that never run at once (the networks of one vision pipeline) can share one
+//!   set of those buffers ([`CpuArena`]).
+//! - [`CpuExecutor::profile`] times every kernel (`cargo bench -p vto-render --bench anchor
+//!   -- --profile`).
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2};
 use rayon::prelude::*;
 
+mod conv;
+mod ops;
+
+use conv::*;
+use ops::*;
+
 use super::executor::plan_buffers;
 use super::prepare::{fuse, lower, Act, BinOp, Geo, Plan, Step, UnOp};
 use super::schema::Activation;
+use super::simd::{simd, simd_kernel};
 use super::{Model, TfliteError};
 
 /// Where a kernel reads a tensor: a pool buffer (slot, element count) or a constant.
@@ -54,18 +77,24 @@ struct Epi {
 /// One prepared kernel; `y` is the output slot, `n` its element count.
 #[derive(Debug)]
 enum Kernel {
-    /// Weights `[out_c][k_h·k_w·in_c]` (TFLite's own layout).
+    /// Weights `[out_c][k_h·k_w·in_c]` (TFLite's own layout); `wt` the same transposed to
+    /// `[k_h·k_w·in_c][out_c]` when the layer runs as a direct convolution with output
+    /// channels across the lanes ([`direct_conv`]), else empty.
     Conv {
         x: Src,
         w: Vec<f32>,
+        wt: Vec<f32>,
         geo: Geo,
         epi: Epi,
         pointwise: bool,
+        direct: bool,
     },
-    /// Weights `[k_h·k_w][out_c]`.
+    /// Weights `[k_h·k_w][out_c]`; `tile` the same and the bias repeated over a run of
+    /// pixels ([`depthwise_tile`]) when the layer has stride 1 along x, else empty.
     Depthwise {
         x: Src,
         w: Vec<f32>,
+        tile: Vec<f32>,
         geo: Geo,
         mult: usize,
         epi: Epi,
@@ -129,22 +158,81 @@ enum Output {
     Const(Vec<f32>),
 }
 
-/// Runs a [`Model`] with native CPU kernels. Weights are decoded and packed once; activation
-/// buffers and scratch are allocated once and reused by every run.
-pub struct CpuExecutor {
+/// The read-only part of a prepared model: kernels with their packed weights, constants, the
+/// buffer plan. Shared (behind an `Arc`) by every [`CpuExecutor`] made with
+/// [`CpuExecutor::from_plan`].
+#[derive(Debug)]
+struct Packed {
     kernels: Vec<(Kernel, usize, usize)>,
     consts: Vec<Vec<f32>>,
-    bufs: Vec<Vec<f32>>,
-    scratch: Vec<f32>,
+    buf_lens: Vec<usize>,
+    scratch_len: usize,
     inputs: Vec<(usize, usize)>,
     outputs: Vec<Output>,
+}
+
+/// A model prepared for [`CpuExecutor`]: the lowered, fused plan with its weights packed.
+/// Read-only and cheap to clone (an `Arc`): every executor made from it with
+/// [`CpuExecutor::from_plan`] shares the weights and owns only its buffers.
+#[derive(Debug, Clone)]
+pub struct CpuPlan(Arc<Packed>);
+
+impl CpuPlan {
+    /// Prepares `model`: lowers and fuses the graph, packs the weights, plans the buffers.
+    /// An operator outside the supported set gives [`TfliteError::UnsupportedOperator`].
+    pub fn new(model: &Model) -> Result<CpuPlan, TfliteError> {
+        Ok(CpuPlan(Arc::new(Packed::new(model)?)))
+    }
+}
+
+/// Runs a [`Model`] with native CPU kernels. Weights are decoded and packed once (and shared
+/// by executors made from the same [`CpuPlan`]); activation buffers and scratch are
+/// allocated once per executor and reused by every run.
+pub struct CpuExecutor {
+    packed: Arc<Packed>,
+    bufs: Vec<Vec<f32>>,
+    scratch: Vec<f32>,
+    /// Buffers shared with other executors instead of `bufs` and `scratch`.
+    arena: Option<Arc<Mutex<CpuArena>>>,
+}
+
+/// Activation buffers and scratch that several executors take turns with: the networks of
+/// one vision pipeline run one at a time, so they need one set of buffers (each slot grown
+/// to the largest use), not one set each. Give it to [`CpuExecutor::with_arena`].
+#[derive(Debug, Default)]
+pub struct CpuArena {
+    bufs: Vec<Vec<f32>>,
+    scratch: Vec<f32>,
+}
+
+impl CpuArena {
+    /// Bytes held (after the executors using it have run once).
+    pub fn bytes(&self) -> usize {
+        (self.bufs.iter().map(Vec::len).sum::<usize>() + self.scratch.len()) * 4
+    }
+
+    /// Grows the slots to what `p` needs (allocates only on an executor's first run).
+    fn fit(&mut self, p: &Packed) {
+        if self.bufs.len() < p.buf_lens.len() {
+            self.bufs.resize_with(p.buf_lens.len(), Vec::new);
+        }
+        for (b, &n) in self.bufs.iter_mut().zip(&p.buf_lens) {
+            if b.len() < n {
+                b.resize(n, 0.0);
+            }
+        }
+        if self.scratch.len() < p.scratch_len {
+            self.scratch.resize(p.scratch_len, 0.0);
+        }
+    }
 }
 
 impl std::fmt::Debug for CpuExecutor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CpuExecutor")
-            .field("kernels", &self.kernels.len())
+            .field("kernels", &self.packed.kernels.len())
             .field("activation_bytes", &self.activation_bytes())
+            .field("weight_bytes", &self.weight_bytes())
             .finish()
     }
 }
@@ -157,18 +245,12 @@ fn act_of(a: Activation) -> Act {
     Act::from_fused(a)
 }
 
-impl CpuExecutor {
-    /// Prepares `model`: lowers and fuses the graph, packs the weights, plans the buffers.
-    /// An operator outside the supported set gives [`TfliteError::UnsupportedOperator`].
-    pub fn new(model: &Model) -> Result<CpuExecutor, TfliteError> {
+impl Packed {
+    fn new(model: &Model) -> Result<Packed, TfliteError> {
         let mut plan = lower(model.graph())?;
         fuse(&mut plan);
         let alloc = plan_buffers(&plan);
-        let bufs: Vec<Vec<f32>> = alloc
-            .sizes
-            .iter()
-            .map(|&b| vec![0.0; (b / 4) as usize])
-            .collect();
+        let buf_lens: Vec<usize> = alloc.sizes.iter().map(|&b| (b / 4) as usize).collect();
         let mut consts: Vec<Vec<f32>> = Vec::new();
         let mut const_index = std::collections::HashMap::new();
         let mut src = |t: usize| -> Src {
@@ -204,12 +286,28 @@ impl CpuExecutor {
                         && geo.pad_left == 0
                         && geo.in_h == geo.out_h
                         && geo.in_w == geo.out_w;
-                    if !pointwise {
-                        scratch = scratch.max(geo.out_h * geo.out_w * geo.k_h * geo.k_w * geo.in_c);
+                    let k = geo.k_h * geo.k_w * geo.in_c;
+                    let direct = !pointwise
+                        && k <= DIRECT_MAX_K
+                        && (geo.out_c < SMALL_N || geo.in_c < LANES);
+                    if !pointwise && !direct {
+                        scratch = scratch.max(geo.out_h * geo.out_w * k);
+                    }
+                    let wv = constant(*w, "convolution weights")?.clone();
+                    let mut wt = Vec::new();
+                    if direct && geo.out_c >= SMALL_N {
+                        wt = vec![0.0; wv.len()];
+                        for (oc, row) in wv.chunks_exact(k).enumerate() {
+                            for (kk, v) in row.iter().enumerate() {
+                                wt[kk * geo.out_c + oc] = *v;
+                            }
+                        }
                     }
                     Kernel::Conv {
                         x: src(*x),
-                        w: constant(*w, "convolution weights")?.clone(),
+                        w: wv,
+                        wt,
+                        direct,
                         geo: *geo,
                         epi: Epi {
                             bias: b
@@ -238,6 +336,14 @@ impl CpuExecutor {
                 } => Kernel::Depthwise {
                     x: src(*x),
                     w: constant(*w, "depthwise weights")?.clone(),
+                    tile: depthwise_tile(
+                        constant(*w, "depthwise weights")?,
+                        b.map(|b| constant(b, "depthwise bias"))
+                            .transpose()?
+                            .map(Vec::as_slice),
+                        geo,
+                        *mult,
+                    ),
                     geo: *geo,
                     mult: *mult,
                     epi: Epi {
@@ -357,14 +463,54 @@ impl CpuExecutor {
             .map(|&t| (alloc.slot[&t], plan.numel(t)))
             .collect();
         let outputs = outputs_of(&plan, &alloc.slot);
-        Ok(CpuExecutor {
+        Ok(Packed {
             kernels,
             consts,
-            bufs,
-            scratch: vec![0.0; scratch],
+            buf_lens,
+            scratch_len: scratch,
             inputs,
             outputs,
         })
+    }
+}
+
+impl CpuExecutor {
+    /// Prepares `model` ([`CpuPlan::new`]) and allocates the buffers of one executor.
+    pub fn new(model: &Model) -> Result<CpuExecutor, TfliteError> {
+        Ok(CpuExecutor::with_buffers(Arc::new(Packed::new(model)?)))
+    }
+
+    fn with_buffers(packed: Arc<Packed>) -> CpuExecutor {
+        CpuExecutor {
+            bufs: packed.buf_lens.iter().map(|&n| vec![0.0; n]).collect(),
+            scratch: vec![0.0; packed.scratch_len],
+            packed,
+            arena: None,
+        }
+    }
+
+    /// An executor of a prepared model that runs in `arena`'s buffers, shared with the other
+    /// executors given the same arena. They must not run at the same time: a run holds the
+    /// arena's lock, so a concurrent run waits.
+    pub fn with_arena(plan: &CpuPlan, arena: Arc<Mutex<CpuArena>>) -> CpuExecutor {
+        CpuExecutor {
+            packed: Arc::clone(&plan.0),
+            bufs: Vec::new(),
+            scratch: Vec::new(),
+            arena: Some(arena),
+        }
+    }
+
+    /// An executor of a prepared model, with activation buffers and scratch of its own and
+    /// the plan's weights shared: what a second concurrent pipeline costs is
+    /// [`CpuExecutor::activation_bytes`], not a second copy of the network.
+    pub fn from_plan(plan: &CpuPlan) -> CpuExecutor {
+        CpuExecutor::with_buffers(Arc::clone(&plan.0))
+    }
+
+    /// The prepared model this executor runs (shared, not copied).
+    pub fn plan(&self) -> CpuPlan {
+        CpuPlan(Arc::clone(&self.packed))
     }
 
     /// Bytes of memory held by activation buffers (after sharing) and scratch.
@@ -372,54 +518,173 @@ impl CpuExecutor {
         (self.bufs.iter().map(Vec::len).sum::<usize>() + self.scratch.len()) * 4
     }
 
+    /// Bytes of packed weights and constants (shared by [`CpuExecutor::from_plan`]d executors).
+    pub fn weight_bytes(&self) -> usize {
+        let weights: usize = self
+            .packed
+            .kernels
+            .iter()
+            .map(|(k, _, _)| match k {
+                Kernel::Conv { w, wt, epi, .. } => {
+                    w.len() + wt.len() + epi.bias.as_ref().map_or(0, Vec::len) + epi.alpha.len()
+                }
+                Kernel::Depthwise { w, tile, epi, .. } => {
+                    w.len() + tile.len() + epi.bias.as_ref().map_or(0, Vec::len) + epi.alpha.len()
+                }
+                Kernel::TransposeConv { w, bias, .. } => {
+                    w.len() + bias.as_ref().map_or(0, Vec::len)
+                }
+                _ => 0,
+            })
+            .sum();
+        (weights + self.packed.consts.iter().map(Vec::len).sum::<usize>()) * 4
+    }
+
     /// Number of kernels run per inference.
     pub fn kernel_count(&self) -> usize {
-        self.kernels.len()
+        self.packed.kernels.len()
     }
 
     /// Runs one inference; `inputs` in model input order, each a flat NHWC array.
     /// Returns the outputs in model output order.
     pub fn run(&mut self, inputs: &[&[f32]]) -> Result<Vec<Vec<f32>>, TfliteError> {
-        if inputs.len() != self.inputs.len() {
+        self.run_timed(inputs, None)
+    }
+
+    /// Runs one inference like [`CpuExecutor::run`] and times every kernel: one
+    /// `(description, milliseconds)` per kernel in run order, for benchmarks that look for
+    /// the slow operators (`cargo bench -p vto-render --bench anchor -- --profile`).
+    pub fn profile(&mut self, inputs: &[&[f32]]) -> Result<Vec<(String, f64)>, TfliteError> {
+        let mut times = Vec::with_capacity(self.packed.kernels.len());
+        self.run_timed(inputs, Some(&mut times))?;
+        Ok(self
+            .packed
+            .kernels
+            .iter()
+            .zip(times)
+            .map(|((k, _, _), t)| (describe(k), t))
+            .collect())
+    }
+
+    fn run_timed(
+        &mut self,
+        inputs: &[&[f32]],
+        mut times: Option<&mut Vec<f64>>,
+    ) -> Result<Vec<Vec<f32>>, TfliteError> {
+        let packed = &*self.packed;
+        if inputs.len() != packed.inputs.len() {
             return Err(TfliteError::BadInput(format!(
                 "{} inputs given, the model has {}",
                 inputs.len(),
-                self.inputs.len()
+                packed.inputs.len()
             )));
         }
-        for (k, (&(slot, n), data)) in self.inputs.iter().zip(inputs).enumerate() {
+        for (k, (&(_, n), data)) in packed.inputs.iter().zip(inputs).enumerate() {
             if data.len() != n {
                 return Err(TfliteError::BadInput(format!(
                     "input {k} has {} values, expected {n}",
                     data.len()
                 )));
             }
-            self.bufs[slot][..n].copy_from_slice(data);
         }
         let Self {
-            kernels,
-            consts,
             bufs,
             scratch,
+            arena,
             ..
         } = self;
-        for (kernel, y, n) in kernels.iter() {
+        let mut guard = match arena {
+            Some(a) => Some(a.lock().map_err(|_| {
+                TfliteError::Unsupported("a run in a shared arena panicked earlier".into())
+            })?),
+            None => None,
+        };
+        let (bufs, scratch) = match guard.as_deref_mut() {
+            Some(a) => {
+                a.fit(packed);
+                (&mut a.bufs, &mut a.scratch)
+            }
+            None => (bufs, scratch),
+        };
+        for (&(slot, n), data) in packed.inputs.iter().zip(inputs) {
+            bufs[slot][..n].copy_from_slice(data);
+        }
+        for (kernel, y, n) in packed.kernels.iter() {
+            let t0 = times.is_some().then(Instant::now);
             let mut out = std::mem::take(&mut bufs[*y]);
             let env = Env {
                 bufs: bufs.as_slice(),
-                consts: consts.as_slice(),
+                consts: packed.consts.as_slice(),
             };
             run_kernel(kernel, &env, scratch, &mut out[..*n]);
             bufs[*y] = out;
+            if let (Some(times), Some(t0)) = (times.as_deref_mut(), t0) {
+                times.push(t0.elapsed().as_secs_f64() * 1e3);
+            }
         }
-        Ok(self
+        Ok(packed
             .outputs
             .iter()
             .map(|o| match o {
-                Output::Buf(slot, n) => self.bufs[*slot][..*n].to_vec(),
+                Output::Buf(slot, n) => bufs[*slot][..*n].to_vec(),
                 Output::Const(v) => v.clone(),
             })
             .collect())
+    }
+}
+
+/// A short description of a kernel for [`CpuExecutor::profile`]: operator and shapes.
+fn describe(k: &Kernel) -> String {
+    let win = |g: &Geo| {
+        format!(
+            "{}x{}x{} -> {}x{}x{} k{}x{} s{}",
+            g.in_h, g.in_w, g.in_c, g.out_h, g.out_w, g.out_c, g.k_h, g.k_w, g.stride_h
+        )
+    };
+    match k {
+        Kernel::Conv {
+            geo,
+            pointwise,
+            direct,
+            epi,
+            ..
+        } => format!(
+            "conv{} {} {:?}{}",
+            if *pointwise {
+                "1x1"
+            } else if *direct {
+                "_direct"
+            } else {
+                ""
+            },
+            win(geo),
+            epi.act1,
+            if epi.residual.is_some() { "+res" } else { "" }
+        ),
+        Kernel::Depthwise { geo, epi, .. } => format!(
+            "depthwise {} {:?}{}",
+            win(geo),
+            epi.act1,
+            if epi.residual.is_some() { "+res" } else { "" }
+        ),
+        Kernel::TransposeConv { geo, .. } => format!("transpose_conv {}", win(geo)),
+        Kernel::Binary { op, out_shape, .. } => format!("{op:?} {out_shape:?}"),
+        Kernel::Unary { op, .. } => format!("{op:?}"),
+        Kernel::Pad {
+            in_shape,
+            out_shape,
+            ..
+        } => format!("pad {in_shape:?} -> {out_shape:?}"),
+        Kernel::Pool { max, geo, .. } => {
+            format!(
+                "{} {}",
+                if *max { "max_pool" } else { "avg_pool" },
+                win(geo)
+            )
+        }
+        Kernel::Concat { parts, inner, .. } => format!("concat {} parts x{inner}", parts.len()),
+        Kernel::Resize { geo, .. } => format!("resize {}", win(geo)),
+        Kernel::DepthToSpace { geo, .. } => format!("depth_to_space {}", win(geo)),
     }
 }
 
@@ -455,15 +720,26 @@ fn run_kernel(kernel: &Kernel, env: &Env, scratch: &mut [f32], out: &mut [f32]) 
             w,
             geo,
             epi,
+            direct: true,
+            wt,
+            ..
+        } => direct_conv(env.get(*x), w, wt, geo, epi, env, out),
+        Kernel::Conv {
+            x,
+            w,
+            geo,
+            epi,
             pointwise,
+            ..
         } => conv(env.get(*x), w, geo, epi, *pointwise, env, scratch, out),
         Kernel::Depthwise {
             x,
             w,
+            tile,
             geo,
             mult,
             epi,
-        } => depthwise(env.get(*x), w, geo, *mult, epi, env, out),
+        } => depthwise(env.get(*x), w, tile, geo, *mult, epi, env, out),
         Kernel::TransposeConv { x, w, bias, geo } => {
             transpose_conv(env.get(*x), w, bias.as_deref(), geo, scratch, out)
         }
@@ -555,6 +831,7 @@ fn run_kernel(kernel: &Kernel, env: &Env, scratch: &mut [f32], out: &mut [f32]) 
 
 /// Applies an activation in place; `alpha` holds per-channel PRELU slopes (`v` is
 /// `[pixels][alpha.len()]` then).
+#[inline(always)]
 fn activate(act: Act, v: &mut [f32], alpha: &[f32]) {
     match act {
         Act::None => {}
@@ -583,6 +860,7 @@ fn activate(act: Act, v: &mut [f32], alpha: &[f32]) {
 
 /// The epilogue of the pixels `p0..` held in `out` (`[pixels][c]`), bias already added
 /// when `with_bias` is false.
+#[inline(always)]
 fn epilogue(out: &mut [f32], p0: usize, c: usize, epi: &Epi, env: &Env, with_bias: bool) {
     if with_bias {
         if let Some(b) = &epi.bias {
@@ -605,371 +883,4 @@ fn epilogue(out: &mut [f32], p0: usize, c: usize, epi: &Epi, env: &Env, with_bia
         }
     }
     activate(epi.act2, out, &epi.alpha);
-}
-
-/// `c[m×n] = a[m×k] · wᵀ` where `w` is `[n][k]` row-major.
-fn gemm(a: &[f32], m: usize, k: usize, w: &[f32], n: usize, c: &mut [f32]) {
-    // The shapes are computed from the same geometry as the slices, so these cannot fail.
-    let a = ArrayView2::from_shape((m, k), &a[..m * k]).expect("gemm: lhs shape");
-    let b = ArrayView2::from_shape((n, k), &w[..n * k])
-        .expect("gemm: weight shape")
-        .reversed_axes();
-    let mut c = ArrayViewMut2::from_shape((m, n), &mut c[..m * n]).expect("gemm: output shape");
-    general_mat_mul(1.0, &a, &b, 0.0, &mut c);
-}
-
-/// Rows (pixels) per parallel chunk for `m` rows of `work` multiply-adds in all; `m` when
-/// the layer is too small to split.
-fn chunk_rows(m: usize, work: usize) -> usize {
-    if work < PARALLEL_WORK {
-        return m.max(1);
-    }
-    let threads = rayon::current_num_threads().max(1);
-    // A few chunks per thread, for balance; at least 16 rows for the GEMM's blocking.
-    m.div_ceil(threads * 3).max(16)
-}
-
-/// Input coordinate of an output coordinate and a kernel tap, or `None` in the padding.
-#[inline]
-fn tap(o: usize, k: usize, stride: usize, dil: usize, pad: usize, size: usize) -> Option<usize> {
-    let p = (o * stride + k * dil).checked_sub(pad)?;
-    (p < size).then_some(p)
-}
-
-/// Gathers the patches of output pixels `p0..p0 + rows.len() / kk` into `rows`
-/// (`[pixel][k_y][k_x][in_c]`, zeros in the padding).
-fn im2col(x: &[f32], g: &Geo, p0: usize, rows: &mut [f32]) {
-    let kk = g.k_h * g.k_w * g.in_c;
-    for (i, row) in rows.chunks_exact_mut(kk).enumerate() {
-        let p = p0 + i;
-        let (oy, ox) = (p / g.out_w, p % g.out_w);
-        for ky in 0..g.k_h {
-            let dst = &mut row[ky * g.k_w * g.in_c..][..g.k_w * g.in_c];
-            let Some(iy) = tap(oy, ky, g.stride_h, g.dil_h, g.pad_top, g.in_h) else {
-                dst.fill(0.0);
-                continue;
-            };
-            for kx in 0..g.k_w {
-                let d = &mut dst[kx * g.in_c..][..g.in_c];
-                match tap(ox, kx, g.stride_w, g.dil_w, g.pad_left, g.in_w) {
-                    Some(ix) => d.copy_from_slice(&x[(iy * g.in_w + ix) * g.in_c..][..g.in_c]),
-                    None => d.fill(0.0),
-                }
-            }
-        }
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn conv(
-    x: &[f32],
-    w: &[f32],
-    g: &Geo,
-    epi: &Epi,
-    pointwise: bool,
-    env: &Env,
-    scratch: &mut [f32],
-    out: &mut [f32],
-) {
-    let m = g.out_h * g.out_w;
-    let (k, n) = (g.k_h * g.k_w * g.in_c, g.out_c);
-    let rows = chunk_rows(m, m * k * n);
-    let body = |ci: usize, o: &mut [f32], patches: Option<&mut [f32]>| {
-        let p0 = ci * rows;
-        let pm = o.len() / n;
-        match patches {
-            Some(s) => {
-                let s = &mut s[..pm * k];
-                im2col(x, g, p0, s);
-                gemm(s, pm, k, w, n, o);
-            }
-            None => gemm(&x[p0 * k..], pm, k, w, n, o),
-        }
-        epilogue(o, p0, n, epi, env, true);
-    };
-    if pointwise {
-        if rows >= m {
-            body(0, out, None);
-        } else {
-            out.par_chunks_mut(rows * n)
-                .enumerate()
-                .for_each(|(ci, o)| body(ci, o, None));
-        }
-    } else if rows >= m {
-        body(0, out, Some(scratch));
-    } else {
-        out.par_chunks_mut(rows * n)
-            .zip(scratch.par_chunks_mut(rows * k))
-            .enumerate()
-            .for_each(|(ci, (o, s))| body(ci, o, Some(s)));
-    }
-}
-
-fn depthwise(x: &[f32], w: &[f32], g: &Geo, mult: usize, epi: &Epi, env: &Env, out: &mut [f32]) {
-    let c = g.out_c;
-    let row_len = g.out_w * c;
-    let work = g.out_h * row_len * g.k_h * g.k_w;
-    let rows = chunk_rows(g.out_h, work);
-    let zeros;
-    let bias = match &epi.bias {
-        Some(b) => b.as_slice(),
-        None => {
-            zeros = vec![0.0; c];
-            &zeros
-        }
-    };
-    let body = |ci: usize, chunk: &mut [f32]| {
-        for (r, row) in chunk.chunks_exact_mut(row_len).enumerate() {
-            let oy = ci * rows + r;
-            for ox in 0..g.out_w {
-                let o = &mut row[ox * c..][..c];
-                o.copy_from_slice(bias);
-                for ky in 0..g.k_h {
-                    let Some(iy) = tap(oy, ky, g.stride_h, g.dil_h, g.pad_top, g.in_h) else {
-                        continue;
-                    };
-                    for kx in 0..g.k_w {
-                        let Some(ix) = tap(ox, kx, g.stride_w, g.dil_w, g.pad_left, g.in_w) else {
-                            continue;
-                        };
-                        let wp = &w[(ky * g.k_w + kx) * c..][..c];
-                        let base = (iy * g.in_w + ix) * g.in_c;
-                        if mult == 1 {
-                            let xp = &x[base..][..c];
-                            for ((o, a), b) in o.iter_mut().zip(xp).zip(wp) {
-                                *o += a * b;
-                            }
-                        } else {
-                            for (oc, (o, b)) in o.iter_mut().zip(wp).enumerate() {
-                                *o += x[base + oc / mult] * b;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        epilogue(chunk, ci * rows * g.out_w, c, epi, env, false);
-    };
-    if rows >= g.out_h {
-        body(0, out);
-    } else {
-        out.par_chunks_mut(rows * row_len)
-            .enumerate()
-            .for_each(|(ci, chunk)| body(ci, chunk));
-    }
-}
-
-fn transpose_conv(
-    x: &[f32],
-    w: &[f32],
-    bias: Option<&[f32]>,
-    g: &Geo,
-    scratch: &mut [f32],
-    out: &mut [f32],
-) {
-    let m = g.in_h * g.in_w;
-    let n = g.k_h * g.k_w * g.out_c;
-    let col = &mut scratch[..m * n];
-    gemm(x, m, g.in_c, w, n, col);
-    out.fill(0.0);
-    let c = g.out_c;
-    for iy in 0..g.in_h {
-        for ix in 0..g.in_w {
-            let src = &col[(iy * g.in_w + ix) * n..][..n];
-            for ky in 0..g.k_h {
-                let Some(oy) = (iy * g.stride_h + ky).checked_sub(g.pad_top) else {
-                    continue;
-                };
-                if oy >= g.out_h {
-                    continue;
-                }
-                for kx in 0..g.k_w {
-                    let Some(ox) = (ix * g.stride_w + kx).checked_sub(g.pad_left) else {
-                        continue;
-                    };
-                    if ox >= g.out_w {
-                        continue;
-                    }
-                    let o = &mut out[(oy * g.out_w + ox) * c..][..c];
-                    for (o, s) in o.iter_mut().zip(&src[(ky * g.k_w + kx) * c..][..c]) {
-                        *o += s;
-                    }
-                }
-            }
-        }
-    }
-    if let Some(b) = bias {
-        for px in out.chunks_exact_mut(c) {
-            for (o, b) in px.iter_mut().zip(b) {
-                *o += b;
-            }
-        }
-    }
-}
-
-/// Row-major strides of a rank-4 shape, 0 along broadcast (size-1) axes.
-fn strides(s: &[usize; 4]) -> [usize; 4] {
-    let mut st = [0; 4];
-    let mut acc = 1;
-    for d in (0..4).rev() {
-        st[d] = if s[d] == 1 { 0 } else { acc };
-        acc *= s[d];
-    }
-    st
-}
-
-fn binary<F: Fn(f32, f32) -> f32>(
-    f: F,
-    a: &[f32],
-    b: &[f32],
-    a_shape: &[usize; 4],
-    b_shape: &[usize; 4],
-    out_shape: &[usize; 4],
-    out: &mut [f32],
-) {
-    if a_shape == out_shape && b_shape == out_shape {
-        for ((o, a), b) in out.iter_mut().zip(a).zip(b) {
-            *o = f(*a, *b);
-        }
-        return;
-    }
-    let (sa, sb) = (strides(a_shape), strides(b_shape));
-    let inner = out_shape[3];
-    let mut o = 0;
-    for n in 0..out_shape[0] {
-        for h in 0..out_shape[1] {
-            for w in 0..out_shape[2] {
-                let ao = n * sa[0] + h * sa[1] + w * sa[2];
-                let bo = n * sb[0] + h * sb[1] + w * sb[2];
-                let dst = &mut out[o..o + inner];
-                match (sa[3], sb[3]) {
-                    (0, 0) => dst.fill(f(a[ao], b[bo])),
-                    (0, _) => {
-                        let av = a[ao];
-                        for (d, b) in dst.iter_mut().zip(&b[bo..bo + inner]) {
-                            *d = f(av, *b);
-                        }
-                    }
-                    (_, 0) => {
-                        let bv = b[bo];
-                        for (d, a) in dst.iter_mut().zip(&a[ao..ao + inner]) {
-                            *d = f(*a, bv);
-                        }
-                    }
-                    _ => {
-                        for ((d, a), b) in dst
-                            .iter_mut()
-                            .zip(&a[ao..ao + inner])
-                            .zip(&b[bo..bo + inner])
-                        {
-                            *d = f(*a, *b);
-                        }
-                    }
-                }
-                o += inner;
-            }
-        }
-    }
-}
-
-fn pad(
-    x: &[f32],
-    in_shape: &[usize; 4],
-    out_shape: &[usize; 4],
-    before: &[usize; 4],
-    out: &mut [f32],
-) {
-    out.fill(0.0);
-    let c = in_shape[3];
-    let mut i = 0;
-    for n in 0..in_shape[0] {
-        for h in 0..in_shape[1] {
-            for w in 0..in_shape[2] {
-                let f = (((n + before[0]) * out_shape[1] + h + before[1]) * out_shape[2]
-                    + w
-                    + before[2])
-                    * out_shape[3]
-                    + before[3];
-                out[f..f + c].copy_from_slice(&x[i..i + c]);
-                i += c;
-            }
-        }
-    }
-}
-
-fn pool(x: &[f32], g: &Geo, max: bool, out: &mut [f32]) {
-    let c = g.out_c;
-    for oy in 0..g.out_h {
-        for ox in 0..g.out_w {
-            let o = &mut out[(oy * g.out_w + ox) * c..][..c];
-            o.fill(if max { f32::NEG_INFINITY } else { 0.0 });
-            let mut count = 0;
-            for ky in 0..g.k_h {
-                let Some(iy) = tap(oy, ky, g.stride_h, 1, g.pad_top, g.in_h) else {
-                    continue;
-                };
-                for kx in 0..g.k_w {
-                    let Some(ix) = tap(ox, kx, g.stride_w, 1, g.pad_left, g.in_w) else {
-                        continue;
-                    };
-                    let xp = &x[(iy * g.in_w + ix) * g.in_c..][..c];
-                    if max {
-                        for (o, e) in o.iter_mut().zip(xp) {
-                            *o = o.max(*e);
-                        }
-                    } else {
-                        for (o, e) in o.iter_mut().zip(xp) {
-                            *o += e;
-                        }
-                    }
-                    count += 1;
-                }
-            }
-            if !max && count > 0 {
-                let inv = count as f32;
-                o.iter_mut().for_each(|v| *v /= inv);
-            }
-        }
-    }
-}
-
-fn resize_bilinear(x: &[f32], g: &Geo, align: bool, half: bool, out: &mut [f32]) {
-    let scale = |i: usize, o: usize| {
-        if align && o > 1 {
-            (i as f32 - 1.0) / (o as f32 - 1.0)
-        } else {
-            i as f32 / o as f32
-        }
-    };
-    let (sy, sx) = (scale(g.in_h, g.out_h), scale(g.in_w, g.out_w));
-    // The same arithmetic as the reference (`cpu::resize_bilinear`).
-    let interp = |v: usize, s: f32, size: usize| {
-        let p = if half {
-            (v as f32 + 0.5) * s - 0.5
-        } else {
-            v as f32 * s
-        };
-        let lo = p.floor().max(0.0);
-        let hi = (p.ceil() as isize).min(size as isize - 1).max(0) as usize;
-        (lo as usize, hi, p - lo)
-    };
-    let c = g.out_c;
-    let xs: Vec<(usize, usize, f32)> = (0..g.out_w).map(|ox| interp(ox, sx, g.in_w)).collect();
-    for oy in 0..g.out_h {
-        let (y0, y1, dy) = interp(oy, sy, g.in_h);
-        for (ox, &(x0, x1, dx)) in xs.iter().enumerate() {
-            let at = |y: usize, xx: usize| &x[(y * g.in_w + xx) * g.in_c..][..c];
-            let (a, b, cc, d) = (at(y0, x0), at(y1, x0), at(y0, x1), at(y1, x1));
-            let (wa, wb, wc, wd) = (
-                (1.0 - dy) * (1.0 - dx),
-                dy * (1.0 - dx),
-                (1.0 - dy) * dx,
-                dy * dx,
-            );
-            let o = &mut out[(oy * g.out_w + ox) * c..][..c];
-            for ((((o, a), b), cc), d) in o.iter_mut().zip(a).zip(b).zip(cc).zip(d) {
-                *o = a * wa + b * wb + cc * wc + d * wd;
-            }
-        }
-    }
 }

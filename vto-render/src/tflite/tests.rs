@@ -5,7 +5,7 @@
 
 use super::cpu::run_reference;
 use super::schema::*;
-use super::CpuExecutor;
+use super::{CpuArena, CpuExecutor, CpuPlan};
 use super::{Executor, Model, TfliteError};
 use crate::gpu::GpuContext;
 
@@ -162,6 +162,10 @@ fn conv2d_matches_cpu() {
         (11, 13, 7, 40, 3, 2, 1, Padding::Same, Activation::Relu6),
         (5, 17, 9, 33, 1, 1, 1, Padding::Valid, Activation::None),
         (3, 3, 16, 64, 3, 1, 1, Padding::Valid, Activation::None),
+        // Direct convolutions: an RGB stem whose 12 outputs end in an overlapping block of
+        // eight, and a one-channel head (dot products).
+        (17, 19, 3, 12, 3, 2, 1, Padding::Same, Activation::Relu),
+        (20, 21, 8, 1, 3, 1, 1, Padding::Same, Activation::None),
     ];
     for (i, &(h, w, ic, oc, k, s, d, pad, act)) in cases.iter().enumerate() {
         let mut g = G::new();
@@ -189,6 +193,10 @@ fn depthwise_matches_cpu() {
         (11, 9, 3, 2, 5, 2, 1, Padding::Valid),
         (10, 10, 7, 1, 3, 1, 2, Padding::Same),
         (16, 16, 8, 1, 5, 1, 1, Padding::Same),
+        // Stride 1 over rows longer than one run of tiled weights (256 / c pixels), with a
+        // channel count that is not a multiple of eight.
+        (9, 40, 20, 1, 3, 1, 1, Padding::Same),
+        (7, 30, 12, 1, 5, 1, 1, Padding::Valid),
     ];
     for (i, &(h, w, c, m, k, s, d, pad)) in cases.iter().enumerate() {
         let mut g = G::new();
@@ -703,4 +711,86 @@ fn mean_over_channels_is_refused() {
         matches!(&err, TfliteError::Unsupported(m) if m.contains("MEAN")),
         "{err}"
     );
+}
+
+#[test]
+fn executors_sharing_a_plan_keep_their_own_buffers() {
+    let mut rng = Rng(21);
+    let mut g = G::new();
+    let x = g.input(&[1, 12, 10, 4]);
+    let w = g.constant(&[8, 3, 3, 4], &mut rng);
+    let c = g.op(
+        OpKind::Conv2d(conv_opts(Padding::Same, 1, 1, Activation::Relu)),
+        &[x, w],
+        &[1, 12, 10, 8],
+    );
+    let dw = g.constant(&[1, 3, 3, 8], &mut rng);
+    let d = g.op(
+        OpKind::DepthwiseConv2d(conv_opts(Padding::Same, 1, 1, Activation::None)),
+        &[c, dw],
+        &[1, 12, 10, 8],
+    );
+    g.output(d);
+    let model = g.model();
+    let plan = CpuPlan::new(&model).expect("plan");
+    let (mut a, mut b) = (CpuExecutor::from_plan(&plan), CpuExecutor::from_plan(&plan));
+    let mut own = CpuExecutor::new(&model).expect("executor");
+    let x1: Vec<f32> = (0..480).map(|i| (i % 7) as f32 * 0.3 - 1.0).collect();
+    let x2: Vec<f32> = (0..480).map(|i| (i % 5) as f32 * 0.5 - 0.7).collect();
+    let first = a.run(&[&x1]).expect("run");
+    let other = b.run(&[&x2]).expect("run");
+    // `b`'s run did not touch `a`'s buffers, and both agree with an executor of their own.
+    assert_eq!(a.run(&[&x1]).expect("run"), first);
+    assert_eq!(own.run(&[&x2]).expect("run"), other);
+    assert_ne!(first, other);
+    assert!(a.weight_bytes() > 0);
+    assert_eq!(a.weight_bytes(), own.weight_bytes());
+    // One profile entry per kernel, each named after its operator.
+    let profile = a.profile(&[&x1]).expect("profile");
+    assert_eq!(profile.len(), a.kernel_count());
+    assert!(profile[0].0.starts_with("conv"), "{:?}", profile[0]);
+    assert!(profile.iter().all(|(_, ms)| *ms >= 0.0));
+}
+
+#[test]
+fn executors_of_different_models_share_one_arena() {
+    let mut rng = Rng(22);
+    let model = |rng: &mut Rng, h: usize, c: usize| {
+        let mut g = G::new();
+        let x = g.input(&[1, h, h, 3]);
+        let w = g.constant(&[c, 3, 3, 3], rng);
+        let y = g.op(
+            OpKind::Conv2d(conv_opts(Padding::Same, 1, 1, Activation::Relu)),
+            &[x, w],
+            &[1, h, h, c],
+        );
+        let dw = g.constant(&[1, 3, 3, c], rng);
+        let d = g.op(
+            OpKind::DepthwiseConv2d(conv_opts(Padding::Same, 2, 1, Activation::None)),
+            &[y, dw],
+            &[1, h.div_ceil(2), h.div_ceil(2), c],
+        );
+        g.output(d);
+        g.model()
+    };
+    let (small, big) = (model(&mut rng, 6, 4), model(&mut rng, 14, 16));
+    let arena = std::sync::Arc::new(std::sync::Mutex::new(CpuArena::default()));
+    let mut a = CpuExecutor::with_arena(&CpuPlan::new(&small).expect("plan"), arena.clone());
+    let mut b = CpuExecutor::with_arena(&CpuPlan::new(&big).expect("plan"), arena.clone());
+    let mut own_a = CpuExecutor::new(&small).expect("executor");
+    let mut own_b = CpuExecutor::new(&big).expect("executor");
+    let xa: Vec<f32> = (0..6 * 6 * 3)
+        .map(|i| (i % 11) as f32 * 0.2 - 1.0)
+        .collect();
+    let xb: Vec<f32> = (0..14 * 14 * 3)
+        .map(|i| (i % 13) as f32 * 0.1 - 0.6)
+        .collect();
+    // Alternating runs in the same buffers, the smaller model first (the arena grows).
+    for _ in 0..2 {
+        assert_eq!(a.run(&[&xa]).expect("run"), own_a.run(&[&xa]).expect("run"));
+        assert_eq!(b.run(&[&xb]).expect("run"), own_b.run(&[&xb]).expect("run"));
+    }
+    let held = arena.lock().expect("arena").bytes();
+    assert!(held > 0);
+    assert!(held < own_a.activation_bytes() + own_b.activation_bytes());
 }

@@ -6,11 +6,11 @@
 //! the wgpu executor on a real GPU. When the networks run on the CPU, [`super::Vision`] also
 //! crops the model inputs and warps the masks on the CPU (no GPU round trip per network).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::gpu::GpuContext;
 use crate::models::{ModelId, ModelStore};
-use crate::tflite::{CpuExecutor, Model};
+use crate::tflite::{CpuArena, CpuExecutor, CpuPlan, Model};
 
 use super::{Infer, Networks, VisionError};
 
@@ -113,21 +113,102 @@ impl Infer for CpuNet {
     }
 }
 
+/// One model's [`CpuPlan`], prepared once by whichever pooled pipeline runs it first and
+/// shared by all: the model bytes are held (once) only until then.
+struct SharedPlan {
+    id: ModelId,
+    bytes: Mutex<Option<Arc<[u8]>>>,
+    plan: OnceLock<Result<CpuPlan, String>>,
+}
+
+impl SharedPlan {
+    fn executor(&self, arena: Arc<Mutex<CpuArena>>) -> Result<CpuExecutor, VisionError> {
+        let plan = self.plan.get_or_init(|| {
+            // A poisoned lock means a panic while taking the bytes; nothing to prepare from.
+            let bytes = self.bytes.lock().ok().and_then(|mut b| b.take());
+            let bytes = bytes.ok_or_else(|| "the model bytes are gone".to_owned())?;
+            let model = Model::parse(&bytes).map_err(|e| e.to_string())?;
+            CpuPlan::new(&model).map_err(|e| e.to_string())
+        });
+        match plan {
+            Ok(plan) => Ok(CpuExecutor::with_arena(plan, arena)),
+            Err(message) => Err(VisionError::Infer {
+                model: self.id,
+                message: message.clone(),
+            }),
+        }
+    }
+}
+
 impl Networks {
     /// All eight models from a verified store, on the native CPU executor, each built on its
     /// first run ([`super::OnFirstUse`]). A [`super::Vision`] built with these prepares the
     /// model inputs on the CPU too.
     pub fn cpu(store: &ModelStore) -> Result<Networks, VisionError> {
-        let mut nets = Networks::from_fn(|id| {
-            let bytes = store.bytes(id).to_vec();
-            let make: super::MakeNet = Box::new(move || {
-                let net: Box<dyn Infer + Send> = Box::new(CpuNet::new(id, &bytes)?);
-                Ok(net)
-            });
-            Ok(Box::new(super::OnFirstUse::new(id, make)))
-        })?;
-        nets.host_inputs = true;
-        Ok(nets)
+        let mut pool = Networks::cpu_pool(store, 1)?;
+        pool.pop().ok_or_else(|| VisionError::Infer {
+            model: ModelId::FaceDetectionShortRange,
+            message: "no networks built".into(),
+        })
+    }
+
+    /// `count` (at least 1) sets of the eight models on the native CPU executor for a pool
+    /// of concurrent pipelines, like [`Networks::cpu`] but sharing one packed copy of every
+    /// model's weights ([`CpuPlan`]); the eight networks of a set run one at a time, so they
+    /// share one set of activation buffers and scratch ([`CpuArena`]).
+    pub fn cpu_pool(store: &ModelStore, count: usize) -> Result<Vec<Networks>, VisionError> {
+        let shared: Vec<Arc<SharedPlan>> = ModelId::ALL
+            .iter()
+            .map(|&id| {
+                Arc::new(SharedPlan {
+                    id,
+                    bytes: Mutex::new(Some(Arc::from(store.bytes(id)))),
+                    plan: OnceLock::new(),
+                })
+            })
+            .collect();
+        (0..count.max(1))
+            .map(|_| {
+                let arena = Arc::new(Mutex::new(CpuArena::default()));
+                let mut nets = Networks::from_fn(|id| {
+                    let plan = shared.iter().find(|p| p.id == id).cloned().ok_or_else(|| {
+                        VisionError::Infer {
+                            model: id,
+                            message: "not in the model list".into(),
+                        }
+                    })?;
+                    let arena = Arc::clone(&arena);
+                    let make: super::MakeNet = Box::new(move || {
+                        let net: Box<dyn Infer + Send> = Box::new(CpuNet {
+                            id,
+                            exec: plan.executor(arena)?,
+                        });
+                        Ok(net)
+                    });
+                    Ok(Box::new(super::OnFirstUse::new(id, make)))
+                })?;
+                nets.host_inputs = true;
+                Ok(nets)
+            })
+            .collect()
+    }
+
+    /// `count` sets of the eight models on the executor `backend` picks for `ctx`'s adapter
+    /// ([`Networks::for_context`]); on the CPU they share their packed weights
+    /// ([`Networks::cpu_pool`]).
+    pub fn pool_for_context(
+        ctx: &Arc<GpuContext>,
+        store: &ModelStore,
+        backend: VisionBackend,
+        count: usize,
+    ) -> Result<Vec<Networks>, VisionError> {
+        if backend.runs_on_cpu(ctx.info.device_type) {
+            Networks::cpu_pool(store, count)
+        } else {
+            (0..count.max(1))
+                .map(|_| Networks::gpu(ctx, store))
+                .collect()
+        }
     }
 
     /// All eight models on the executor `backend` picks for `ctx`'s adapter (see

@@ -9,6 +9,10 @@ use image::RgbaImage;
 use rayon::prelude::*;
 
 use crate::image_ops::{Affine2, Border, ImageOpsError, TensorSpec};
+use crate::tflite::simd::{simd, simd_kernel};
+
+/// Output rows per parallel chunk (each chunk runs vectorised through [`simd`]).
+const CHUNK_ROWS: usize = 16;
 
 fn check_size(what: &str, w: u32, h: u32) -> Result<(), ImageOpsError> {
     if w == 0 || h == 0 || w > 16384 || h > 16384 {
@@ -32,6 +36,38 @@ pub(crate) fn crop_to_tensor(
 ) -> Result<Vec<f32>, ImageOpsError> {
     check_size("tensor", spec.width, spec.height)?;
     check_size("image", src.width(), src.height())?;
+    let w = spec.width as usize;
+    let mut out = vec![0.0f32; w * spec.height as usize * 3];
+    out.par_chunks_mut(w * 3 * CHUNK_ROWS)
+        .enumerate()
+        .for_each(|(ci, rows)| {
+            simd(CropRows((rows, ci * CHUNK_ROWS, w, src, to_source, spec)));
+        });
+    Ok(out)
+}
+
+simd_kernel!(CropRows => crop_rows((
+    &'a mut [f32],
+    usize,
+    usize,
+    &'a RgbaImage,
+    &'a Affine2,
+    &'a TensorSpec,
+)));
+
+/// Rows `y0..` of [`crop_to_tensor`] (`w` pixels of 3 values each).
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+fn crop_rows(
+    (rows, y0, w, src, to_source, spec): (
+        &mut [f32],
+        usize,
+        usize,
+        &RgbaImage,
+        &Affine2,
+        &TensorSpec,
+    ),
+) {
     let (sw, sh) = (src.width() as i32, src.height() as i32);
     let raw = src.as_raw();
     let zero_border = spec.border == Border::Zero;
@@ -44,9 +80,8 @@ pub(crate) fn crop_to_tensor(
     };
     let scale = (spec.range_max - spec.range_min) / 255.0;
     let offset = spec.range_min;
-    let w = spec.width as usize;
-    let mut out = vec![0.0f32; w * spec.height as usize * 3];
-    out.par_chunks_mut(w * 3).enumerate().for_each(|(oy, row)| {
+    for (r, row) in rows.chunks_exact_mut(w * 3).enumerate() {
+        let oy = y0 + r;
         for (ox, px) in row.chunks_exact_mut(3).enumerate() {
             let (sx, sy) = to_source.apply(ox as f32, oy as f32);
             let (sx, sy) = ((sx * 32.0).round() / 32.0, (sy * 32.0).round() / 32.0);
@@ -59,8 +94,7 @@ pub(crate) fn crop_to_tensor(
                 *p = lerp(top, bottom, fy).round() * scale + offset;
             }
         }
-    });
-    Ok(out)
+    }
 }
 
 /// [`crate::image_ops::ImageOps::warp_mask`] on the CPU (values quantized to n / 255).
@@ -78,7 +112,46 @@ pub(crate) fn warp_mask(
             mask.len()
         )));
     }
-    let (mw, mh) = (mask_w as i32, mask_h as i32);
+    let width = width as usize;
+    let mut out = vec![0.0f32; width * height as usize];
+    let dims = (mask_w as i32, mask_h as i32);
+    out.par_chunks_mut(width * CHUNK_ROWS)
+        .enumerate()
+        .for_each(|(ci, rows)| {
+            simd(WarpRows((
+                rows,
+                ci * CHUNK_ROWS,
+                width,
+                mask,
+                dims,
+                to_mask,
+            )));
+        });
+    Ok(out)
+}
+
+simd_kernel!(WarpRows => warp_rows((
+    &'a mut [f32],
+    usize,
+    usize,
+    &'a [f32],
+    (i32, i32),
+    &'a Affine2,
+)));
+
+/// Rows `y0..` of [`warp_mask`] (`width` values each).
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+fn warp_rows(
+    (rows, y0, width, mask, (mw, mh), to_mask): (
+        &mut [f32],
+        usize,
+        usize,
+        &[f32],
+        (i32, i32),
+        &Affine2,
+    ),
+) {
     let texel = |x: i32, y: i32| -> f32 {
         if x < 0 || y < 0 || x >= mw || y >= mh {
             0.0
@@ -86,26 +159,23 @@ pub(crate) fn warp_mask(
             mask[(y * mw + x) as usize]
         }
     };
-    let mut out = vec![0.0f32; (width * height) as usize];
-    out.par_chunks_mut(width as usize)
-        .enumerate()
-        .for_each(|(oy, row)| {
-            for (ox, o) in row.iter_mut().enumerate() {
-                let (sx, sy) = to_mask.apply(ox as f32, oy as f32);
-                // Entirely outside the mask (and its one-pixel bilinear fringe): zero.
-                if !(sx > -1.0 && sy > -1.0 && sx < mw as f32 && sy < mh as f32) {
-                    continue;
-                }
-                let (x0, y0) = (sx.floor(), sy.floor());
-                let (fx, fy) = (sx - x0, sy - y0);
-                let (ix, iy) = (x0 as i32, y0 as i32);
-                let top = lerp(texel(ix, iy), texel(ix + 1, iy), fx);
-                let bottom = lerp(texel(ix, iy + 1), texel(ix + 1, iy + 1), fx);
-                let v = (lerp(top, bottom, fy).clamp(0.0, 1.0) * 255.0).round();
-                *o = v / 255.0;
+    for (r, row) in rows.chunks_exact_mut(width).enumerate() {
+        let oy = y0 + r;
+        for (ox, o) in row.iter_mut().enumerate() {
+            let (sx, sy) = to_mask.apply(ox as f32, oy as f32);
+            // Entirely outside the mask (and its one-pixel bilinear fringe): zero.
+            if !(sx > -1.0 && sy > -1.0 && sx < mw as f32 && sy < mh as f32) {
+                continue;
             }
-        });
-    Ok(out)
+            let (x0, y0) = (sx.floor(), sy.floor());
+            let (fx, fy) = (sx - x0, sy - y0);
+            let (ix, iy) = (x0 as i32, y0 as i32);
+            let top = lerp(texel(ix, iy), texel(ix + 1, iy), fx);
+            let bottom = lerp(texel(ix, iy + 1), texel(ix + 1, iy + 1), fx);
+            let v = (lerp(top, bottom, fy).clamp(0.0, 1.0) * 255.0).round();
+            *o = v / 255.0;
+        }
+    }
 }
 
 #[cfg(test)]
