@@ -183,8 +183,101 @@ fn zone(
     z
 }
 
-/// Composes the warped garment over the photo (see the module docs).
+/// The rectangle [`compose`] works in: the warped garment's coverage, the visible arms and
+/// the neck, grown by `margin` (for the shading's low pass and the background fill), clipped
+/// to the photo. `[x0, y0, x1, y1)` pixels.
+fn working_rect(l: &Layers<'_>, margin: f32) -> [u32; 4] {
+    let (w, h) = l.photo.dimensions();
+    let mut r = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
+    let mut add = |p: Vec2, pad: f32| {
+        r = [
+            r[0].min(p.x - pad),
+            r[1].min(p.y - pad),
+            r[2].max(p.x + pad),
+            r[3].max(p.y + pad),
+        ];
+    };
+    let wu = w as usize;
+    for (i, px) in l.warped.rgba.iter().enumerate() {
+        if px[3] > 0 {
+            add(Vec2::new((i % wu) as f32, (i / wu) as f32), 0.0);
+        }
+    }
+    let sw = l.frame.shoulder_width;
+    for arm in &l.frame.arms {
+        if arm.visibility < ARM_VISIBLE {
+            continue;
+        }
+        let [_, _, wr, hand] = arm.chain;
+        for p in arm.chain {
+            add(p, 0.2 * sw);
+        }
+        add(hand + (hand - wr) * 0.6, 0.2 * sw);
+    }
+    if let Some(c) = l.frame.chin() {
+        add(c, 0.2 * sw);
+    }
+    for p in &l.frame.face_oval {
+        add(*p, 0.0);
+    }
+    if r[0] > r[2] {
+        return [0, 0, 0, 0];
+    }
+    let clip = |v: f32, hi: u32| (v.max(0.0) as u32).min(hi);
+    [
+        clip((r[0] - margin).floor(), w),
+        clip((r[1] - margin).floor(), h),
+        clip((r[2] + margin).ceil() + 1.0, w),
+        clip((r[3] + margin).ceil() + 1.0, h),
+    ]
+}
+
+/// Composes the warped garment over the photo (see the module docs). Only the rectangle
+/// around the garment, the arms and the neck is worked on; the rest of the photo is kept.
 pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
+    let (w, h) = l.photo.dimensions();
+    let sw = l.frame.shoulder_width;
+    let [x0, y0, x1, y1] = working_rect(l, 0.35 * sw + 8.0);
+    if x1 <= x0 || y1 <= y0 {
+        return (l.photo.clone(), ComposeStats::default());
+    }
+    if (x1 - x0) * (y1 - y0) >= w * h * 9 / 10 {
+        return compose_in(l, Vec2::ZERO);
+    }
+    let (cw, ch) = (x1 - x0, y1 - y0);
+    let crop = image::imageops::crop_imm(l.photo, x0, y0, cw, ch).to_image();
+    let idx = |x: u32, y: u32| ((y0 + y) * w + x0 + x) as usize;
+    let person: Vec<f32> = (0..ch)
+        .flat_map(|y| (0..cw).map(move |x| (x, y)))
+        .map(|(x, y)| l.person[idx(x, y)])
+        .collect();
+    let warped = WarpOutput {
+        width: cw,
+        height: ch,
+        rgba: (0..ch)
+            .flat_map(|y| (0..cw).map(move |x| (x, y)))
+            .map(|(x, y)| l.warped.rgba[idx(x, y)])
+            .collect(),
+        top: (0..ch)
+            .flat_map(|y| (0..cw).map(move |x| (x, y)))
+            .map(|(x, y)| l.warped.top[idx(x, y)])
+            .collect(),
+    };
+    let local = Layers {
+        photo: &crop,
+        person: &person,
+        warped: &warped,
+        ..*l
+    };
+    let (part, stats) = compose_in(&local, Vec2::new(x0 as f32, y0 as f32));
+    let mut out = l.photo.clone();
+    image::imageops::replace(&mut out, &part, i64::from(x0), i64::from(y0));
+    (out, stats)
+}
+
+/// [`compose`] over `l.photo`, a crop of the photo whose top-left pixel is `offset` on it
+/// (the body frame and the outlines are in the photo's coordinates).
+fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
     let (w, h) = l.photo.dimensions();
     let (wu, hu) = (w as usize, h as usize);
     let f = l.frame;
@@ -203,7 +296,7 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
     let zones: Vec<Zone> = (0..wu * hu)
         .into_par_iter()
         .map(|i| {
-            let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
+            let p = Vec2::new((i % wu) as f32, (i / wu) as f32) + offset;
             zone(f, p, chin, l.hem_depth, l.torso_outline, l.sleeve_reach)
         })
         .collect();
@@ -214,7 +307,7 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
     let face: Vec<bool> = (0..wu * hu)
         .into_par_iter()
         .map(|i| {
-            let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
+            let p = Vec2::new((i % wu) as f32, (i / wu) as f32) + offset;
             zones[i].head || inside(&f.face_oval, p)
         })
         .collect();
