@@ -21,6 +21,7 @@ use rayon::prelude::*;
 use super::label;
 use super::person::BodyFrame;
 use super::sample::box_blur;
+use super::skin::{self, FaceLight};
 use super::warp::WarpOutput;
 
 /// Arms whose elbow or wrist the pose model sees less than this are not drawn in front or
@@ -65,7 +66,8 @@ fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> (f32, f32) {
     (p.distance(a + ab * t), t)
 }
 
-fn inside(poly: &[Vec2], p: Vec2) -> bool {
+/// Inside a polygon (even–odd rule).
+pub(crate) fn inside(poly: &[Vec2], p: Vec2) -> bool {
     if poly.len() < 3 {
         return false;
     }
@@ -112,12 +114,14 @@ pub fn skin_likeness(px: [f32; 3], skin: [f32; 3]) -> f32 {
 struct Zone {
     /// In an arm's capsule above the wrist: the distance from its axis over its radius.
     arm: Option<f32>,
+    /// The same signed along the body's across axis (for the cylinder's light).
+    arm_s: f32,
     /// In a forearm's capsule (elbow to wrist).
     forearm: bool,
     /// In a hand's capsule (wrist onwards).
     hand: bool,
-    /// In the neck's capsule (chin to the shoulder line): distance from its axis over its
-    /// radius, and how far down from the chin (0–1).
+    /// In the neck's zone ([`skin::neck_zone`]): signed distance across over the neck's
+    /// half-width, and how far down from the chin (0 at the chin, 1 at the shoulder line).
     neck: Option<(f32, f32)>,
     /// Above the chin line, near the face (hair).
     head: bool,
@@ -136,6 +140,7 @@ fn zone(
     hem_depth: f32,
     torso: &[Vec2],
     reach: [f32; 2],
+    neck_hw: f32,
 ) -> Zone {
     let sw = f.shoulder_width;
     let mut z = Zone::default();
@@ -146,10 +151,17 @@ fn zone(
         let [s, e, w, h] = arm.chain;
         let (du, tu) = seg_dist(p, s, e);
         let (df, tf) = seg_dist(p, e, w);
-        let (ru, rf) = (0.15 * sw, 0.12 * sw);
+        // The forearm tapers from the elbow to the wrist.
+        let (ru, rf) = (0.15 * sw, (0.12 - 0.035 * tf) * sw);
         let a = (du / ru).min(df / rf);
-        if a < 1.0 {
-            z.arm = Some(z.arm.map_or(a, |b: f32| b.min(a)));
+        if a < 1.0 && z.arm.is_none_or(|b| a < b) {
+            z.arm = Some(a);
+            let (axis_p, r) = if du / ru <= df / rf {
+                (s + (e - s) * tu, ru)
+            } else {
+                (e + (w - e) * tf, rf)
+            };
+            z.arm_s = ((p - axis_p).dot(f.across) / r).clamp(-1.0, 1.0);
             let upper = s.distance(e);
             let along = if du / ru <= df / rf {
                 tu * upper
@@ -170,10 +182,7 @@ fn zone(
     }
     let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
     if let Some(c) = chin {
-        let (d, t) = seg_dist(p, c, mid);
-        if d < 0.13 * sw && t > 0.0 {
-            z.neck = Some((d / (0.13 * sw), t));
-        }
+        z.neck = skin::neck_zone(f, c, p, neck_hw);
         if (p - c).dot(f.down) < 0.0 && (p - c).dot(f.across).abs() < 0.5 * sw {
             z.head = true;
         }
@@ -292,25 +301,38 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
             f32::from(p[4 * i + 2]),
         ]
     };
+    let neck_hw = skin::neck_base(f);
     // Per pixel: zone, skin likeness, face.
     let zones: Vec<Zone> = (0..wu * hu)
         .into_par_iter()
         .map(|i| {
             let p = Vec2::new((i % wu) as f32, (i / wu) as f32) + offset;
-            zone(f, p, chin, l.hem_depth, l.torso_outline, l.sleeve_reach)
+            zone(
+                f,
+                p,
+                chin,
+                l.hem_depth,
+                l.torso_outline,
+                l.sleeve_reach,
+                neck_hw,
+            )
         })
         .collect();
     let skin_p: Vec<f32> = (0..wu * hu)
         .into_par_iter()
         .map(|i| skin_likeness(px(i), skin))
         .collect();
-    let face: Vec<bool> = (0..wu * hu)
+    let oval: Vec<bool> = (0..wu * hu)
         .into_par_iter()
         .map(|i| {
             let p = Vec2::new((i % wu) as f32, (i / wu) as f32) + offset;
-            zones[i].head || inside(&f.face_oval, p)
+            inside(&f.face_oval, p)
         })
         .collect();
+    let face: Vec<bool> = (0..wu * hu).map(|i| zones[i].head || oval[i]).collect();
+    let face_light = FaceLight::measure(l.photo, offset, f, skin);
+    let light_dir = face_light.map_or(Vec2::Y, |fl| fl.direction());
+    let neck_skin = skin::neck_colour(l.photo, offset, f, skin).unwrap_or(skin.map(|v| v * 0.95));
     // Garment alpha after layering.
     let mut stats = ComposeStats::default();
     let alpha: Vec<f32> = (0..wu * hu)
@@ -356,11 +378,15 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
     for i in 0..wu * hu {
         let z = zones[i];
         let old = l.person[i] * (1.0 - skin_p[i]) * (1.0 - alpha[i]);
-        if face[i] || z.hand || (z.torso && !z.bare_arm) {
+        // The neck continues up under the jaw beside the chin (outside the face, where
+        // the photo shows no skin already).
+        let under_jaw =
+            z.neck.is_some_and(|(s, t)| t < 0.0 && s.abs() < 1.0) && !oval[i] && skin_p[i] < 0.5;
+        if (face[i] && !under_jaw) || z.hand || (z.torso && !z.bare_arm) {
             continue;
         }
         // The neck between the chin and the new collar is skin whatever showed there (an old
-        // collar is often as light as pale skin): one even fill, feathered at its sides.
+        // collar is often as light as pale skin), feathered along the neck's outline.
         if z.neck.is_some() && z.arm.is_none() && alpha[i] < 0.5 && l.person[i] > 0.3 {
             fill[i] = 1;
             bare[i] = 1.0;
@@ -369,7 +395,7 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
         if old < 0.3 {
             continue;
         }
-        if z.arm.is_some() || z.neck.is_some() {
+        if z.arm.is_some() {
             fill[i] = 1;
         } else if !z.below_hem && near_garment[i] > 0.001 {
             fill[i] = 2;
@@ -378,7 +404,13 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
         }
         bare[i] = old;
     }
-    let background = if fill.contains(&2) {
+    // Skin edges blend into the background where the old garment reached beyond the body.
+    let behind_skin = |i: usize| {
+        let z = zones[i];
+        let edge = z.neck.map_or(z.arm.map_or(0.0, |a| a), |n| n.0.abs());
+        fill[i] == 1 && !z.torso && edge > 0.5 && l.person[i] * (1.0 - skin_p[i]) > 0.3
+    };
+    let background = if fill.contains(&2) || (0..wu * hu).any(behind_skin) {
         Some(push_pull(l.photo, l.person))
     } else {
         None
@@ -390,14 +422,38 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
         match fill[i] {
             1 => {
                 let z = zones[i];
-                // A rounded falloff across the limb; the neck darkens under the chin.
-                let across = z.arm.or(z.neck.map(|n| n.0)).unwrap_or(0.0);
-                let under_chin = z.neck.map_or(1.0, |n| 0.72 + 0.25 * n.1);
-                let shade = ratio[i].clamp(0.85, 1.1) * (1.0 - 0.3 * across * across) * under_chin;
-                // Feathered towards the capsule's edge.
-                let k = smoothstep(0.0, 0.6, bare[i]) * (1.0 - smoothstep(0.6, 1.0, across));
+                let (x, y) = ((i % wu) as u32, (i / wu) as u32);
+                let p = Vec2::new(x as f32, y as f32) + offset;
+                if let (true, Some(bg)) = (behind_skin(i), &background) {
+                    c = bg[i];
+                }
+                let grain = 1.0 + 0.012 * skin::grain(x + offset.x as u32, y + offset.y as u32);
+                let (base, shade, k) = if let (Some((s, t)), None) = (z.neck, z.arm) {
+                    // The neck: the face's light continued, a soft cylinder under the chin
+                    // fading into the chest, the jaw's shadow, a soft outline.
+                    let round = s * 0.85 * (1.0 - smoothstep(0.4, 1.0, t));
+                    let cyl = skin::cylinder(round, light_dir) / skin::cylinder(0.0, light_dir);
+                    let jaw = 0.7 + 0.3 * smoothstep(0.0, 0.4, t);
+                    let lit = face_light.map_or(1.0, |fl| fl.at(p, f.across));
+                    let hw = skin::neck_half_width(t, sw, neck_hw);
+                    let fe = (0.05 * sw / hw).max(0.08);
+                    let k = (1.0 - smoothstep(1.0 - fe, 1.0 + fe, s.abs()))
+                        * smoothstep(-0.45, -0.3, t)
+                        // The person's own neck, where it shows, stays.
+                        * (1.0 - 0.85 * skin_p[i] * (1.0 - smoothstep(0.2, 0.5, t)));
+                    (neck_skin, ratio[i].clamp(0.9, 1.08) * cyl * jaw * lit, k)
+                } else {
+                    // An arm: a cylinder lit from the face's side, its edge soft along the
+                    // capsule and the person's outline.
+                    let cyl = skin::cylinder(z.arm_s, light_dir) / skin::cylinder(0.0, light_dir);
+                    let across = z.arm.unwrap_or(0.0);
+                    let k = smoothstep(0.0, 0.6, bare[i])
+                        * (1.0 - smoothstep(0.7, 1.0, across))
+                        * smoothstep(0.15, 0.6, l.person[i]);
+                    (skin, ratio[i].clamp(0.88, 1.1) * cyl, k)
+                };
                 for ch in 0..3 {
-                    c[ch] = c[ch] * (1.0 - k) + skin[ch] * shade * k;
+                    c[ch] = c[ch] * (1.0 - k) + base[ch] * shade * grain * k;
                 }
                 stats.skin_filled += 1;
             }

@@ -120,9 +120,9 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
         let to_wrist = start.distance(arm.chain[1]) + arm.chain[1].distance(arm.chain[2]);
         let len_b = (len_g * sim.s).min(to_wrist);
         let stations: &[f32] = if g.long_sleeves {
-            &[0.2, 0.4, 0.6, 0.8, 1.0]
+            &[0.25, 0.5, 0.75, 1.0]
         } else {
-            &[0.45, 0.75, 1.0]
+            &[0.33, 0.66, 1.0]
         };
         let seam_b = sim.apply(g.shoulder[s]);
         let armpit_b = sim.apply(g.armpit[s]);
@@ -131,25 +131,45 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
         let cuff_out_g = sl.cuff + ng * sl.cuff_half_width;
         let cuff_in_g = sl.cuff - ng * sl.cuff_half_width;
         for &t in stations {
-            let hw_g = sl.root_half_width + (sl.cuff_half_width - sl.root_half_width) * t;
             let (c_b, dir) = arm.along(start, len_b * t);
             let nb = perp(dir) * out_sign;
-            let hw_b = hw_g.min(sl.cuff_half_width * 1.4) * sim.s;
-            pg.push(g.shoulder[s] + (cuff_out_g - g.shoulder[s]) * t);
-            pb.push(c_b + nb * hw_b);
-            // The inner edge where it lies below the armpit (above it, it is folded under
+            let out_g = g.shoulder[s] + (cuff_out_g - g.shoulder[s]) * t;
+            let in_g = g.armpit[s] + (cuff_in_g - g.armpit[s]) * t;
+            let mid_g = (out_g + in_g) * 0.5;
+            // Worn, the flat sleeve's width wraps half way round a tube: seen from the
+            // front it is 2/π as wide, the print foreshortened towards its sides
+            // (x = R sin θ for the flat position u = θ · 2 hw / π), so a dot at its centre
+            // keeps its aspect. Never thinner than the arm under it.
+            let hw_g = out_g.distance(in_g) * 0.5;
+            let arm_r = if t >= 1.0 && g.long_sleeves {
+                0.09
+            } else {
+                0.13 - 0.03 * t
+            } * sw;
+            let r_b = (hw_g * sim.s * std::f32::consts::FRAC_2_PI).max(arm_r);
+            pg.push(mid_g);
+            pb.push(c_b);
+            for k in [0.5f32, 1.0] {
+                let theta = k * std::f32::consts::FRAC_PI_2;
+                pg.push(mid_g + (out_g - mid_g) * k);
+                pb.push(c_b + nb * r_b * theta.sin());
+            }
+            // The inner half where it lies below the armpit (above it, it is folded under
             // the arm and out of sight). An arm hanging close to the body has its whole
             // short sleeve above the armpit: its cuff's inner corner then slides down the arm to
             // just below the armpit (a hanging sleeve's hem slants), else its inner half
             // maps off the sleeve and the arm shows through a slit.
-            let mut inner = c_b - nb * hw_b;
-            let below = (inner - armpit_b).dot(f.down);
-            if t >= 1.0 && dir.dot(f.down) > 0.7 && below <= 0.05 * sw {
-                inner += dir * ((0.06 * sw - below) / dir.dot(f.down));
-            }
-            if (inner - armpit_b).dot(f.down) > 0.05 * sw {
-                pg.push(g.armpit[s] + (cuff_in_g - g.armpit[s]) * t);
-                pb.push(inner);
+            for k in [0.5f32, 1.0] {
+                let theta = k * std::f32::consts::FRAC_PI_2;
+                let mut inner = c_b - nb * r_b * theta.sin();
+                let below = (inner - armpit_b).dot(f.down);
+                if k >= 1.0 && t >= 1.0 && dir.dot(f.down) > 0.7 && below <= 0.05 * sw {
+                    inner += dir * ((0.06 * sw - below) / dir.dot(f.down));
+                }
+                if (inner - armpit_b).dot(f.down) > 0.05 * sw {
+                    pg.push(mid_g + (in_g - mid_g) * k);
+                    pb.push(inner);
+                }
             }
         }
         cuffs[s] = Some(arm.along(start, len_b).0);

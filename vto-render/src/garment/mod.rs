@@ -34,6 +34,7 @@ pub mod person;
 pub mod product;
 pub mod sample;
 pub mod sample_lower;
+pub mod skin;
 pub mod warp;
 
 use glam::Vec2;
