@@ -371,7 +371,7 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
             .iter()
             .map(|&a| if a > 0.3 { 1.0 } else { 0.0 })
             .collect();
-        box_blur(&cov, wu, hu, ((0.15 * sw) as usize).max(2))
+        box_blur(&cov, wu, hu, ((0.3 * sw) as usize).max(2))
     };
     let mut fill = vec![0u8; wu * hu]; // 1 skin, 2 background
     let mut bare = vec![0.0f32; wu * hu];
