@@ -24,6 +24,7 @@
 pub mod compose;
 pub mod compose_lower;
 pub mod figure;
+mod fill;
 pub mod fit;
 pub mod fit_lower;
 pub mod legs;
