@@ -18,9 +18,11 @@ use glam::Vec2;
 use image::RgbaImage;
 use rayon::prelude::*;
 
+pub(crate) use super::fill::push_pull;
 use super::label;
 use super::person::BodyFrame;
 use super::sample::box_blur;
+use super::skin::{self, FaceLight};
 use super::warp::WarpOutput;
 
 /// Arms whose elbow or wrist the pose model sees less than this are not drawn in front or
@@ -65,7 +67,8 @@ fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> (f32, f32) {
     (p.distance(a + ab * t), t)
 }
 
-fn inside(poly: &[Vec2], p: Vec2) -> bool {
+/// Inside a polygon (even–odd rule).
+pub(crate) fn inside(poly: &[Vec2], p: Vec2) -> bool {
     if poly.len() < 3 {
         return false;
     }
@@ -112,12 +115,14 @@ pub fn skin_likeness(px: [f32; 3], skin: [f32; 3]) -> f32 {
 struct Zone {
     /// In an arm's capsule above the wrist: the distance from its axis over its radius.
     arm: Option<f32>,
+    /// The same signed along the body's across axis (for the cylinder's light).
+    arm_s: f32,
     /// In a forearm's capsule (elbow to wrist).
     forearm: bool,
     /// In a hand's capsule (wrist onwards).
     hand: bool,
-    /// In the neck's capsule (chin to the shoulder line): distance from its axis over its
-    /// radius, and how far down from the chin (0–1).
+    /// In the neck's zone ([`skin::neck_zone`]): signed distance across over the neck's
+    /// half-width, and how far down from the chin (0 at the chin, 1 at the shoulder line).
     neck: Option<(f32, f32)>,
     /// Above the chin line, near the face (hair).
     head: bool,
@@ -136,6 +141,7 @@ fn zone(
     hem_depth: f32,
     torso: &[Vec2],
     reach: [f32; 2],
+    neck_hw: f32,
 ) -> Zone {
     let sw = f.shoulder_width;
     let mut z = Zone::default();
@@ -146,10 +152,17 @@ fn zone(
         let [s, e, w, h] = arm.chain;
         let (du, tu) = seg_dist(p, s, e);
         let (df, tf) = seg_dist(p, e, w);
-        let (ru, rf) = (0.15 * sw, 0.12 * sw);
+        // The forearm tapers from the elbow to the wrist.
+        let (ru, rf) = (0.15 * sw, (0.12 - 0.035 * tf) * sw);
         let a = (du / ru).min(df / rf);
-        if a < 1.0 {
-            z.arm = Some(z.arm.map_or(a, |b: f32| b.min(a)));
+        if a < 1.0 && z.arm.is_none_or(|b| a < b) {
+            z.arm = Some(a);
+            let (axis_p, r) = if du / ru <= df / rf {
+                (s + (e - s) * tu, ru)
+            } else {
+                (e + (w - e) * tf, rf)
+            };
+            z.arm_s = ((p - axis_p).dot(f.across) / r).clamp(-1.0, 1.0);
             let upper = s.distance(e);
             let along = if du / ru <= df / rf {
                 tu * upper
@@ -170,10 +183,7 @@ fn zone(
     }
     let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
     if let Some(c) = chin {
-        let (d, t) = seg_dist(p, c, mid);
-        if d < 0.13 * sw && t > 0.0 {
-            z.neck = Some((d / (0.13 * sw), t));
-        }
+        z.neck = skin::neck_zone(f, c, p, neck_hw);
         if (p - c).dot(f.down) < 0.0 && (p - c).dot(f.across).abs() < 0.5 * sw {
             z.head = true;
         }
@@ -183,8 +193,101 @@ fn zone(
     z
 }
 
-/// Composes the warped garment over the photo (see the module docs).
+/// The rectangle [`compose`] works in: the warped garment's coverage, the visible arms and
+/// the neck, grown by `margin` (for the shading's low pass and the background fill), clipped
+/// to the photo. `[x0, y0, x1, y1)` pixels.
+fn working_rect(l: &Layers<'_>, margin: f32) -> [u32; 4] {
+    let (w, h) = l.photo.dimensions();
+    let mut r = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
+    let mut add = |p: Vec2, pad: f32| {
+        r = [
+            r[0].min(p.x - pad),
+            r[1].min(p.y - pad),
+            r[2].max(p.x + pad),
+            r[3].max(p.y + pad),
+        ];
+    };
+    let wu = w as usize;
+    for (i, px) in l.warped.rgba.iter().enumerate() {
+        if px[3] > 0 {
+            add(Vec2::new((i % wu) as f32, (i / wu) as f32), 0.0);
+        }
+    }
+    let sw = l.frame.shoulder_width;
+    for arm in &l.frame.arms {
+        if arm.visibility < ARM_VISIBLE {
+            continue;
+        }
+        let [_, _, wr, hand] = arm.chain;
+        for p in arm.chain {
+            add(p, 0.2 * sw);
+        }
+        add(hand + (hand - wr) * 0.6, 0.2 * sw);
+    }
+    if let Some(c) = l.frame.chin() {
+        add(c, 0.2 * sw);
+    }
+    for p in &l.frame.face_oval {
+        add(*p, 0.0);
+    }
+    if r[0] > r[2] {
+        return [0, 0, 0, 0];
+    }
+    let clip = |v: f32, hi: u32| (v.max(0.0) as u32).min(hi);
+    [
+        clip((r[0] - margin).floor(), w),
+        clip((r[1] - margin).floor(), h),
+        clip((r[2] + margin).ceil() + 1.0, w),
+        clip((r[3] + margin).ceil() + 1.0, h),
+    ]
+}
+
+/// Composes the warped garment over the photo (see the module docs). Only the rectangle
+/// around the garment, the arms and the neck is worked on; the rest of the photo is kept.
 pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
+    let (w, h) = l.photo.dimensions();
+    let sw = l.frame.shoulder_width;
+    let [x0, y0, x1, y1] = working_rect(l, 0.35 * sw + 8.0);
+    if x1 <= x0 || y1 <= y0 {
+        return (l.photo.clone(), ComposeStats::default());
+    }
+    if (x1 - x0) * (y1 - y0) >= w * h * 9 / 10 {
+        return compose_in(l, Vec2::ZERO);
+    }
+    let (cw, ch) = (x1 - x0, y1 - y0);
+    let crop = image::imageops::crop_imm(l.photo, x0, y0, cw, ch).to_image();
+    let idx = |x: u32, y: u32| ((y0 + y) * w + x0 + x) as usize;
+    let person: Vec<f32> = (0..ch)
+        .flat_map(|y| (0..cw).map(move |x| (x, y)))
+        .map(|(x, y)| l.person[idx(x, y)])
+        .collect();
+    let warped = WarpOutput {
+        width: cw,
+        height: ch,
+        rgba: (0..ch)
+            .flat_map(|y| (0..cw).map(move |x| (x, y)))
+            .map(|(x, y)| l.warped.rgba[idx(x, y)])
+            .collect(),
+        top: (0..ch)
+            .flat_map(|y| (0..cw).map(move |x| (x, y)))
+            .map(|(x, y)| l.warped.top[idx(x, y)])
+            .collect(),
+    };
+    let local = Layers {
+        photo: &crop,
+        person: &person,
+        warped: &warped,
+        ..*l
+    };
+    let (part, stats) = compose_in(&local, Vec2::new(x0 as f32, y0 as f32));
+    let mut out = l.photo.clone();
+    image::imageops::replace(&mut out, &part, i64::from(x0), i64::from(y0));
+    (out, stats)
+}
+
+/// [`compose`] over `l.photo`, a crop of the photo whose top-left pixel is `offset` on it
+/// (the body frame and the outlines are in the photo's coordinates).
+fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
     let (w, h) = l.photo.dimensions();
     let (wu, hu) = (w as usize, h as usize);
     let f = l.frame;
@@ -199,25 +302,38 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
             f32::from(p[4 * i + 2]),
         ]
     };
+    let neck_hw = skin::neck_base(f);
     // Per pixel: zone, skin likeness, face.
     let zones: Vec<Zone> = (0..wu * hu)
         .into_par_iter()
         .map(|i| {
-            let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
-            zone(f, p, chin, l.hem_depth, l.torso_outline, l.sleeve_reach)
+            let p = Vec2::new((i % wu) as f32, (i / wu) as f32) + offset;
+            zone(
+                f,
+                p,
+                chin,
+                l.hem_depth,
+                l.torso_outline,
+                l.sleeve_reach,
+                neck_hw,
+            )
         })
         .collect();
     let skin_p: Vec<f32> = (0..wu * hu)
         .into_par_iter()
         .map(|i| skin_likeness(px(i), skin))
         .collect();
-    let face: Vec<bool> = (0..wu * hu)
+    let oval: Vec<bool> = (0..wu * hu)
         .into_par_iter()
         .map(|i| {
-            let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
-            zones[i].head || inside(&f.face_oval, p)
+            let p = Vec2::new((i % wu) as f32, (i / wu) as f32) + offset;
+            inside(&f.face_oval, p)
         })
         .collect();
+    let face: Vec<bool> = (0..wu * hu).map(|i| zones[i].head || oval[i]).collect();
+    let face_light = FaceLight::measure(l.photo, offset, f, skin);
+    let light_dir = face_light.map_or(Vec2::Y, |fl| fl.direction());
+    let neck_skin = skin::neck_colour(l.photo, offset, f, skin).unwrap_or(skin.map(|v| v * 0.95));
     // Garment alpha after layering.
     let mut stats = ComposeStats::default();
     let alpha: Vec<f32> = (0..wu * hu)
@@ -256,18 +372,22 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
             .iter()
             .map(|&a| if a > 0.3 { 1.0 } else { 0.0 })
             .collect();
-        box_blur(&cov, wu, hu, ((0.15 * sw) as usize).max(2))
+        box_blur(&cov, wu, hu, ((0.3 * sw) as usize).max(2))
     };
     let mut fill = vec![0u8; wu * hu]; // 1 skin, 2 background
     let mut bare = vec![0.0f32; wu * hu];
     for i in 0..wu * hu {
         let z = zones[i];
         let old = l.person[i] * (1.0 - skin_p[i]) * (1.0 - alpha[i]);
-        if face[i] || z.hand || (z.torso && !z.bare_arm) {
+        // The neck continues up under the jaw beside the chin (outside the face, where
+        // the photo shows no skin already).
+        let under_jaw =
+            z.neck.is_some_and(|(s, t)| t < 0.0 && s.abs() < 1.0) && !oval[i] && skin_p[i] < 0.5;
+        if (face[i] && !under_jaw) || z.hand || (z.torso && !z.bare_arm) {
             continue;
         }
         // The neck between the chin and the new collar is skin whatever showed there (an old
-        // collar is often as light as pale skin): one even fill, feathered at its sides.
+        // collar is often as light as pale skin), feathered along the neck's outline.
         if z.neck.is_some() && z.arm.is_none() && alpha[i] < 0.5 && l.person[i] > 0.3 {
             fill[i] = 1;
             bare[i] = 1.0;
@@ -276,7 +396,7 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
         if old < 0.3 {
             continue;
         }
-        if z.arm.is_some() || z.neck.is_some() {
+        if z.arm.is_some() {
             fill[i] = 1;
         } else if !z.below_hem && near_garment[i] > 0.001 {
             fill[i] = 2;
@@ -285,7 +405,13 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
         }
         bare[i] = old;
     }
-    let background = if fill.contains(&2) {
+    // Skin edges blend into the background where the old garment reached beyond the body.
+    let behind_skin = |i: usize| {
+        let z = zones[i];
+        let edge = z.neck.map_or(z.arm.map_or(0.0, |a| a), |n| n.0.abs());
+        fill[i] == 1 && !z.torso && edge > 0.5 && l.person[i] * (1.0 - skin_p[i]) > 0.3
+    };
+    let background = if fill.contains(&2) || (0..wu * hu).any(behind_skin) {
         Some(push_pull(l.photo, l.person))
     } else {
         None
@@ -297,14 +423,38 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
         match fill[i] {
             1 => {
                 let z = zones[i];
-                // A rounded falloff across the limb; the neck darkens under the chin.
-                let across = z.arm.or(z.neck.map(|n| n.0)).unwrap_or(0.0);
-                let under_chin = z.neck.map_or(1.0, |n| 0.72 + 0.25 * n.1);
-                let shade = ratio[i].clamp(0.85, 1.1) * (1.0 - 0.3 * across * across) * under_chin;
-                // Feathered towards the capsule's edge.
-                let k = smoothstep(0.0, 0.6, bare[i]) * (1.0 - smoothstep(0.6, 1.0, across));
+                let (x, y) = ((i % wu) as u32, (i / wu) as u32);
+                let p = Vec2::new(x as f32, y as f32) + offset;
+                if let (true, Some(bg)) = (behind_skin(i), &background) {
+                    c = bg[i];
+                }
+                let grain = 1.0 + 0.012 * skin::grain(x + offset.x as u32, y + offset.y as u32);
+                let (base, shade, k) = if let (Some((s, t)), None) = (z.neck, z.arm) {
+                    // The neck: the face's light continued, a soft cylinder under the chin
+                    // fading into the chest, the jaw's shadow, a soft outline.
+                    let round = s * 0.85 * (1.0 - smoothstep(0.4, 1.0, t));
+                    let cyl = skin::cylinder(round, light_dir) / skin::cylinder(0.0, light_dir);
+                    let jaw = 0.7 + 0.3 * smoothstep(0.0, 0.4, t);
+                    let lit = face_light.map_or(1.0, |fl| fl.at(p, f.across));
+                    let hw = skin::neck_half_width(t, sw, neck_hw);
+                    let fe = (0.05 * sw / hw).max(0.08);
+                    let k = (1.0 - smoothstep(1.0 - fe, 1.0 + fe, s.abs()))
+                        * smoothstep(-0.45, -0.3, t)
+                        // The person's own neck, where it shows, stays.
+                        * (1.0 - 0.85 * skin_p[i] * (1.0 - smoothstep(0.2, 0.5, t)));
+                    (neck_skin, ratio[i].clamp(0.9, 1.08) * cyl * jaw * lit, k)
+                } else {
+                    // An arm: a cylinder lit from the face's side, its edge soft along the
+                    // capsule and the person's outline.
+                    let cyl = skin::cylinder(z.arm_s, light_dir) / skin::cylinder(0.0, light_dir);
+                    let across = z.arm.unwrap_or(0.0);
+                    let k = smoothstep(0.0, 0.6, bare[i])
+                        * (1.0 - smoothstep(0.7, 1.0, across))
+                        * smoothstep(0.15, 0.6, l.person[i]);
+                    (skin, ratio[i].clamp(0.88, 1.1) * cyl, k)
+                };
                 for ch in 0..3 {
-                    c[ch] = c[ch] * (1.0 - k) + skin[ch] * shade * k;
+                    c[ch] = c[ch] * (1.0 - k) + base[ch] * shade * grain * k;
                 }
                 stats.skin_filled += 1;
             }
@@ -422,105 +572,4 @@ pub(crate) fn shading(
         })
         .collect();
     ratio
-}
-
-/// The background continued under the person: a push–pull fill of the pixels outside the
-/// person mask (a pyramid of weighted means, pulled back down into the holes).
-pub(crate) fn push_pull(photo: &RgbaImage, person: &[f32]) -> Vec<[f32; 3]> {
-    let (w, h) = (photo.width() as usize, photo.height() as usize);
-    let raw = photo.as_raw();
-    let mut levels: Vec<(usize, usize, Vec<[f32; 4]>)> = Vec::new();
-    let base: Vec<[f32; 4]> = (0..w * h)
-        .map(|i| {
-            let k = if person[i] < 0.2 { 1.0 } else { 0.0 };
-            [
-                f32::from(raw[4 * i]) * k,
-                f32::from(raw[4 * i + 1]) * k,
-                f32::from(raw[4 * i + 2]) * k,
-                k,
-            ]
-        })
-        .collect();
-    levels.push((w, h, base));
-    while levels.last().is_some_and(|l| l.0 > 1 || l.1 > 1) {
-        let next = match levels.last() {
-            Some((pw, ph, prev)) => {
-                let (pw, ph) = (*pw, *ph);
-                let (nw, nh) = (pw.div_ceil(2), ph.div_ceil(2));
-                let mut next = vec![[0.0f32; 4]; nw * nh];
-                for y in 0..ph {
-                    for x in 0..pw {
-                        let s = prev[y * pw + x];
-                        let d = &mut next[(y / 2) * nw + x / 2];
-                        for c in 0..4 {
-                            d[c] += s[c];
-                        }
-                    }
-                }
-                (nw, nh, next)
-            }
-            None => break,
-        };
-        levels.push(next);
-    }
-    // Pull: fill each level's empty pixels from the coarser level, top down.
-    for k in (0..levels.len() - 1).rev() {
-        let (cw, ch, coarse) = {
-            let l = &levels[k + 1];
-            (l.0, l.1, l.2.clone())
-        };
-        // The coarse level, normalised, sampled bilinearly (no blocks).
-        let norm: Vec<[f32; 4]> = coarse
-            .iter()
-            .map(|c| {
-                if c[3] > 0.0 {
-                    [c[0] / c[3], c[1] / c[3], c[2] / c[3], 1.0]
-                } else {
-                    [0.0; 4]
-                }
-            })
-            .collect();
-        let sample = |x: usize, y: usize| {
-            let fx = ((x as f32 + 0.5) / 2.0 - 0.5).clamp(0.0, (cw - 1) as f32);
-            let fy = ((y as f32 + 0.5) / 2.0 - 0.5).clamp(0.0, (ch - 1) as f32);
-            let (x0, y0) = (fx.floor() as usize, fy.floor() as usize);
-            let (x1, y1) = ((x0 + 1).min(cw - 1), (y0 + 1).min(ch - 1));
-            let (tx, ty) = (fx - x0 as f32, fy - y0 as f32);
-            let mut out = [0.0f32; 4];
-            for (xx, yy, wgt) in [
-                (x0, y0, (1.0 - tx) * (1.0 - ty)),
-                (x1, y0, tx * (1.0 - ty)),
-                (x0, y1, (1.0 - tx) * ty),
-                (x1, y1, tx * ty),
-            ] {
-                let v = norm[yy * cw + xx];
-                for c in 0..4 {
-                    out[c] += v[c] * wgt * v[3];
-                }
-            }
-            out
-        };
-        let (fw, fh, fine) = &mut levels[k];
-        for y in 0..*fh {
-            for x in 0..*fw {
-                let p = &mut fine[y * *fw + x];
-                let c = sample(x, y);
-                if c[3] > 0.0 {
-                    let t = (1.0 - p[3]).max(0.0);
-                    for ch in 0..3 {
-                        p[ch] += c[ch] / c[3] * t;
-                    }
-                    p[3] += t;
-                }
-            }
-        }
-    }
-    levels[0]
-        .2
-        .iter()
-        .map(|p| {
-            let a = p[3].max(1e-6);
-            [p[0] / a, p[1] / a, p[2] / a]
-        })
-        .collect()
 }

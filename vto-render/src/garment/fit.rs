@@ -120,36 +120,60 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
         let to_wrist = start.distance(arm.chain[1]) + arm.chain[1].distance(arm.chain[2]);
         let len_b = (len_g * sim.s).min(to_wrist);
         let stations: &[f32] = if g.long_sleeves {
-            &[0.2, 0.4, 0.6, 0.8, 1.0]
+            &[0.25, 0.5, 0.75, 1.0]
         } else {
-            &[0.45, 0.75, 1.0]
+            &[0.33, 0.66, 1.0]
         };
         let seam_b = sim.apply(g.shoulder[s]);
         let armpit_b = sim.apply(g.armpit[s]);
         let mut pg = vec![g.shoulder[s], g.armpit[s]];
         let mut pb = vec![seam_b, armpit_b];
-        let cuff_out_g = sl.cuff + ng * sl.cuff_half_width;
-        let cuff_in_g = sl.cuff - ng * sl.cuff_half_width;
+        let seam_off = (seam_b - start).dot(perp(dir0) * out_sign).max(0.13 * sw);
         for &t in stations {
-            let hw_g = sl.root_half_width + (sl.cuff_half_width - sl.root_half_width) * t;
             let (c_b, dir) = arm.along(start, len_b * t);
             let nb = perp(dir) * out_sign;
-            let hw_b = hw_g.min(sl.cuff_half_width * 1.4) * sim.s;
-            pg.push(g.shoulder[s] + (cuff_out_g - g.shoulder[s]) * t);
-            pb.push(c_b + nb * hw_b);
-            // The inner edge where it lies below the armpit (above it, it is folded under
-            // the arm and out of sight). An arm hanging close to the body has its whole
-            // short sleeve above the armpit: its cuff's inner corner then slides down the arm to
-            // just below the armpit (a hanging sleeve's hem slants), else its inner half
-            // maps off the sleeve and the arm shows through a slit.
-            let mut inner = c_b - nb * hw_b;
-            let below = (inner - armpit_b).dot(f.down);
-            if t >= 1.0 && dir.dot(f.down) > 0.7 && below <= 0.05 * sw {
-                inner += dir * ((0.06 * sw - below) / dir.dot(f.down));
-            }
-            if (inner - armpit_b).dot(f.down) > 0.05 * sw {
-                pg.push(g.armpit[s] + (cuff_in_g - g.armpit[s]) * t);
-                pb.push(inner);
+            // The garment's cross-section at `t`: square to the sleeve's axis.
+            let mid_g = sl.root + (sl.cuff - sl.root) * t;
+            let hw_g = sl.root_half_width + (sl.cuff_half_width - sl.root_half_width) * t;
+            // Worn, the flat sleeve wraps round the arm: seen from the front it is about 2/π
+            // as wide as laid flat, never thinner than the arm under it; its half-width
+            // runs from the shoulder seam's distance off the arm down to the cuff's worn
+            // width, so the sleeve tapers like a worn one instead of bulging at the seam
+            // and pinching at the cuff.
+            let arm_r = if g.long_sleeves {
+                0.13 - 0.04 * t
+            } else {
+                0.13 - 0.02 * t
+            } * sw;
+            let r_cuff =
+                (sl.cuff_half_width * sim.s * std::f32::consts::FRAC_2_PI).max(arm_r * 1.1);
+            let r_b = (seam_off + (r_cuff - seam_off) * t).max(arm_r);
+            // Across it the print is foreshortened towards the sides and true at the
+            // centre: flat position u = hw · (m ξ + (1 − m) ξ³) for the body's ξ = x / r,
+            // with m = r / (s · hw), so a dot on the sleeve's centre line keeps its aspect.
+            let m = (r_b / (sim.s * hw_g.max(1.0))).clamp(0.3, 1.4);
+            let flat = |xi: f32| hw_g * (m * xi + (1.0 - m) * xi * xi * xi);
+            // An arm hanging close to the body has its whole short sleeve above the armpit:
+            // its cuff's inner corner then slides down the arm to just below the armpit (a
+            // hanging sleeve's hem slants, the cuff's points across it sliding in proportion),
+            // else its inner half maps off the sleeve and the arm shows through a slit.
+            let inner_corner = c_b - nb * r_b;
+            let below = (inner_corner - armpit_b).dot(f.down);
+            let slide = if t >= 1.0 && dir.dot(f.down) > 0.7 && below <= 0.05 * sw {
+                dir * ((0.06 * sw - below) / dir.dot(f.down))
+            } else {
+                Vec2::ZERO
+            };
+            // Across the sleeve: −1 inner edge, 0 centre, 1 outer edge.
+            for x in [0.0f32, 0.5, 1.0, -0.5, -1.0] {
+                let body = c_b + nb * r_b * x + slide * (1.0 - x) * 0.5;
+                // The inner half where it lies below the armpit (above it, it is folded
+                // under the arm and out of sight).
+                if x < 0.0 && (body - armpit_b).dot(f.down) <= 0.05 * sw {
+                    continue;
+                }
+                pg.push(mid_g + ng * flat(x));
+                pb.push(body);
             }
         }
         cuffs[s] = Some(arm.along(start, len_b).0);
@@ -195,4 +219,147 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
         scale: sim.s,
         cuffs,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::person::Arm;
+    use super::super::product::prepare;
+    use super::super::sample::SampleGarment;
+    use super::super::warp::{cpu_warp, PartWarp};
+    use super::*;
+
+    /// A front-facing body, shoulders 200 px apart, arms hanging a little outwards.
+    fn frame() -> BodyFrame {
+        let arm = |s: f32| Arm {
+            chain: [
+                Vec2::new(512.0 + 100.0 * s, 200.0),
+                Vec2::new(512.0 + 135.0 * s, 360.0),
+                Vec2::new(512.0 + 150.0 * s, 500.0),
+                Vec2::new(512.0 + 152.0 * s, 540.0),
+            ],
+            visibility: 0.9,
+        };
+        BodyFrame {
+            shoulder_width: 200.0,
+            shoulder: [Vec2::new(412.0, 200.0), Vec2::new(612.0, 200.0)],
+            seam: [Vec2::new(400.0, 190.0), Vec2::new(624.0, 190.0)],
+            across: Vec2::X,
+            down: Vec2::Y,
+            hips: Vec2::new(512.0, 600.0),
+            arms: [arm(-1.0), arm(1.0)],
+            face_oval: Vec::new(),
+            skin: None,
+        }
+    }
+
+    /// The aspect (longer over shorter axis) of each whole dark dot of `label`, with its
+    /// centre.
+    fn dots(out: &super::super::WarpOutput, label: u8) -> Vec<(Vec2, f32)> {
+        let (w, h) = (out.width as usize, out.height as usize);
+        let dark = |i: usize| {
+            let p = out.rgba[i];
+            let a = f32::from(p[3]).max(1.0);
+            let l = (0.299 * f32::from(p[0]) + 0.587 * f32::from(p[1]) + 0.114 * f32::from(p[2]))
+                / a
+                * 255.0;
+            out.top[i] == label && p[3] > 200 && l < 120.0
+        };
+        let mut seen = vec![false; w * h];
+        let mut found = Vec::new();
+        for start in 0..w * h {
+            if seen[start] || !dark(start) {
+                continue;
+            }
+            let (mut stack, mut pts, mut whole) = (vec![start], Vec::new(), true);
+            seen[start] = true;
+            while let Some(i) = stack.pop() {
+                pts.push(Vec2::new((i % w) as f32, (i / w) as f32));
+                for j in [i - 1, i + 1, i - w, i + w] {
+                    if out.top[j] != label || out.rgba[j][3] < 200 {
+                        whole = false;
+                    }
+                    if !seen[j] && dark(j) {
+                        seen[j] = true;
+                        stack.push(j);
+                    }
+                }
+            }
+            if !whole || pts.len() < 20 {
+                continue;
+            }
+            let n = pts.len() as f32;
+            let c = pts.iter().copied().sum::<Vec2>() / n;
+            let (mut xx, mut xy, mut yy) = (0.0, 0.0, 0.0);
+            for p in &pts {
+                let d = *p - c;
+                xx += d.x * d.x / n;
+                xy += d.x * d.y / n;
+                yy += d.y * d.y / n;
+            }
+            let tr = xx + yy;
+            let disc = ((xx - yy) * (xx - yy) / 4.0 + xy * xy).sqrt();
+            let (big, small) = (tr / 2.0 + disc, (tr / 2.0 - disc).max(1e-3));
+            found.push((c, (big / small).sqrt()));
+        }
+        found
+    }
+
+    /// A dotted tee worn: the dot on the sleeve's centre line nearest its middle stays
+    /// round (aspect within 1.35 for a dot about 10 px across — cross-sections not square
+    /// to the sleeve's axis gave 6–9; the torso's within 1.15), and the sleeve's width across the arm is the arm's plus
+    /// ease — neither puffed (over 0.55 of the shoulder span) nor a sliver (under 0.2).
+    #[test]
+    fn a_sleeve_follows_the_arm_and_keeps_its_dots_round() {
+        let g = prepare(&SampleGarment::DottedTee.render()).unwrap();
+        let f = frame();
+        let fit = fit_upper(&g.landmarks, &f, 1.0).unwrap();
+        let warps: Vec<PartWarp> = fit
+            .parts
+            .iter()
+            .map(|p| PartWarp::solve(p, 1024.0).unwrap())
+            .collect();
+        let out = cpu_warp(&g, &warps, (1024, 900));
+        let torso = dots(&out, label::TORSO);
+        assert!(torso.len() > 20, "{} whole dots on the torso", torso.len());
+        let worst = torso.iter().map(|d| d.1).fold(0.0f32, f32::max);
+        assert!(worst < 1.15, "a torso dot has aspect {worst}");
+        for (s, label) in [(0, label::SLEEVE_LEFT), (1, label::SLEEVE_RIGHT)] {
+            let [sh, el, ..] = f.arms[s].chain;
+            let axis = |p: Vec2| {
+                let t = ((p - sh).dot(el - sh) / (el - sh).length_squared()).clamp(0.0, 1.0);
+                p.distance(sh + (el - sh) * t)
+            };
+            let sleeve = dots(&out, label);
+            let (centre, _) = f.arms[s].along(sh, fit.sleeve_reach[s] * 0.6);
+            let central = sleeve
+                .iter()
+                .min_by(|a, b| {
+                    (axis(a.0) + a.0.distance(centre))
+                        .total_cmp(&(axis(b.0) + b.0.distance(centre)))
+                })
+                .unwrap_or_else(|| panic!("no whole dot on sleeve {s}"));
+            assert!(
+                central.1 < 1.35,
+                "sleeve {s}: the dot at {} on the arm's axis has aspect {}",
+                central.0,
+                central.1
+            );
+            // The sleeve's width across the arm halfway down it.
+            let reach = fit.sleeve_reach[s];
+            let (mid, dir) = f.arms[s].along(sh, reach * 0.6);
+            let n = perp(dir);
+            let width = (-150..=150)
+                .filter(|&k| {
+                    let p = mid + n * k as f32;
+                    let i = p.y as usize * 1024 + p.x as usize;
+                    out.top[i] == label && out.rgba[i][3] > 128
+                })
+                .count() as f32;
+            assert!(
+                (0.2 * f.shoulder_width..0.55 * f.shoulder_width).contains(&width),
+                "sleeve {s} is {width} px wide across the arm"
+            );
+        }
+    }
 }

@@ -24,6 +24,7 @@
 pub mod compose;
 pub mod compose_lower;
 pub mod figure;
+mod fill;
 pub mod fit;
 pub mod fit_lower;
 pub mod legs;
@@ -34,6 +35,7 @@ pub mod person;
 pub mod product;
 pub mod sample;
 pub mod sample_lower;
+pub mod skin;
 pub mod warp;
 
 use glam::Vec2;

@@ -30,17 +30,21 @@ pub enum SampleGarment {
     LongShirt,
     /// An olive jacket with long sleeves, lapels and an open front.
     Jacket,
+    /// A cream t-shirt with navy polka dots (round dots show whether a warp keeps a print's
+    /// aspect).
+    DottedTee,
 }
 
 impl SampleGarment {
     /// Every sample.
-    pub const ALL: [SampleGarment; 6] = [
+    pub const ALL: [SampleGarment; 7] = [
         SampleGarment::PlainTee,
         SampleGarment::StripedTee,
         SampleGarment::LogoTee,
         SampleGarment::AlphaTee,
         SampleGarment::LongShirt,
         SampleGarment::Jacket,
+        SampleGarment::DottedTee,
     ];
 
     /// A short file-friendly name.
@@ -52,6 +56,7 @@ impl SampleGarment {
             SampleGarment::AlphaTee => "alpha-tee",
             SampleGarment::LongShirt => "long-shirt",
             SampleGarment::Jacket => "jacket",
+            SampleGarment::DottedTee => "dotted-tee",
         }
     }
 
@@ -78,6 +83,7 @@ impl SampleGarment {
             SampleGarment::AlphaTee => [214, 160, 40],
             SampleGarment::LongShirt => [150, 186, 222],
             SampleGarment::Jacket => [92, 98, 58],
+            SampleGarment::DottedTee => [232, 222, 200],
         }
     }
 
@@ -193,6 +199,18 @@ fn fabric(g: SampleGarment, p: Vec2, part: u8) -> [f32; 3] {
     match g {
         SampleGarment::StripedTee if (p.y / 22.0).floor() as i32 % 2 == 0 => {
             c = [238.0, 236.0, 228.0];
+        }
+        SampleGarment::DottedTee => {
+            // Dots of radius 9 on a staggered 48-pixel grid.
+            let row = (p.y / 48.0).floor();
+            let shift = if row as i32 % 2 == 0 { 0.0 } else { 24.0 };
+            let centre = Vec2::new(
+                ((p.x - shift) / 48.0).floor() * 48.0 + 24.0 + shift,
+                row * 48.0 + 24.0,
+            );
+            if p.distance(centre) < 9.0 {
+                c = [26.0, 38.0, 92.0];
+            }
         }
         SampleGarment::LogoTee if part == 1 => {
             // A printed roundel with "VTO" in it on the chest.
@@ -502,7 +520,13 @@ mod tests {
                 lm.neck[1].x - lm.neck[0].x < lm.shoulder_width() * 0.6,
                 "{lm:?}"
             );
-            if g != SampleGarment::StripedTee && g != SampleGarment::LogoTee {
+            // A patterned fabric's mean colour is not its base colour.
+            let patterned = [
+                SampleGarment::StripedTee,
+                SampleGarment::LogoTee,
+                SampleGarment::DottedTee,
+            ];
+            if !patterned.contains(&g) {
                 let want = g.base_colour();
                 let got = garment.torso_colour;
                 let d: i32 = (0..3)
