@@ -198,6 +198,28 @@ pub struct Prepared {
     pub worn: Worn,
 }
 
+/// Words in a material's name that make it a cut gem (shaded facet by facet, see
+/// [`crate::raster::SHADING_GEM`]); see `docs/products.md`.
+pub const GEM_WORDS: [&str; 12] = [
+    "gem", "diamond", "stone", "ruby", "sapphire", "emerald", "crystal", "zircon", "topaz",
+    "amethyst", "garnet", "jewel",
+];
+
+/// Whether a material named `name` is a cut gem ([`GEM_WORDS`], case-insensitive).
+pub fn is_gem(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    GEM_WORDS.iter().any(|w| name.contains(w))
+}
+
+/// Marks the scene's materials that are cut gems (by their names in `product`).
+pub fn mark_gems(scene: &mut Scene, product: &Product) {
+    for (raster, m) in scene.materials.iter_mut().zip(&product.materials) {
+        if is_gem(&m.name) && m.alpha_mode != crate::product::AlphaMode::Blend {
+            raster.flags[2] = crate::raster::SHADING_GEM;
+        }
+    }
+}
+
 /// Places `product` on the person and builds the scene.
 pub fn prepare(
     photo: &RgbaImage,
@@ -264,7 +286,9 @@ pub fn prepare(
     let scene = if builder.product.triangles.is_empty() {
         None
     } else {
-        Some(builder.build()?)
+        let mut scene = builder.build()?;
+        mark_gems(&mut scene, product);
+        Some(scene)
     };
     Ok(Prepared {
         scene,
