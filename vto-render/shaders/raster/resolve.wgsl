@@ -107,9 +107,11 @@ fn shade_gem(t: u32, s: Surface, m: Material, v: vec3<f32>, n: vec3<f32>) -> vec
     let fire = mix(vec3<f32>(dot(split, vec3<f32>(0.2126, 0.7152, 0.0722))), split, 0.45);
     let body = m.base.rgb * sample_texture(m, s.uv).rgb;
     let outline = smoothstep(0.2, 0.65, ndv);
-    let f = 0.05 + 0.95 * pow(1.0 - ndv, 5.0);
-    let surface_refl = f * environment(reflect(-v, n)) * 0.6;
-    let glint = params.key_color.rgb * blinn(n, v, 0.04) * 0.25;
+    // A polished facet mirrors the lamps (brighter than the photo's light suggests) even
+    // on a dark ruby: the glint that makes a 6 px stud read as a stone.
+    let f = 0.07 + 0.93 * pow(1.0 - ndv, 5.0);
+    let surface_refl = f * environment(reflect(-v, n)) * 1.5;
+    let glint = params.key_color.rgb * blinn(n, v, 0.06) * 0.4;
     return fire * body * 1.5 * outline + surface_refl * outline + glint;
 }
 

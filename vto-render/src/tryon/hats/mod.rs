@@ -24,8 +24,7 @@
 //! is auto-fitted (its opening at the bottom of its bounding box), and the metadata says so.
 //!
 //! # Occlusion and shadow
-//! The skull (under the hair) and the face's head occluder (pushed
-//! [`FACE_OCCLUDER_INSET_CM`] back, so the forehead cannot crack the hem) hide the back of the
+//! The skull (under the hair) and the face's head occluder hide the back of the
 //! crown and the brim behind the head; the hat's contact shadow, wider than the eyewear's,
 //! darkens the forehead and the hair under the brim.
 
@@ -49,9 +48,6 @@ use fit::{
 
 /// The share of the hair's measured thickness a hat rests on (see [`hair_thickness`]).
 pub const HAIR_SHARE: f32 = 0.6;
-
-/// How far (cm) the face's head occluder is pushed back from the camera under a hat.
-pub const FACE_OCCLUDER_INSET_CM: f32 = 1.0;
 
 /// The hat's contact shadow spreads this many times farther than the eyewear's.
 pub const SHADOW_SPREAD: f32 = 2.5;
@@ -267,14 +263,7 @@ pub fn prepare(
     builder
         .occluders
         .push(occluder::ellipsoid(&cam, under.centre, under.radii));
-    // The face mesh's forehead lies right at the opening's front: pushed back along the
-    // camera rays so it cannot poke through the crown's hem (a skin-coloured crack between
-    // the crown and the visor); the back of the head still hides the back of the hat.
-    let mut face_occluder = occluder::head(face, &cam);
-    for p in &mut face_occluder.positions {
-        *p *= 1.0 + FACE_OCCLUDER_INSET_CM / p.length().max(1e-3);
-    }
-    builder.occluders.push(face_occluder);
+    builder.occluders.push(occluder::head(face, &cam));
 
     let half = Vec3::new(band.breadth / 2.0, 0.0, 0.0);
     let ends = [
