@@ -383,3 +383,55 @@ fn studs_are_real_size_and_readable() {
         "the stud's luminance spans {lo:.0}–{hi:.0}: no glint"
     );
 }
+
+#[test]
+fn a_necklace_goes_under_the_collar() {
+    let photo = portrait("grace_hopper.jpg");
+    let p = renderer().see(&photo, Jewelry.needs()).unwrap();
+    let face = &p.face.as_ref().expect("a face").face;
+    let product = SampleJewel::NecklacePendant.product();
+    let prepared = jewelry::prepare(
+        &p.photo,
+        face,
+        p.body.as_ref(),
+        &product,
+        &Options::default(),
+    )
+    .unwrap();
+    assert!(prepared.collar_px > 500, "collar {} px", prepared.collar_px);
+    let s = prepared.scene.as_ref().expect("a necklace");
+    let (out, _) = renderer().rasterizer().render(&p.photo, s).unwrap();
+    dump(&out, "necklace_gh");
+    // Chain samples on the white shirt collar (bright, grey) under the chin.
+    let (ids, _) = cpu_ids(s);
+    let [x0, y0, w, _] = s.roi;
+    let ww = (w * s.ss) as usize;
+    let plane = ids.len() / 2;
+    // The collar's zone: from the chin down half a face height (the shirt's front further
+    // down, under the tie, is not the collar).
+    let chin_y = face.landmarks[152][1];
+    let below = chin_y + 0.5 * (chin_y - face.landmarks[10][1]);
+    let (mut on_collar, mut drawn) = (0, 0);
+    let mut overlay = p.photo.clone();
+    for k in 0..plane {
+        if ids[k] == u32::MAX {
+            continue;
+        }
+        drawn += 1;
+        let (x, y) = (x0 + (k % ww) as u32 / s.ss, y0 + (k / ww) as u32 / s.ss);
+        let px = p.photo.get_pixel(x, y);
+        let (mx, mn) = (px[0].max(px[1]).max(px[2]), px[0].min(px[1]).min(px[2]));
+        if luminance(px) > 185.0 && mx - mn < 40 && (y as f32) > chin_y && (y as f32) < below {
+            on_collar += 1;
+            overlay.put_pixel(x, y, Rgba([255, 0, 0, 255]));
+        }
+    }
+    dump(&overlay, "necklace_gh_on_collar");
+    assert!(drawn > 500, "{drawn} chain samples drawn");
+    // Drawn over the collar, 74 samples lie on it; hidden under it, the chain's anti-aliased
+    // edges leave about 15.
+    assert!(
+        on_collar <= 30,
+        "{on_collar} of {drawn} chain samples lie on the white collar"
+    );
+}

@@ -15,6 +15,7 @@
 //! Blinn–Phong with an environment reflection makes metal look like metal; cut facets
 //! (flat normals) make gems glint.
 
+pub mod collar;
 pub mod earrings;
 pub mod hand;
 pub mod kind;
@@ -196,6 +197,9 @@ pub struct Prepared {
     pub fit: JewelPlacement,
     /// Where it landed.
     pub worn: Worn,
+    /// Pixels of the garment round the neck hiding a necklace's chain ([`collar`]; 0 for
+    /// earrings, or when the photo cannot tell skin from cloth).
+    pub collar_px: usize,
 }
 
 /// Words in a material's name that make it a cut gem (shaded facet by facet, see
@@ -249,6 +253,7 @@ pub fn prepare(
         .supersampling(options.supersampling.max(3))
         .contact_shadow(options.shadow_strength * 0.6, cam.scale());
     builder.occluders.push(occluder::head(face, &cam));
+    let mut collar_px = 0;
     let worn = if kind.0.is_earring() {
         let hanging = kind.0 != JewelryKind::Stud;
         Worn::Ears(earrings::place(
@@ -277,6 +282,31 @@ pub fn prepare(
             &mut builder.product,
             &mut builder.occluders,
         );
+        // The collar (or the neckline) in front of the chain at the sides.
+        let nearest = builder
+            .product
+            .positions
+            .iter()
+            .map(|p| p.z)
+            .fold(f32::MAX, f32::min);
+        let band = builder.footprint().and_then(|(lo, hi)| {
+            collar::band(
+                photo,
+                face,
+                body.and_then(|b| b.mask.as_ref()),
+                cam.scale(),
+                lo,
+                hi,
+            )
+        });
+        if let Some((rect, band)) = band {
+            let depth = (nearest - 1.0).max(crate::scene::NEAR_CM + 0.1);
+            let (mesh, covered) = collar::occluder(&cam, rect, &band, depth);
+            if covered > 0 {
+                builder.occluders.push(mesh);
+                collar_px = covered;
+            }
+        }
         Worn::Neck {
             neck,
             pendant_px: cam.project(pendant).to_array(),
@@ -295,6 +325,7 @@ pub fn prepare(
         kind,
         fit: fitted,
         worn,
+        collar_px,
     })
 }
 
@@ -316,6 +347,7 @@ pub fn metadata(prepared: &Prepared, stats: &RasterStats) -> serde_json::Value {
                 necklace::NeckSource::Face => "face",
             },
             "pendant_px": pendant_px,
+            "collar_px": prepared.collar_px,
         }),
     };
     json!({
