@@ -12,8 +12,9 @@
 //! ([`TryOn::needs_for`]), and they need no face.
 //!
 //! Metals and gems are the model's own PBR materials: the shared rasterizer's metallic
-//! Blinn–Phong with an environment reflection makes metal look like metal; cut facets
-//! (flat normals) make gems glint.
+//! Blinn–Phong with a high-contrast environment makes metal look like metal; materials
+//! named as gems ([`is_gem`]) are shaded as cut stones facet by facet
+//! ([`crate::raster::SHADING_GEM`]). A necklace's chain goes under the collar ([`collar`]).
 
 pub mod collar;
 pub mod earrings;
