@@ -413,8 +413,8 @@ fn a_necklace_goes_under_the_collar() {
     let below = chin_y + 0.5 * (chin_y - face.landmarks[10][1]);
     let (mut on_collar, mut drawn) = (0, 0);
     let mut overlay = p.photo.clone();
-    for k in 0..plane {
-        if ids[k] == u32::MAX {
+    for (k, &id) in ids[..plane].iter().enumerate() {
+        if id == u32::MAX {
             continue;
         }
         drawn += 1;

@@ -109,9 +109,18 @@ impl SkinModel {
     }
 }
 
+/// The collar band over an image rectangle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Band {
+    /// The rectangle: x0, y0, width, height (pixels).
+    pub rect: (u32, u32, u32, u32),
+    /// Whether each pixel of the rectangle (row-major) is in the band.
+    pub mask: Vec<bool>,
+}
+
 /// The collar band (see the module docs) over the image rectangle `lo`–`hi` (the
-/// necklace's footprint), as a per-pixel mask of that rectangle (row-major, `(x0, y0, w,
-/// h)`), or `None` when the photo cannot tell skin from cloth.
+/// necklace's footprint, widened by the reach), or `None` when the photo cannot tell skin
+/// from cloth.
 pub fn band(
     photo: &RgbaImage,
     face: &Face,
@@ -119,7 +128,7 @@ pub fn band(
     px_per_cm: f32,
     lo: Vec2,
     hi: Vec2,
-) -> Option<((u32, u32, u32, u32), Vec<bool>)> {
+) -> Option<Band> {
     let skin = SkinModel::from_face(photo, face)?;
     let lm = &face.landmarks;
     let (top, chin) = (lm.get(10)?, lm.get(152)?);
@@ -222,18 +231,17 @@ pub fn band(
             }
         }
     }
-    Some(((x0, y0, w, h), band))
+    Some(Band {
+        rect: (x0, y0, w, h),
+        mask: band,
+    })
 }
 
 /// The band as a depth-only occluder at camera depth `depth` (cm): one quad per run of
 /// band pixels on a row. Returns the mesh and how many pixels it covers.
-pub fn occluder(
-    cam: &HeadCamera,
-    rect: (u32, u32, u32, u32),
-    band: &[bool],
-    depth: f32,
-) -> (CameraMesh, usize) {
-    let (x0, y0, w, h) = rect;
+pub fn occluder(cam: &HeadCamera, band: &Band, depth: f32) -> (CameraMesh, usize) {
+    let (x0, y0, w, h) = band.rect;
+    let band = &band.mask;
     let mut mesh = CameraMesh::default();
     let mut covered = 0;
     for y in 0..h {

@@ -300,9 +300,9 @@ pub fn prepare(
                 hi,
             )
         });
-        if let Some((rect, band)) = band {
+        if let Some(band) = band {
             let depth = (nearest - 1.0).max(crate::scene::NEAR_CM + 0.1);
-            let (mesh, covered) = collar::occluder(&cam, rect, &band, depth);
+            let (mesh, covered) = collar::occluder(&cam, &band, depth);
             if covered > 0 {
                 builder.occluders.push(mesh);
                 collar_px = covered;
