@@ -1,10 +1,11 @@
 //! How the hats and jewels look, not where they sit: polished metal shows dark and bright
 //! reflections (not a porcelain haze) and gold is coloured; a cut gem breaks into bright and
 //! dark facets with a dark outline; a knit seen small does not alias into moiré; the cap's
-//! crown and visor meet without a crack; a stud earring is big enough to read.
+//! crown and visor meet without a crack; a stud earring is big enough to read; a necklace
+//! goes under a shirt's collar.
 //!
 //! The material tests render the sample products on a plain grey photo through the real
-//! rasterizer (no models needed); the cap and stud tests use the portraits (`VTO_MODELS_DIR`,
+//! rasterizer (no models needed); the cap, stud and necklace tests use the portraits (`VTO_MODELS_DIR`,
 //! default `<workspace>/models`; `scripts/fetch-models.sh --test-photos`).
 
 use std::path::PathBuf;
@@ -428,6 +429,18 @@ fn a_necklace_goes_under_the_collar() {
     }
     dump(&overlay, "necklace_gh_on_collar");
     assert!(drawn > 500, "{drawn} chain samples drawn");
+    // A grey-scale photo cannot tell skin from cloth: nothing is hidden.
+    let grey_photo = portrait("camera.png");
+    let q = renderer().see(&grey_photo, Jewelry.needs()).unwrap();
+    let grey_necklace = jewelry::prepare(
+        &q.photo,
+        &q.face.as_ref().expect("a face").face,
+        q.body.as_ref(),
+        &product,
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(grey_necklace.collar_px, 0, "camera.png is grey-scale");
     // Drawn over the collar, 74 samples lie on it; hidden under it, the chain's anti-aliased
     // edges leave about 15.
     assert!(
