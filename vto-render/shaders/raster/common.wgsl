@@ -22,7 +22,8 @@ struct Material {
     pbr: vec4<f32>,
     // texel offset, width, height, has texture (0/1).
     tex: vec4<u32>,
-    // alpha mode (0 opaque, 1 mask, 2 blend), double sided, unused, unused.
+    // alpha mode (0 opaque, 1 mask, 2 blend), double sided, shading (0 standard, 1 cut gem),
+    // unused.
     flags: vec4<u32>,
 }
 

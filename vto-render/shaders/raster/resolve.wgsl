@@ -44,13 +44,75 @@ fn surface(t: u32, p: vec2<f32>) -> Surface {
     return res;
 }
 
-// A soft environment: the ambient colour below the horizon, brighter towards the sky and the
-// key light above it (camera y points down).
+// A studio-like environment of the photo's own light, with the contrast polished metal needs
+// to read as metal (a mirror of a uniform haze looks like porcelain): a dark floor below the
+// horizon, dim walls round it, a bright ceiling, a strip light overhead and two tall
+// softboxes either side of the camera, and the key light's hot spot. Colours come from the
+// photo's ambient and key light (camera y points down, a surface facing the camera reflects
+// towards −z).
 fn environment(r: vec3<f32>) -> vec3<f32> {
-    let up = clamp(-r.y * 0.5 + 0.5, 0.0, 1.0);
-    let key = pow(max(dot(r, params.key_dir.xyz), 0.0), 8.0);
-    return mix(params.ambient.rgb * 0.8, params.ambient.rgb * 2.0 + params.key_color.rgb * 0.3, up)
-        + params.key_color.rgb * key;
+    let amb = params.ambient.rgb;
+    let key = params.key_color.rgb;
+    let up = -r.y;
+    let floor_c = amb * 0.06;
+    let wall = amb * 0.38 + key * 0.04;
+    let ceiling = amb * 1.25 + key * 0.3;
+    var c = mix(floor_c, wall, smoothstep(-0.12, 0.02, up));
+    c = mix(c, ceiling, smoothstep(0.42, 0.6, up));
+    // A strip light across the ceiling, and two softboxes 50° either side of the camera.
+    let strip = 1.0 - smoothstep(0.0, 0.07, abs(up - 0.3));
+    let az = atan2(r.x, -r.z);
+    let side = 1.0 - smoothstep(0.12, 0.2, abs(abs(az) - 0.9));
+    let tall = 1.0 - smoothstep(0.55, 0.7, abs(up - 0.15));
+    let lamp = amb * 1.6 + key * 1.3;
+    c = mix(c, lamp, max(strip * 0.85, side * tall));
+    let k = max(dot(r, params.key_dir.xyz), 0.0);
+    return c + key * (4.0 * pow(k, 64.0) + 0.35 * pow(k, 6.0));
+}
+
+// The environment's mean (what a fully rough surface reflects).
+fn environment_mean() -> vec3<f32> {
+    return params.ambient.rgb * 0.55 + params.key_color.rgb * 0.18;
+}
+
+// A pseudo-random unit-cube vector per integer (a facet's scatter).
+fn hash3(i: u32) -> vec3<f32> {
+    var x = i * 747796405u + 2891336453u;
+    var res = vec3<f32>(0.0);
+    for (var k = 0u; k < 3u; k = k + 1u) {
+        x = x * 747796405u + 2891336453u;
+        var w = ((x >> ((x >> 28u) + 4u)) ^ x) * 277803737u;
+        w = (w >> 22u) ^ w;
+        res[k] = f32(w & 0xffffu) / 65535.0 * 2.0 - 1.0;
+    }
+    return res;
+}
+
+// A cut gem (material flags.z = 1): each facet returns light that bounced inside the stone
+// from a direction its tilt and the cut scatter, so the environment breaks into bright and
+// dark facets, with the three colours looked up a little apart (fire); the girdle and the
+// facets seen edge-on are dark (the stone's outline); the table adds a faint surface
+// reflection and the key light's glint.
+fn shade_gem(t: u32, s: Surface, m: Material, v: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
+    let ndv = max(dot(n, v), 0.0);
+    let h = hash3(t >> 1u);
+    let inner = normalize(reflect(-v, n) * 0.6 + h);
+    let d = normalize(cross(inner, n + vec3<f32>(1e-3, 0.0, 0.0))) * 0.08;
+    let split = vec3<f32>(
+        environment(normalize(inner + d)).r,
+        environment(inner).g,
+        environment(normalize(inner - d)).b,
+    );
+    // Fire is a flash of colour on a mostly white, grey and black stone.
+    let fire = mix(vec3<f32>(dot(split, vec3<f32>(0.2126, 0.7152, 0.0722))), split, 0.45);
+    let body = m.base.rgb * sample_texture(m, s.uv).rgb;
+    let outline = smoothstep(0.2, 0.65, ndv);
+    // A polished facet mirrors the lamps (brighter than the photo's light suggests) even
+    // on a dark ruby: the glint that makes a 6 px stud read as a stone.
+    let f = 0.07 + 0.93 * pow(1.0 - ndv, 5.0);
+    let surface_refl = f * environment(reflect(-v, n)) * 1.5;
+    let glint = params.key_color.rgb * blinn(n, v, 0.06) * 0.4;
+    return fire * body * 1.5 * outline + surface_refl * outline + glint;
 }
 
 fn blinn(n: vec3<f32>, v: vec3<f32>, roughness: f32) -> f32 {
@@ -64,14 +126,24 @@ fn blinn(n: vec3<f32>, v: vec3<f32>, roughness: f32) -> f32 {
 fn shade_opaque(t: u32, p: vec2<f32>) -> vec3<f32> {
     let s = surface(t, p);
     let m = materials[tris[t].w];
-    let base = m.base.rgb * sample_texture(m, s.uv).rgb;
-    let metallic = m.pbr.x;
-    let rough = m.pbr.y;
     let v = normalize(-s.view);
     var n = s.normal;
     if (dot(n, v) < 0.0) {
         n = -n;
     }
+    if (m.flags.z == 1u) {
+        return shade_gem(t, s, m, v, n);
+    }
+    var tex = vec4<f32>(1.0);
+    if (m.tex.w != 0u) {
+        // The texture's footprint: the change of uv to the next supersample.
+        let dx = surface(t, p + vec2<f32>(1.0, 0.0)).uv - s.uv;
+        let dy = surface(t, p + vec2<f32>(0.0, 1.0)).uv - s.uv;
+        tex = sample_texture_filtered(m, s.uv, dx, dy);
+    }
+    let base = m.base.rgb * tex.rgb;
+    let metallic = m.pbr.x;
+    let rough = m.pbr.y;
     let l = params.key_dir.xyz;
     let ndl = max(dot(n, l), 0.0);
     let diffuse = base * (params.ambient.rgb + params.key_color.rgb * ndl) * (1.0 - metallic);
@@ -82,10 +154,10 @@ fn shade_opaque(t: u32, p: vec2<f32>) -> vec3<f32> {
     let f90 = max(vec3<f32>(1.0 - rough), f0);
     let fres = f0 + (f90 - f0) * pow(1.0 - ndv, 5.0);
     let spec = fres * params.key_color.rgb * blinn(n, v, rough);
-    // Rough surfaces blur the environment rather than darken it: fade towards its mean.
+    // Rough surfaces blur the environment rather than darken it: fade towards its mean
+    // (polished metal, roughness ≲ 0.2, keeps most of the environment's contrast).
     let env_sharp = environment(reflect(-v, n));
-    let env_mean = params.ambient.rgb * 1.4 + params.key_color.rgb * 0.15;
-    let env = fres * mix(env_sharp, env_mean, rough);
+    let env = fres * mix(env_sharp, environment_mean(), smoothstep(0.05, 0.6, rough));
     return diffuse + spec + env;
 }
 

@@ -19,3 +19,29 @@ fn sample_texture(m: Material, uv: vec2<f32>) -> vec4<f32> {
     }
     return acc;
 }
+
+// The same lookup averaged over a sample's footprint (`dx`, `dy`: the change of `uv` from one
+// supersample to the next along x and y): a texture seen minified (a knit's ribs far smaller
+// than a sample) is box-filtered over up to 5×5 bilinear taps instead of aliasing into moiré.
+fn sample_texture_filtered(m: Material, uv: vec2<f32>, dx: vec2<f32>, dy: vec2<f32>) -> vec4<f32> {
+    if (m.tex.w == 0u || m.tex.y == 0u || m.tex.z == 0u) {
+        return vec4<f32>(1.0);
+    }
+    let size = vec2<f32>(f32(m.tex.y), f32(m.tex.z));
+    let fx = dx * size;
+    let fy = dy * size;
+    let footprint = max(length(fx), length(fy));
+    if (!(footprint > 1.0)) {
+        return sample_texture(m, uv);
+    }
+    let n = u32(min(ceil(footprint), 5.0));
+    var acc = vec4<f32>(0.0);
+    for (var j = 0u; j < n; j = j + 1u) {
+        for (var i = 0u; i < n; i = i + 1u) {
+            let a = (f32(i) + 0.5) / f32(n) - 0.5;
+            let b = (f32(j) + 0.5) / f32(n) - 0.5;
+            acc = acc + sample_texture(m, uv + a * dx + b * dy);
+        }
+    }
+    return acc / f32(n * n);
+}

@@ -125,8 +125,10 @@ fn cap() -> (Vec<Primitive>, Vec<Material>, Vec<Texture>) {
     let (a0, a1) = (0.1 * PI, 0.9 * PI);
     let visor_point = |u: f32, v: f32, lower: f32| {
         let phi = a0 + (a1 - a0) * u;
-        // Tucked 4 % inside the crown and 3 mm up, so no gap shows at the seam.
-        let inner = rim(phi, 0.96) + Vec3::new(0.0, 0.003, 0.0);
+        // Sewn to the crown's hem: on its outline, overlapping it by 1 mm (tucked inside,
+        // the root would pass into the head, be hidden by it and leave a crack of skin
+        // between the crown and the visor).
+        let inner = rim(phi, 1.0) + Vec3::new(0.0, 0.001, 0.0);
         let reach = 0.078 * phi.sin().powf(1.5);
         let outer = Vec3::new(1.12 * inner.x, 0.0, inner.z + reach);
         let p = inner + (outer - inner) * v;

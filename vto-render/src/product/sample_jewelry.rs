@@ -87,16 +87,18 @@ impl SampleJewel {
         let mut gem = Builder::default();
         let (metal_color, gem_color) = match self {
             SampleJewel::StudRuby => {
-                // A bezel cup 8 mm across, the gem's table 2 mm in front of the lobe.
+                // A polished bezel 7.8 mm across round a 5 mm stone (a common stud), its
+                // rim wide enough to show as a gold ring round the red even at 6 px; the
+                // gem's table 2 mm in front of the lobe.
                 torus(
                     &mut metal,
-                    Vec3::new(0.0, 0.0, 0.0015),
-                    0.0036,
-                    0.0008,
+                    Vec3::new(0.0, 0.0, 0.0013),
+                    0.003,
+                    0.0009,
                     Axis::Z,
                 );
-                disc(&mut metal, Vec3::new(0.0, 0.0, 0.0006), 0.0036);
-                brilliant(&mut gem, Vec3::new(0.0, 0.0, 0.0016), 0.0033, 1.0);
+                disc(&mut metal, Vec3::new(0.0, 0.0, 0.0005), 0.0031);
+                brilliant(&mut gem, Vec3::new(0.0, 0.0, 0.0014), 0.0025, 1.0);
                 (gold, ruby)
             }
             SampleJewel::HoopGold => {

@@ -15,9 +15,11 @@
 //!    opaque depth: the nearest transparent surface per sample;
 //! 4. `coverage.wgsl` — per output pixel, product and occluder coverage of its samples;
 //! 5. `resolve.wgsl` — per sample: photo (under a blurred, offset contact shadow of the
-//!    product), shaded product (ambient + key light, metallic/rough Blinn–Phong, an
-//!    environment reflection), then the transparent layer (transmission with tint and
-//!    Fresnel, faint reflection); samples averaged (S×S supersampling). Untouched pixels are
+//!    product), shaded product (ambient + key light, metallic/rough Blinn–Phong, a
+//!    high-contrast studio environment in the photo's colours — dark floor, bright ceiling,
+//!    strip light and softboxes — so polished metal reads as metal; textures box-filtered
+//!    over each sample's footprint; cut gems facet by facet, see [`SHADING_GEM`]), then the
+//!    transparent layer (transmission with tint and Fresnel, faint reflection); samples averaged (S×S supersampling). Untouched pixels are
 //!    copied bit for bit.
 //!
 //! Only the ROI is read back; pixels outside it are never written. [`cpu_ids`] is the CPU
@@ -56,10 +58,15 @@ pub struct RasterMaterial {
     pub pbr: [f32; 4],
     /// Texel offset, width, height, has texture.
     pub tex: [u32; 4],
-    /// Alpha mode (0 opaque, 1 mask, 2 blend), double sided, unused, unused.
+    /// Alpha mode (0 opaque, 1 mask, 2 blend), double sided, shading model (0 standard,
+    /// [`SHADING_GEM`] a cut gem), unused.
     pub flags: [u32; 4],
 }
 const _: () = assert!(std::mem::size_of::<RasterMaterial>() == 64);
+
+/// `RasterMaterial::flags[2]` of a cut gem: each flat facet shows the environment from its
+/// own direction (bright and dark facets, colour fringes), its outline dark.
+pub const SHADING_GEM: u32 = 1;
 
 /// Mirrors WGSL `Params` (shaders/raster/common.wgsl).
 #[repr(C)]

@@ -391,7 +391,8 @@ pub fn prepare(
         )
     });
     builder.occluders = occluders;
-    let scene = builder.build()?;
+    let mut scene = builder.build()?;
+    super::mark_gems(&mut scene, product);
     Ok(HandPrepared {
         scene,
         kind,

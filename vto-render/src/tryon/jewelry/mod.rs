@@ -12,9 +12,11 @@
 //! ([`TryOn::needs_for`]), and they need no face.
 //!
 //! Metals and gems are the model's own PBR materials: the shared rasterizer's metallic
-//! Blinn–Phong with an environment reflection makes metal look like metal; cut facets
-//! (flat normals) make gems glint.
+//! Blinn–Phong with a high-contrast environment makes metal look like metal; materials
+//! named as gems ([`is_gem`]) are shaded as cut stones facet by facet
+//! ([`crate::raster::SHADING_GEM`]). A necklace's chain goes under the collar ([`collar`]).
 
+pub mod collar;
 pub mod earrings;
 pub mod hand;
 pub mod kind;
@@ -196,6 +198,31 @@ pub struct Prepared {
     pub fit: JewelPlacement,
     /// Where it landed.
     pub worn: Worn,
+    /// Pixels of the garment round the neck hiding a necklace's chain ([`collar`]; 0 for
+    /// earrings, or when the photo cannot tell skin from cloth).
+    pub collar_px: usize,
+}
+
+/// Words in a material's name that make it a cut gem (shaded facet by facet, see
+/// [`crate::raster::SHADING_GEM`]); see `docs/products.md`.
+pub const GEM_WORDS: [&str; 12] = [
+    "gem", "diamond", "stone", "ruby", "sapphire", "emerald", "crystal", "zircon", "topaz",
+    "amethyst", "garnet", "jewel",
+];
+
+/// Whether a material named `name` is a cut gem ([`GEM_WORDS`], case-insensitive).
+pub fn is_gem(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    GEM_WORDS.iter().any(|w| name.contains(w))
+}
+
+/// Marks the scene's materials that are cut gems (by their names in `product`).
+pub fn mark_gems(scene: &mut Scene, product: &Product) {
+    for (raster, m) in scene.materials.iter_mut().zip(&product.materials) {
+        if is_gem(&m.name) && m.alpha_mode != crate::product::AlphaMode::Blend {
+            raster.flags[2] = crate::raster::SHADING_GEM;
+        }
+    }
 }
 
 /// Places `product` on the person and builds the scene.
@@ -227,6 +254,7 @@ pub fn prepare(
         .supersampling(options.supersampling.max(3))
         .contact_shadow(options.shadow_strength * 0.6, cam.scale());
     builder.occluders.push(occluder::head(face, &cam));
+    let mut collar_px = 0;
     let worn = if kind.0.is_earring() {
         let hanging = kind.0 != JewelryKind::Stud;
         Worn::Ears(earrings::place(
@@ -255,6 +283,31 @@ pub fn prepare(
             &mut builder.product,
             &mut builder.occluders,
         );
+        // The collar (or the neckline) in front of the chain at the sides.
+        let nearest = builder
+            .product
+            .positions
+            .iter()
+            .map(|p| p.z)
+            .fold(f32::MAX, f32::min);
+        let band = builder.footprint().and_then(|(lo, hi)| {
+            collar::band(
+                photo,
+                face,
+                body.and_then(|b| b.mask.as_ref()),
+                cam.scale(),
+                lo,
+                hi,
+            )
+        });
+        if let Some(band) = band {
+            let depth = (nearest - 1.0).max(crate::scene::NEAR_CM + 0.1);
+            let (mesh, covered) = collar::occluder(&cam, &band, depth);
+            if covered > 0 {
+                builder.occluders.push(mesh);
+                collar_px = covered;
+            }
+        }
         Worn::Neck {
             neck,
             pendant_px: cam.project(pendant).to_array(),
@@ -264,13 +317,16 @@ pub fn prepare(
     let scene = if builder.product.triangles.is_empty() {
         None
     } else {
-        Some(builder.build()?)
+        let mut scene = builder.build()?;
+        mark_gems(&mut scene, product);
+        Some(scene)
     };
     Ok(Prepared {
         scene,
         kind,
         fit: fitted,
         worn,
+        collar_px,
     })
 }
 
@@ -292,6 +348,7 @@ pub fn metadata(prepared: &Prepared, stats: &RasterStats) -> serde_json::Value {
                 necklace::NeckSource::Face => "face",
             },
             "pendant_px": pendant_px,
+            "collar_px": prepared.collar_px,
         }),
     };
     json!({
