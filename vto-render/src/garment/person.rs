@@ -8,6 +8,14 @@
 use glam::Vec2;
 use image::RgbaImage;
 
+/// A body whose shoulders' depth difference (pose z) exceeds this many times their width
+/// across the photo is refused as turned sideways (see [`BodyFrame::new`]).
+const TURNED_DEPTH_RATIO: f32 = 3.0;
+
+/// Below [`TURNED_DEPTH_RATIO`], a deep shoulder turn is refused only with the head turned
+/// more than this from frontal (degrees of yaw).
+const HEAD_YAW_SIDEWAYS_DEG: f32 = 45.0;
+
 use super::{perp, GarmentError};
 use crate::tryon::Person;
 use crate::vision::pose::PoseKeypoint;
@@ -155,12 +163,23 @@ impl BodyFrame {
             }
         });
         // Turned sideways: the shoulders' depth difference (the pose model's z, in the same
-        // pixel scale) outweighs their distance across the photo (more than ~55° from frontal).
+        // pixel scale) against their distance across the photo. The model's z overstates a
+        // turn about threefold (on rendered subjects of known pose, a 35° turn gives a depth
+        // difference of 2.2× the width across, where the truth is tan 35° = 0.7), so it decides
+        // alone only beyond TURNED_DEPTH_RATIO (about 45° and more). Between that and 1.4×, the
+        // body is refused when the head is turned past HEAD_YAW_SIDEWAYS_DEG as well: a 3/4
+        // pose facing the camera is accepted, a body and face in profile are not.
         let dz = match (k.get(11), k.get(12)) {
             (Some(a), Some(b)) => (a.z - b.z).abs(),
             _ => 0.0,
         };
-        let turned = dz > 1.4 * sw;
+        let head_yaw = person
+            .face
+            .as_ref()
+            .and_then(|c| crate::vision::head_pose::estimate(&c.face.landmarks))
+            .map(|p| p.yaw_pitch_roll_deg[0].abs());
+        let turned = dz > TURNED_DEPTH_RATIO * sw
+            || (dz > 1.4 * sw && head_yaw.is_some_and(|y| y > HEAD_YAW_SIDEWAYS_DEG));
         let narrow = person
             .face
             .as_ref()
