@@ -25,6 +25,14 @@ use super::sample::box_blur;
 use super::skin::{self, FaceLight};
 use super::warp::WarpOutput;
 
+/// How far past a forearm's capsule (a multiple of its radius) old sleeve is still taken
+/// away (continued background): a loose old sleeve is wider than the arm.
+const ARM_RIM: f32 = 1.4;
+
+/// The part of a hand's capsule, from the wrist (a fraction of wrist → fingertips), where old
+/// clothing is an old cuff to take away rather than something the hand holds.
+const CUFF_REACH: f32 = 0.3;
+
 /// Arms whose elbow or wrist the pose model sees less than this are not drawn in front or
 /// given skin (the astronaut's arm behind her helmet has 0.09; her visible arm 0.32).
 pub const ARM_VISIBLE: f32 = 0.25;
@@ -121,6 +129,12 @@ struct Zone {
     forearm: bool,
     /// In a hand's capsule (wrist onwards).
     hand: bool,
+    /// In a hand's capsule but within its first [`CUFF_REACH`] from the wrist, where an old
+    /// long sleeve's cuff lies when the pose's wrist point sits a little up the arm.
+    cuff: bool,
+    /// Just outside a forearm's capsule (up to [`ARM_RIM`] of its radius): an old sleeve wider
+    /// than the arm shows here.
+    arm_rim: bool,
     /// In the neck's zone ([`skin::neck_zone`]): signed distance across over the neck's
     /// half-width, and how far down from the chin (0 at the chin, 1 at the shoulder line).
     neck: Option<(f32, f32)>,
@@ -175,10 +189,14 @@ fn zone(
         }
         if df < rf {
             z.forearm = true;
+        } else if df < ARM_RIM * rf && tf > 0.0 {
+            z.arm_rim = true;
         }
         let tip = h + (h - w) * 0.6;
-        if seg_dist(p, w, tip).0 < 0.14 * sw {
+        let (dh, th) = seg_dist(p, w, tip);
+        if dh < 0.14 * sw {
             z.hand = true;
+            z.cuff |= th < CUFF_REACH;
         }
     }
     let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
@@ -383,7 +401,7 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
         // the photo shows no skin already).
         let under_jaw =
             z.neck.is_some_and(|(s, t)| t < 0.0 && s.abs() < 1.0) && !oval[i] && skin_p[i] < 0.5;
-        if (face[i] && !under_jaw) || z.hand || (z.torso && !z.bare_arm) {
+        if (face[i] && !under_jaw) || (z.hand && !z.cuff) || (z.torso && !z.bare_arm) {
             continue;
         }
         // The neck between the chin and the new collar is skin whatever showed there (an old
@@ -396,9 +414,9 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
         if old < 0.3 {
             continue;
         }
-        if z.arm.is_some() {
+        if z.arm.is_some() || z.cuff {
             fill[i] = 1;
-        } else if !z.below_hem && near_garment[i] > 0.001 {
+        } else if z.arm_rim || (!z.below_hem && near_garment[i] > 0.001) {
             fill[i] = 2;
         } else {
             continue;
