@@ -176,7 +176,7 @@ impl BodyFrame {
         let head_yaw = person
             .face
             .as_ref()
-            .and_then(|c| crate::vision::head_pose::estimate(&c.face.landmarks))
+            .and_then(|c| c.face.head_pose.as_ref())
             .map(|p| p.yaw_pitch_roll_deg[0].abs());
         let turned = dz > TURNED_DEPTH_RATIO * sw
             || (dz > 1.4 * sw && head_yaw.is_some_and(|y| y > HEAD_YAW_SIDEWAYS_DEG));
