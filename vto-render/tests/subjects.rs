@@ -489,3 +489,182 @@ fn the_hand_networks_find_a_rendered_hand_close_up() {
         "nearest middle knuckle {best:.0} px off ({size:.0} px hand)"
     );
 }
+
+fn luma(c: [f32; 3]) -> f32 {
+    0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]
+}
+
+/// The body's pixels (ground truth) across the shin of leg `side` at fraction `f` of hip →
+/// ankle: the run through the shin's axis, perpendicular to knee → ankle, as points, and
+/// the background just outside it on either side (the input photo's colour there).
+fn across_shin(s: &Subject, side: usize, f: f32) -> Option<(Vec<Vec2>, [[f32; 3]; 2])> {
+    let c = *along_leg(s, side, f, f).first()?;
+    let d = (gt(s, 27 + side) - gt(s, 25 + side)).normalize_or_zero();
+    let n = Vec2::new(-d.y, d.x);
+    let body = |p: Vec2| {
+        let (x, y) = (p.x.round() as i64, p.y.round() as i64);
+        x >= 0
+            && y >= 0
+            && (x as u32) < s.image.width()
+            && (y as u32) < s.image.height()
+            && s.is_body(x as u32, y as u32)
+    };
+    if !body(c) {
+        return None;
+    }
+    let reach = |dir: f32| {
+        let mut t = 0.0;
+        while t < 200.0 && body(c + n * dir * (t + 1.0)) {
+            t += 1.0;
+        }
+        t
+    };
+    let (a, b) = (reach(-1.0), reach(1.0));
+    let pts: Vec<Vec2> = (-(a as i32)..=b as i32).map(|t| c + n * t as f32).collect();
+    let outside = [
+        rgb(&s.image, c - n * (a + 3.0))?,
+        rgb(&s.image, c + n * (b + 3.0))?,
+    ];
+    Some((pts, outside))
+}
+
+/// Legs that shorts and a knee dress bare are round solids: across the shin the skin's
+/// luminance varies as a lit cylinder's (one flank darker than the crest, not a flat
+/// tube), and every pixel of the body across it is skin, not the background continued
+/// into the leg (the light strip along one edge that bared legs showed before).
+#[test]
+fn bared_shins_are_lit_cylinders_with_no_background_strip() {
+    let Some(w) = world() else { return };
+    for sample in [SampleLower::Shorts, SampleLower::KneeDress] {
+        let photo = image::load_from_memory(&sample.png())
+            .expect("sample photo")
+            .to_rgba8();
+        for (s, person) in w.subjects.iter().filter(|(s, _)| frontal(s)) {
+            let name = format!("{} on {}", sample.name(), s.spec.pose.name());
+            let out = try_on(
+                w,
+                s,
+                person,
+                sample.category(),
+                ProductInput::Image(photo.clone()),
+            );
+            let skin = s.spec.look.skin;
+            for side in 0..2 {
+                let Some((pts, outside)) = across_shin(s, side, 0.8) else {
+                    continue;
+                };
+                assert!(pts.len() >= 8, "{name}: the shin is {} px wide", pts.len());
+                let cols: Vec<[f32; 3]> = pts.iter().filter_map(|p| rgb(&out, *p)).collect();
+                let n = cols.len();
+                // Away from the outline's antialiased pixels.
+                let inner = &cols[n / 10 + 1..n - n / 10 - 1];
+                let lum: Vec<f32> = inner.iter().map(|c| luma(*c)).collect();
+                let hi = lum.iter().copied().fold(f32::MIN, f32::max);
+                let lo = lum.iter().copied().fold(f32::MAX, f32::min);
+                assert!(
+                    hi - lo > 0.12 * hi,
+                    "{name}, leg {side}: the shin is flat ({lo:.0}–{hi:.0} across it)"
+                );
+                for (k, c) in inner.iter().enumerate() {
+                    let to_skin = colour_distance(*c, skin);
+                    let to_bg = outside
+                        .iter()
+                        .map(|b| colour_distance(*c, b.map(|v| v.round() as u8)))
+                        .fold(f32::MAX, f32::min);
+                    assert!(
+                        to_skin < to_bg,
+                        "{name}, leg {side}: pixel {k} of {} across the shin is background-like \
+                         ({c:?}; skin {skin:?}, background {outside:?})",
+                        inner.len()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The worn top's hem on the centre line (input photo): the first row below the chest from
+/// which three rows in a row are nearer the bottom's colour than the top's.
+fn top_hem_row(s: &Subject) -> Option<f32> {
+    let mid = (gt(s, 11) + gt(s, 12)) * 0.5;
+    let hips = (gt(s, 23) + gt(s, 24)) * 0.5;
+    let (top, bottom) = (s.spec.look.top, s.spec.look.bottom_colour);
+    let mut run = 0;
+    let start = mid + (hips - mid) * 0.5;
+    for k in 0..400 {
+        let p = start + Vec2::new(0.0, k as f32);
+        if p.y > hips.y + 0.5 * (gt(s, 25).y - hips.y) {
+            return None;
+        }
+        let pts: Vec<Vec2> = (-3..=3)
+            .map(|d| p + Vec2::new(d as f32 * 3.0, 0.0))
+            .collect();
+        if share_nearest(&s.image, &pts, bottom, &[top]) > 0.5 {
+            run += 1;
+            if run == 3 {
+                return Some(p.y - 2.0);
+            }
+        } else {
+            run = 0;
+        }
+    }
+    None
+}
+
+/// The top the person wears stays in front of new trousers' and shorts' waistband, decided
+/// by where its hem is (also for a navy top over blue trousers, whose colours are alike):
+/// just above the hem the centre line is still the top's colour, and beside the top above
+/// its hem no pixel outside the body changes (the waistband's corners poked out ~10 px).
+#[test]
+fn the_worn_top_stays_over_the_waistband_and_no_corner_pokes_out() {
+    let Some(w) = world() else { return };
+    for sample in [SampleLower::Trousers, SampleLower::Shorts] {
+        let photo = image::load_from_memory(&sample.png())
+            .expect("sample photo")
+            .to_rgba8();
+        for (s, person) in w.subjects.iter().filter(|(s, _)| frontal(s)) {
+            let name = format!("{} on {}", sample.name(), s.spec.pose.name());
+            let Some(hem) = top_hem_row(s) else {
+                continue;
+            };
+            let out = try_on(
+                w,
+                s,
+                person,
+                sample.category(),
+                ProductInput::Image(photo.clone()),
+            );
+            let hips = (gt(s, 23) + gt(s, 24)) * 0.5;
+            let band: Vec<Vec2> = (0..6)
+                .flat_map(|r| {
+                    (-3..=3).map(move |d| {
+                        Vec2::new(hips.x + d as f32 * 4.0, hem - 3.0 - r as f32 * 2.0)
+                    })
+                })
+                .collect();
+            let share = share_nearest(&out, &band, s.spec.look.top, &[sample.base_colour()]);
+            assert!(
+                share > 0.8,
+                "{name}: only {:.0}% of the centre line just above the top's hem (row {hem:.0}) \
+                 shows the top",
+                share * 100.0
+            );
+            let hw = gt(s, 23).distance(gt(s, 24));
+            let y0 = (hem - 0.08 * s.height_px).max(0.0) as u32;
+            let y1 = (hem - 3.0).max(0.0) as u32;
+            let x0 = (hips.x - 1.6 * hw).max(0.0) as u32;
+            let x1 = ((hips.x + 1.6 * hw) as u32).min(out.width() - 1);
+            for y in y0..y1 {
+                for x in x0..=x1 {
+                    let near_body = (x.saturating_sub(2)..=(x + 2).min(out.width() - 1))
+                        .any(|xx| s.is_body(xx, y));
+                    assert!(
+                        near_body || !changed(&s.image, &out, x, y),
+                        "{name}: pixel ({x}, {y}) beside the top, above its hem (row {hem:.0}), \
+                         changed"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -17,8 +17,9 @@ use image::RgbaImage;
 use rayon::prelude::*;
 
 use super::compose::{push_pull, shading, skin_likeness, ComposeStats, ARM_VISIBLE};
-use super::legs::Legs;
+use super::legs::{BareLegs, Legs, OnLeg};
 use super::person::BodyFrame;
+use super::skin::{self, FaceLight};
 use super::warp::WarpOutput;
 
 /// The skin colour used when no face was found (sRGB).
@@ -61,23 +62,6 @@ pub fn on_forearm(frame: &BodyFrame, p: Vec2) -> bool {
     })
 }
 
-/// How far into a leg's capsule `p` lies (0 on the axis, 1 at the edge), if inside one.
-fn in_leg(legs: &Legs, p: Vec2) -> Option<f32> {
-    let mut best: Option<f32> = None;
-    for l in &legs.legs {
-        let [h, k, a] = l.chain;
-        let (dt, tt) = seg_dist(p, h, k);
-        let (ds, ts) = seg_dist(p, k, a);
-        let rt = legs.hip_width * (0.27 - 0.08 * tt);
-        let rs = legs.hip_width * (0.19 - 0.06 * ts);
-        let v = (dt / rt).min(ds / rs);
-        if v < 1.0 {
-            best = Some(best.map_or(v, |b: f32| b.min(v)));
-        }
-    }
-    best
-}
-
 /// The top the person wears, as far as it hangs over the hips.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WornTop {
@@ -87,13 +71,16 @@ pub struct WornTop {
     pub colour: [f32; 3],
     /// The lower garment's colour (sRGB, the median on the thighs).
     pub bottom: [f32; 3],
+    /// Whether the two colours are far enough apart to tell a pixel's garment by its
+    /// colour; when not, every pixel of the person above the hem is the top's.
+    pub distinct: bool,
 }
 
 impl WornTop {
     /// Whether a pixel of colour `c` above the hem is the top's (rather than the lower
     /// garment's, showing beside it).
     pub fn is_top(&self, c: [f32; 3]) -> bool {
-        dist(c, self.colour) < dist(c, self.bottom)
+        !self.distinct || dist(c, self.colour) < dist(c, self.bottom)
     }
 }
 
@@ -101,10 +88,15 @@ fn dist(a: [f32; 3], b: [f32; 3]) -> f32 {
     ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
 }
 
-/// How far down the top the person wears reaches: walking down the body's centre line
-/// from the chest until the colour is the lower garment's (sampled on the thighs) for
-/// several steps. `None` when the two colours cannot be told apart (a tucked or matching
-/// top).
+/// Colours this far apart (sRGB distance) tell the top from the lower garment.
+const DISTINCT: f32 = 30.0;
+
+/// Where the top the person wears ends: walking down the body's centre line from the chest.
+/// When the top's colour differs from the lower garment's (sampled on the thighs), the hem
+/// is where the colour becomes the lower garment's for several steps; when the two are
+/// alike (navy on blue), it is the sharpest colour step between the waist and the upper
+/// thighs (a hem is an edge even between similar colours), if one stands out. `None` when
+/// nothing marks a hem (a tucked or one-piece look).
 pub fn worn_top_hem(photo: &RgbaImage, frame: &BodyFrame, legs: &Legs) -> Option<WornTop> {
     let (w, h) = photo.dimensions();
     let at = |p: Vec2| -> Option<[f32; 3]> {
@@ -148,13 +140,40 @@ pub fn worn_top_hem(photo: &RgbaImage, frame: &BodyFrame, legs: &Legs) -> Option
         })
         .collect();
     let bottom = median(&thighs)?;
-    if dist(top, bottom) < 30.0 {
-        return None;
-    }
     let step = (torso / 60.0).max(1.0);
+    let thigh = legs.legs[0].chain[0].distance(legs.legs[0].chain[1]);
+    if dist(top, bottom) < DISTINCT {
+        // The sharpest step between a third of the torso above the hips and a third of
+        // the thigh below them, the top's colour above it.
+        let ts: Vec<f32> = (0..)
+            .map(|k| -0.35 * torso + k as f32 * step)
+            .take_while(|t| *t < 0.35 * thigh)
+            .collect();
+        let cs: Vec<[f32; 3]> = ts
+            .iter()
+            .map(|t| median(&strip(legs.hips_mid + legs.down * *t)))
+            .collect::<Option<_>>()?;
+        let mean = |s: &[[f32; 3]]| {
+            let n = s.len().max(1) as f32;
+            [0, 1, 2].map(|c| s.iter().map(|v| v[c]).sum::<f32>() / n)
+        };
+        let best = (3..cs.len().saturating_sub(3))
+            .map(|k| {
+                let (above, below) = (mean(&cs[k - 3..k]), mean(&cs[k + 1..k + 4]));
+                let toward_top = dist(above, top) < dist(below, top);
+                (if toward_top { dist(above, below) } else { 0.0 }, k)
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0))?;
+        return (best.0 >= 10.0).then_some(WornTop {
+            hem: ts[best.1],
+            colour: top,
+            bottom,
+            distinct: false,
+        });
+    }
     let mut t = -0.5 * torso;
     let mut run = 0;
-    let limit = legs.legs[0].chain[0].distance(legs.legs[0].chain[1]) * 0.8;
+    let limit = thigh * 0.8;
     while t < limit {
         let c = median(&strip(legs.hips_mid + legs.down * t))?;
         if dist(c, bottom) < dist(c, top) {
@@ -164,6 +183,7 @@ pub fn worn_top_hem(photo: &RgbaImage, frame: &BodyFrame, legs: &Legs) -> Option
                     hem: t - 2.0 * step,
                     colour: top,
                     bottom,
+                    distinct: true,
                 });
             }
         } else {
@@ -175,6 +195,7 @@ pub fn worn_top_hem(photo: &RgbaImage, frame: &BodyFrame, legs: &Legs) -> Option
         hem: limit,
         colour: top,
         bottom,
+        distinct: true,
     })
 }
 
@@ -198,6 +219,8 @@ pub struct PantsLayers<'a> {
     pub replaced_top: Option<WornTop>,
     /// The waistband's centre on the photo: nothing above it is uncovered.
     pub waist_centre: Vec2,
+    /// How far along each leg from its hip the trousers' hem lies (pixels).
+    pub hem_reach: [f32; 2],
 }
 
 /// Composes warped trousers over the photo (see the module docs).
@@ -231,7 +254,9 @@ pub fn compose_pants(l: &PantsLayers<'_>) -> (RgbaImage, ComposeStats) {
                 return 0.0;
             }
             match l.top {
-                Some(top) if top.is_top(px(i)) => {
+                // Above the worn top's hem the top hangs in front: over its own pixels
+                // and beside it (the waistband's corners do not poke out past the top).
+                Some(top) if top.is_top(px(i)) || l.person[i] < 0.5 => {
                     let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
                     let depth = (p - legs.hips_mid).dot(legs.down);
                     let k = smoothstep(top.hem - 1.5, top.hem + 1.5, depth);
@@ -287,75 +312,167 @@ pub fn compose_pants(l: &PantsLayers<'_>) -> (RgbaImage, ComposeStats) {
         let i = (p.y as usize) * wu + p.x as usize;
         depth > waist && !keep[i] && l.top.is_none_or(|t| depth > t.hem || !t.is_top(px(i)))
     };
-    let (s, b) = uncover_legs(
-        &mut out, l.photo, l.person, &alpha, legs, skin, &ratio, start,
-    );
+    let bared = Bared {
+        photo: l.photo,
+        person: l.person,
+        alpha: &alpha,
+        legs,
+        frame: l.frame,
+        skin_from: Some(l.hem_reach),
+    };
+    let (s, b) = uncover_legs(&mut out, &bared, start);
     stats.skin_filled = s;
     stats.background_filled = b;
     (out, stats)
 }
 
 /// Fills the old clothing the new garment leaves bare on the lower body (see the module
-/// docs) in `out`, judged on the original `photo`: pixels not covered (`alpha` under one
-/// half), inside the person, not skin already, not on a foot, and where `start` holds.
+/// docs) in `out`, judged on the original `photo`, where `start` holds, not on a foot and not
+/// covered (`alpha` under one half): inside a bare leg ([`BareLegs`]) the leg is painted
+/// (over the old clothing, not over the person's own visible skin), elsewhere the old
+/// clothing becomes the background continued from outside the person.
 /// Returns the pixels filled with skin and with background.
-#[allow(clippy::too_many_arguments)]
 pub fn uncover_legs(
     out: &mut RgbaImage,
-    photo: &RgbaImage,
-    person: &[f32],
-    alpha: &[f32],
-    legs: &Legs,
-    skin: [f32; 3],
-    ratio: &[f32],
+    b: &Bared<'_>,
     start: impl Fn(Vec2) -> bool + Sync,
 ) -> (usize, usize) {
-    let (w, h) = photo.dimensions();
+    let (w, h) = b.photo.dimensions();
     let (wu, hu) = (w as usize, h as usize);
-    let raw = photo.as_raw();
+    let raw = b.photo.as_raw();
     let px = |i: usize| [0, 1, 2].map(|c| f32::from(raw[4 * i + c]));
-    // (how bare: 0–1, the leg capsule's depth if inside one)
-    let bare: Vec<Option<(f32, Option<f32>)>> = (0..wu * hu)
+    let skin = b.frame.skin.unwrap_or(FALLBACK_SKIN);
+    let legs = b.legs;
+    let model = BareLegs::new(legs, b.person, w, h);
+    let tone = LegTone::new(b.photo, b.frame, skin);
+    let hw = legs.hip_width;
+    // Per pixel: (the leg's colour and cover, how much old clothing to replace).
+    let fills: Vec<Option<(Option<([f32; 3], f32)>, f32)>> = (0..wu * hu)
         .into_par_iter()
         .map(|i| {
-            let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
-            if alpha[i] >= 0.5 || person[i] < 0.3 || !start(p) || on_foot(legs, p) {
+            let (x, y) = (i % wu, i / wu);
+            let p = Vec2::new(x as f32, y as f32);
+            let a = b.alpha[i];
+            if a >= 0.5 || !start(p) || on_foot(legs, p) {
                 return None;
             }
-            let old = person[i] * (1.0 - skin_likeness(px(i), skin)) * (1.0 - alpha[i]);
-            if old < 0.3 {
+            let like = skin_likeness(px(i), skin);
+            let old = b.person[i] * (1.0 - like) * (1.0 - a);
+            let leg = model.at(p).filter(|on| {
+                // Inside the new garment's legs down to its hems nothing is bare.
+                b.skin_from
+                    .is_none_or(|r| on.reach > r[on.side.min(1)] - 0.06 * hw)
+            });
+            let leg = leg.map(|on| {
+                // A soft contact shadow under the new garment's hem.
+                let mut gap = 0.09 * hw;
+                let mut q = p;
+                let mut d = 0.0;
+                while d < 0.09 * hw {
+                    q -= legs.down;
+                    d += 1.0;
+                    let (qx, qy) = (q.x.round() as i64, q.y.round() as i64);
+                    if qx < 0 || qy < 0 || qx >= w as i64 || qy >= h as i64 {
+                        break;
+                    }
+                    if b.alpha[qy as usize * wu + qx as usize] >= 0.5 {
+                        gap = d;
+                        break;
+                    }
+                }
+                let occl = 1.0 - 0.28 * (-gap / (0.025 * hw)).exp();
+                let own = smoothstep(0.8, 0.95, like) * b.person[i];
+                let c = tone.colour(on, x as u32, y as u32).map(|v| v * occl);
+                (c, on.cover * (1.0 - a) * (1.0 - own))
+            });
+            if leg.is_none() && old < 0.3 {
                 return None;
             }
-            Some((old, in_leg(legs, p)))
+            Some((leg, smoothstep(0.0, 0.6, old)))
         })
         .collect();
-    let background = if bare.iter().any(Option::is_some) {
-        Some(push_pull(photo, person))
+    let background = if fills.iter().any(Option::is_some) {
+        Some(push_pull(b.photo, b.person))
     } else {
         None
     };
     let (mut skin_n, mut bg_n) = (0, 0);
     let o = out.as_mut();
     for i in 0..wu * hu {
-        let Some((old, leg)) = bare[i] else { continue };
-        let k = smoothstep(0.0, 0.6, old);
+        let Some((leg, k)) = fills[i] else { continue };
         let cur = [0, 1, 2].map(|c| f32::from(o[4 * i + c]));
         let bg = background.as_ref().map_or(cur, |b| b[i]);
-        let fill = match leg {
-            Some(a) => {
+        let base: [f32; 3] = [0, 1, 2].map(|c| cur[c] * (1.0 - k) + bg[c] * k);
+        let col = match leg {
+            Some((c, cover)) if cover > 0.0 => {
                 skin_n += 1;
-                let shade = ratio[i].clamp(0.85, 1.1) * (1.0 - 0.3 * a * a);
-                let edge = smoothstep(0.8, 1.0, a);
-                [0, 1, 2].map(|c| skin[c] * shade * (1.0 - edge) + bg[c] * edge)
+                [0, 1, 2].map(|j| base[j] * (1.0 - cover) + c[j] * cover)
             }
-            None => {
+            _ => {
+                if k <= 0.0 {
+                    continue;
+                }
                 bg_n += 1;
-                bg
+                base
             }
         };
         for c in 0..3 {
-            o[4 * i + c] = (cur[c] * (1.0 - k) + fill[c] * k).round().clamp(0.0, 255.0) as u8;
+            o[4 * i + c] = col[c].round().clamp(0.0, 255.0) as u8;
         }
     }
     (skin_n, bg_n)
+}
+
+/// The inputs of [`uncover_legs`].
+#[derive(Debug, Clone, Copy)]
+pub struct Bared<'a> {
+    /// The person photo as it was (before the new garment).
+    pub photo: &'a RgbaImage,
+    /// The person mask at the photo's size (0–1).
+    pub person: &'a [f32],
+    /// The new garment's cover per pixel (0–1).
+    pub alpha: &'a [f32],
+    /// The legs.
+    pub legs: &'a Legs,
+    /// The upper body's frame (the face's skin colour and light).
+    pub frame: &'a BodyFrame,
+    /// How far along each leg from its hip the new garment's hem lies (pixels), when the
+    /// garment has legs of its own: no skin above it.
+    pub skin_from: Option<[f32; 2]>,
+}
+
+/// The colour of bare leg skin: the person's skin tone, shaded as a cylinder lit from the
+/// face's light ([`skin::cylinder`], [`FaceLight`]), a soft highlight on the knee cap and
+/// a shade under it, and a faint grain.
+struct LegTone {
+    skin: [f32; 3],
+    light: Vec2,
+    /// Whether the light's across axis runs the other way from the image's x.
+    flip: bool,
+}
+
+impl LegTone {
+    fn new(photo: &RgbaImage, frame: &BodyFrame, skin: [f32; 3]) -> LegTone {
+        let light = FaceLight::measure(photo, Vec2::ZERO, frame, skin)
+            .map_or(Vec2::new(0.35, 0.94), |l| l.direction());
+        // The face's typical brightness relative to its own skin sample is about the
+        // cylinder's mean (the sample is the lit face): normalise to the centre.
+        LegTone {
+            skin,
+            light,
+            flip: frame.across.x < 0.0,
+        }
+    }
+
+    fn colour(&self, on: OnLeg, x: u32, y: u32) -> [f32; 3] {
+        let s = if self.flip { -on.s } else { on.s };
+        let centre = skin::cylinder(0.0, self.light);
+        let mut shade = skin::cylinder(s, self.light) / centre;
+        let across = (1.0 - on.s * on.s).max(0.0);
+        let dk = on.t - on.knee;
+        shade *= 1.0 + 0.06 * across * (-((dk + 0.012) / 0.022).powi(2)).exp()
+            - 0.05 * across * (-((dk - 0.035) / 0.02).powi(2)).exp();
+        let g = skin::grain(x, y) * 1.5;
+        self.skin.map(|v| v * shade + g)
+    }
 }

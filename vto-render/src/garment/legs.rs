@@ -167,3 +167,267 @@ fn mask_width(mask: &[f32], w: u32, h: u32, mid: Vec2, across: Vec2, hw: f32) ->
     let width = reach(-1.0) + reach(1.0);
     (width > 1.2 * hw && width < 2.8 * hw).then_some(width)
 }
+
+/// How many cross-sections [`BareLegs`] measures along each leg.
+const SECTIONS: usize = 96;
+
+/// A leg's half-width (a fraction of the hip width) at `t` along hip → ankle (0–1) with
+/// the knee at `tk`: the thigh tapering to the knee, a slight narrowing at the knee, the
+/// calf's bulge below it, the ankle slimmest.
+pub fn leg_profile(t: f32, tk: f32) -> f32 {
+    let tk = tk.clamp(0.3, 0.7);
+    let knee = 0.008 * (-((t - tk) / 0.035).powi(2)).exp();
+    if t <= tk {
+        let u = (t / tk).clamp(0.0, 1.0);
+        0.26 - 0.095 * u.powf(0.8) - knee
+    } else {
+        let u = ((t - tk) / (1.0 - tk)).clamp(0.0, 1.2);
+        let taper = smoothstep(0.2, 1.0, u);
+        0.165 - 0.07 * taper + 0.022 * (-((u - 0.3) / 0.2).powi(2)).exp() - knee
+    }
+}
+
+fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
+    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
+}
+
+/// Where a pixel lies on a bared leg ([`BareLegs::at`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OnLeg {
+    /// Signed position across the leg, −1 to 1 at its outline, positive on the side of
+    /// [`Legs::across`] (image right).
+    pub s: f32,
+    /// How far along the leg, 0 at the hip, 1 at the ankle.
+    pub t: f32,
+    /// Where the knee is along the leg (same scale as `t`).
+    pub knee: f32,
+    /// How much of the pixel the leg covers (0–1): a soft edge about 1.5 px wide.
+    pub cover: f32,
+    /// Which leg (0: the image's left).
+    pub side: usize,
+    /// How far along the leg from the hip (pixels).
+    pub reach: f32,
+}
+
+/// The bare legs a shorter garment uncovers, as solids: each leg's centre line and
+/// half-width per cross-section, tapering thigh → knee → calf → ankle ([`leg_profile`])
+/// and following the person mask's outline where it is plausible for a bare leg (the mask
+/// of baggy trousers is wider: the profile caps it).
+#[derive(Debug, Clone)]
+pub struct BareLegs {
+    legs: [Leg; 2],
+    /// Per leg and cross-section: (the centre's offset from the keypoint chain across the
+    /// leg, the half-width), pixels.
+    sections: [Vec<(f32, f32)>; 2],
+    across: Vec2,
+}
+
+impl BareLegs {
+    /// The bare legs of `legs` measured on the person `mask` (`w` × `h`).
+    pub fn new(legs: &Legs, mask: &[f32], w: u32, h: u32) -> BareLegs {
+        let at = |p: Vec2| -> f32 {
+            let (x, y) = (p.x.round() as i64, p.y.round() as i64);
+            if x < 0 || y < 0 || x >= i64::from(w) || y >= i64::from(h) {
+                return 0.0;
+            }
+            mask.get(y as usize * w as usize + x as usize)
+                .copied()
+                .unwrap_or(0.0)
+        };
+        let hw = legs.hip_width;
+        let sections = legs.legs.map(|leg| {
+            let len = leg.length().max(1.0);
+            let tk = leg.chain[0].distance(leg.chain[1]) / len;
+            let raw: Vec<(f32, f32)> = (0..SECTIONS)
+                .map(|i| {
+                    let t = i as f32 / (SECTIONS - 1) as f32;
+                    let (c, d) = leg.along(t * len);
+                    let mut n = perp(d);
+                    if n.dot(legs.across) < 0.0 {
+                        n = -n;
+                    }
+                    let prof = leg_profile(t, tk) * hw;
+                    if at(c) < 0.5 {
+                        return (0.0, prof);
+                    }
+                    let reach = |dir: f32| {
+                        let mut e = 0.0;
+                        while e < 1.4 * prof && at(c + n * dir * (e + 1.0)) >= 0.5 {
+                            e += 1.0;
+                        }
+                        e.clamp(0.5 * prof, 1.35 * prof)
+                    };
+                    let (plus, minus) = (reach(1.0), reach(-1.0));
+                    let half = (0.5 * (plus + minus)).clamp(0.75 * prof, 1.15 * prof);
+                    let off = (0.5 * (plus - minus)).clamp(-0.35 * prof, 0.35 * prof);
+                    (off, half)
+                })
+                .collect();
+            // Smoothed along the leg: the mask's steps and the other leg's touch are not
+            // the leg's shape.
+            (0..SECTIONS)
+                .map(|i| {
+                    let lo = i.saturating_sub(4);
+                    let hi = (i + 5).min(SECTIONS);
+                    let n = (hi - lo) as f32;
+                    let (o, r) = raw[lo..hi]
+                        .iter()
+                        .fold((0.0, 0.0), |a, v| (a.0 + v.0, a.1 + v.1));
+                    (o / n, r / n)
+                })
+                .collect()
+        });
+        BareLegs {
+            legs: legs.legs,
+            sections,
+            across: legs.across,
+        }
+    }
+
+    fn section(&self, side: usize, t: f32) -> (f32, f32) {
+        let s = &self.sections[side];
+        let f = t.clamp(0.0, 1.0) * (SECTIONS - 1) as f32;
+        let i = (f as usize).min(SECTIONS - 2);
+        let k = f - i as f32;
+        let (a, b) = (s[i], s[i + 1]);
+        (a.0 + (b.0 - a.0) * k, a.1 + (b.1 - a.1) * k)
+    }
+
+    /// Where `p` lies on the nearer bare leg, if on one (the ankle's end rounded; nothing
+    /// above the hips).
+    pub fn at(&self, p: Vec2) -> Option<OnLeg> {
+        let mut best: Option<OnLeg> = None;
+        for (side, leg) in self.legs.iter().enumerate() {
+            let len = leg.length().max(1.0);
+            let thigh = leg.chain[0].distance(leg.chain[1]);
+            let tk = thigh / len;
+            for (j, (a, b)) in [(0, 1), (1, 2)].into_iter().enumerate() {
+                let (a, b) = (leg.chain[a], leg.chain[b]);
+                let ab = b - a;
+                let l2 = ab.length_squared().max(1e-6);
+                let u = (p - a).dot(ab) / l2;
+                let seg = l2.sqrt();
+                let t_raw = (if j == 0 { 0.0 } else { thigh } + u * seg) / len;
+                if t_raw < 0.0 {
+                    continue;
+                }
+                let t = t_raw.min(1.0);
+                let mut n = perp(ab / seg);
+                if n.dot(self.across) < 0.0 {
+                    n = -n;
+                }
+                let (off, half) = self.section(side, t);
+                let half = half.max(1.0);
+                let on_axis = a + ab * u.clamp(0.0, 1.0);
+                let s = ((p - on_axis).dot(n) - off) / half;
+                // Past the segment's ends: round (the ankle) or the other segment's (knee).
+                let past = if u > 1.0 {
+                    (u - 1.0) * seg / half
+                } else if u < 0.0 {
+                    -u * seg / half
+                } else {
+                    0.0
+                };
+                let r = (s * s + past * past).sqrt();
+                let soft = 1.5 / half;
+                let cover = 1.0 - smoothstep(1.0 - soft, 1.0 + 0.5 * soft, r);
+                if cover <= 0.0 {
+                    continue;
+                }
+                if best.is_none_or(|b| cover > b.cover || (cover == b.cover && s.abs() < b.s.abs()))
+                {
+                    best = Some(OnLeg {
+                        s: s.clamp(-1.0, 1.0),
+                        t,
+                        knee: tk,
+                        cover,
+                        side,
+                        reach: t_raw * len,
+                    });
+                }
+            }
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn straight_legs() -> Legs {
+        let leg = |x: f32| Leg {
+            chain: [
+                Vec2::new(x, 100.0),
+                Vec2::new(x, 300.0),
+                Vec2::new(x, 500.0),
+            ],
+            heel: Vec2::new(x, 520.0),
+            toe: Vec2::new(x, 540.0),
+        };
+        Legs {
+            legs: [leg(100.0), leg(220.0)],
+            hips_mid: Vec2::new(160.0, 100.0),
+            across: Vec2::X,
+            down: Vec2::Y,
+            hip_width: 200.0,
+            hip_width_measured: true,
+        }
+    }
+
+    /// The bare leg's outline: its width tapers thigh → ankle, its centre follows the
+    /// person mask's outline, its edge is soft (partly covered pixels between the inside
+    /// and the outside), and nothing is a leg above the hips.
+    #[test]
+    fn bare_legs_taper_follow_the_mask_and_have_soft_edges() {
+        let legs = straight_legs();
+        let (w, h) = (320u32, 600u32);
+        // The left leg's shin drawn 6 px to the right of its keypoints.
+        let mut mask = vec![0.0f32; (w * h) as usize];
+        for y in 100..520u32 {
+            for x in 0..w {
+                let t = (y as f32 - 100.0) / 400.0;
+                let half = 200.0 * leg_profile(t, 0.5);
+                let shift = if y > 300 { 6.0 } else { 0.0 };
+                let on =
+                    ((x as f32 - 100.0 - shift).abs() < half) || ((x as f32 - 220.0).abs() < half);
+                mask[(y * w + x) as usize] = if on { 1.0 } else { 0.0 };
+            }
+        }
+        let bare = BareLegs::new(&legs, &mask, w, h);
+        let width = |y: f32, x0: f32| {
+            let xs: Vec<f32> = (0..200)
+                .map(|i| x0 - 100.0 + i as f32)
+                .filter(|x| {
+                    bare.at(Vec2::new(*x, y))
+                        .is_some_and(|o| o.side == 0 && o.cover > 0.5)
+                })
+                .collect();
+            let lo = xs.iter().copied().fold(f32::MAX, f32::min);
+            let hi = xs.iter().copied().fold(f32::MIN, f32::max);
+            (hi - lo, 0.5 * (hi + lo))
+        };
+        let (thigh, _) = width(130.0, 100.0);
+        let (knee, _) = width(300.0, 100.0);
+        let (calf, calf_mid) = width(370.0, 100.0);
+        let (ankle, _) = width(490.0, 100.0);
+        assert!(thigh > knee + 10.0, "thigh {thigh}, knee {knee}");
+        assert!(calf > knee, "calf {calf}, knee {knee}");
+        assert!(knee > ankle + 10.0, "knee {knee}, ankle {ankle}");
+        assert!(
+            (calf_mid - 106.0).abs() < 2.5,
+            "the calf's centre {calf_mid} follows the mask (106)"
+        );
+        // A soft edge: between fully covered and uncovered, partly covered pixels.
+        let covers: Vec<f32> = (0..80)
+            .map(|i| {
+                bare.at(Vec2::new(106.0 + i as f32 * 0.25, 370.0))
+                    .map_or(0.0, |o| o.cover)
+            })
+            .collect();
+        assert!(covers.iter().any(|c| *c > 0.1 && *c < 0.9));
+        assert!(covers[0] > 0.99 && *covers.last().unwrap_or(&1.0) < 0.01);
+        assert!(bare.at(Vec2::new(100.0, 90.0)).is_none());
+    }
+}

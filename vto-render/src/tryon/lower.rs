@@ -24,8 +24,7 @@ use vto_core::Category;
 use super::{Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
 use crate::garment::compose::{compose, Layers};
 use crate::garment::compose_lower::{
-    compose_pants, on_foot, on_forearm, uncover_legs, worn_top_hem, PantsLayers, WornTop,
-    FALLBACK_SKIN,
+    compose_pants, on_foot, on_forearm, uncover_legs, worn_top_hem, Bared, PantsLayers, WornTop,
 };
 use crate::garment::fit::fit_upper;
 use crate::garment::fit_lower::{fit_pants, fit_skirt, waist_on_body};
@@ -184,6 +183,7 @@ fn wear_pants(
             None
         },
         waist_centre: fit.waist_centre,
+        hem_reach: fit.hem_reach,
     });
     times.compose += ms(t);
     let meta = json!({
@@ -252,7 +252,7 @@ fn wear_dress(
         sleeve_reach: upper.sleeve_reach,
     });
     // The shoes stay in front of a long hem.
-    let (wu, hu) = (w as usize, h as usize);
+    let wu = w as usize;
     let alpha: Vec<f32> = warped
         .rgba
         .iter()
@@ -274,17 +274,17 @@ fn wear_dress(
     let mid = (b.frame.shoulder[0] + b.frame.shoulder[1]) * 0.5;
     let down = b.frame.down;
     let hem = skirt.hem_depth;
-    let ones = vec![1.0f32; wu * hu];
-    let (skin_n, bg_n) = uncover_legs(
-        &mut image,
-        current,
-        &b.mask,
-        &alpha,
-        &b.legs,
-        b.frame.skin.unwrap_or(FALLBACK_SKIN),
-        &ones,
-        |p: Vec2| (p - mid).dot(down) > hem - 2.0 && !on_forearm(&b.frame, p),
-    );
+    let bared = Bared {
+        photo: current,
+        person: &b.mask,
+        alpha: &alpha,
+        legs: &b.legs,
+        frame: &b.frame,
+        skin_from: None,
+    };
+    let (skin_n, bg_n) = uncover_legs(&mut image, &bared, |p: Vec2| {
+        (p - mid).dot(down) > hem - 2.0 && !on_forearm(&b.frame, p)
+    });
     times.compose += ms(t);
     let meta = json!({
         "kind": "dress",
