@@ -420,7 +420,7 @@ mod tests {
             "the calf's centre {calf_mid} follows the mask (106)"
         );
         // A soft edge: between fully covered and uncovered, partly covered pixels.
-        let covers: Vec<f32> = (0..80)
+        let covers: Vec<f32> = (0..240)
             .map(|i| {
                 bare.at(Vec2::new(106.0 + i as f32 * 0.25, 370.0))
                     .map_or(0.0, |o| o.cover)
