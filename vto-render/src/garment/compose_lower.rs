@@ -347,7 +347,7 @@ pub fn uncover_legs(
     let tone = LegTone::new(b.photo, b.frame, skin);
     let hw = legs.hip_width;
     // Per pixel: (the leg's colour and cover, how much old clothing to replace).
-    let fills: Vec<Option<(Option<([f32; 3], f32)>, f32)>> = (0..wu * hu)
+    let fills: Vec<Option<Fill>> = (0..wu * hu)
         .into_par_iter()
         .map(|i| {
             let (x, y) = (i % wu, i / wu);
@@ -422,6 +422,10 @@ pub fn uncover_legs(
     }
     (skin_n, bg_n)
 }
+
+/// A pixel to fill: the leg's colour and cover if on one, and how much old clothing to
+/// replace with the background.
+type Fill = (Option<([f32; 3], f32)>, f32);
 
 /// The inputs of [`uncover_legs`].
 #[derive(Debug, Clone, Copy)]
