@@ -2,11 +2,11 @@
 //! whose wgpu adapter is itself a CPU (lavapipe, SwiftShader, WARP), where WGSL through a
 //! Vulkan emulation runs MobileNet-style networks 50–100× slower than native code.
 //!
-//! Why our own kernels and not `tract-core`: they consume the very plan the wgpu executor
-//! runs (one lowering, one set of LiteRT goldens for both), and the GEMM-bound layers run on a
-//! maintained SIMD GEMM (`matrixmultiply`). We did not benchmark a tract lowering;
-//! the measure we hold this executor to is LiteRT's time in the same run
-//! (`scripts/bench-vision.sh`).
+//! Why our own kernels and not tract: they consume the very plan the wgpu executor runs (one
+//! lowering, one set of LiteRT goldens for both), and measured against `tract-tflite` on the
+//! five models it can read once rewritten (`bench/tract-compare/`, docs/performance.md) they
+//! were as fast or faster (the face mesh 2–4×). The measure we hold this executor to is
+//! LiteRT's time in the same run (`scripts/bench-vision.sh`).
 //!
 //! Design:
 //! - The same [`lower`] + [`fuse`] plan the wgpu executor consumes: NHWC float32, PAD folded
