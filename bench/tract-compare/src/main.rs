@@ -28,8 +28,12 @@ fn load(path: &Path) -> Result<Arc<TypedSimplePlan>> {
     let model = tract_tflite::tflite()
         .model_for_path(path)
         .context("tract-tflite could not read the graph")?;
-    let model = model.into_optimized().context("tract could not optimise the graph")?;
-    model.into_runnable().context("tract could not plan the graph")
+    let model = model
+        .into_optimized()
+        .context("tract could not optimise the graph")?;
+    model
+        .into_runnable()
+        .context("tract could not plan the graph")
 }
 
 fn inputs(plan: &Arc<TypedSimplePlan>) -> Result<TVec<TValue>> {
@@ -44,8 +48,14 @@ fn inputs(plan: &Arc<TypedSimplePlan>) -> Result<TVec<TValue>> {
             .to_vec();
         let len: usize = shape.iter().product();
         // A fixed, non-constant pattern in [0, 1) (the networks take images in [0, 1]).
-        let data: Vec<f32> = (0..len).map(|k| ((k * 7919) % 1000) as f32 / 1000.0).collect();
-        out.push(tract_ndarray::ArrayD::from_shape_vec(shape, data)?.into_tensor().into());
+        let data: Vec<f32> = (0..len)
+            .map(|k| ((k * 7919) % 1000) as f32 / 1000.0)
+            .collect();
+        out.push(
+            tract_ndarray::ArrayD::from_shape_vec(shape, data)?
+                .into_tensor()
+                .into(),
+        );
     }
     Ok(out)
 }
@@ -69,7 +79,9 @@ fn time(plan: &Arc<TypedSimplePlan>, runs: usize) -> Result<(f64, f64)> {
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
-    let dir = args.next().context("usage: tract-compare <models dir> [runs]")?;
+    let dir = args
+        .next()
+        .context("usage: tract-compare <models dir> [runs]")?;
     let runs: usize = args.next().map(|r| r.parse()).transpose()?.unwrap_or(100);
     let threads: usize = args.next().map(|r| r.parse()).transpose()?.unwrap_or(2);
     if threads > 1 {
@@ -91,7 +103,11 @@ fn main() -> Result<()> {
 /// The error message up to its first line break, with the operator code tract names further
 /// down when there is one (`builtin_code: X`, `custom_code: Some("Y")`).
 fn first_line(e: &str) -> String {
-    let head = e.lines().next().unwrap_or_default().trim_end_matches(" Operator {");
+    let head = e
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches(" Operator {");
     let code = e
         .lines()
         .map(str::trim)

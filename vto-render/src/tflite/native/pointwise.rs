@@ -336,3 +336,155 @@ fn block<S: Simd, const G: usize, const P: usize>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fixed pseudo-random sequence in [-1, 1).
+    fn values(n: usize, seed: usize) -> Vec<f32> {
+        (0..n)
+            .map(|i| (((i * 7919 + seed * 104_729) % 2003) as f32 / 1001.5) - 1.0)
+            .collect()
+    }
+
+    fn apply(a: Act, v: f32, alpha: f32) -> f32 {
+        match a {
+            Act::None => v,
+            Act::Relu => v.max(0.0),
+            Act::Relu6 => v.clamp(0.0, 6.0),
+            Act::ReluN1To1 => v.clamp(-1.0, 1.0),
+            Act::Tanh => v.tanh(),
+            Act::HardSwish => v * (v + 3.0).clamp(0.0, 6.0) / 6.0,
+            Act::Logistic => 1.0 / (1.0 + (-v).exp()),
+            Act::Prelu => {
+                if v >= 0.0 {
+                    v
+                } else {
+                    v * alpha
+                }
+            }
+        }
+    }
+
+    /// Runs [`pointwise`] on `g` and compares it with a plain convolution loop.
+    fn check(g: Geo, act1: Act, act2: Act, with_residual: bool) {
+        let k = g.k_h * g.k_w * g.in_c;
+        let n = g.out_c;
+        let pixels = g.out_h * g.out_w;
+        let x = values(g.in_h * g.in_w * g.in_c, 1);
+        let w = values(n * k, 2);
+        let bias = values(n, 3);
+        let alpha: Vec<f32> = values(n, 4).iter().map(|a| a * 0.5).collect();
+        let residual = values(pixels * n, 5);
+        let bufs = vec![residual.clone()];
+        let env = Env {
+            bufs: &bufs,
+            consts: &[],
+        };
+        let epi = Epi {
+            bias: Some(bias.clone()),
+            act1,
+            residual: with_residual.then_some((Src::Buf(0, pixels * n), n)),
+            act2,
+            alpha: alpha.clone(),
+        };
+        let pw = Pointwise::pack(&w, k, n, Some(&bias), &alpha);
+        let gather = !(g.k_h == 1 && g.k_w == 1 && g.stride_h == 1 && g.pad_top == 0);
+        let mut out = vec![f32::NAN; pixels * n];
+        pointwise(&x, &pw, &g, &epi, &env, gather, &mut out);
+        for p in 0..pixels {
+            let (oy, ox) = (p / g.out_w, p % g.out_w);
+            for oc in 0..n {
+                let mut acc = bias[oc];
+                for ky in 0..g.k_h {
+                    for kx in 0..g.k_w {
+                        let iy = (oy * g.stride_h + ky).checked_sub(g.pad_top);
+                        let ix = (ox * g.stride_w + kx).checked_sub(g.pad_left);
+                        let (Some(iy), Some(ix)) = (iy, ix) else {
+                            continue;
+                        };
+                        if iy >= g.in_h || ix >= g.in_w {
+                            continue;
+                        }
+                        for ic in 0..g.in_c {
+                            acc += x[(iy * g.in_w + ix) * g.in_c + ic]
+                                * w[oc * k + (ky * g.k_w + kx) * g.in_c + ic];
+                        }
+                    }
+                }
+                let mut v = apply(act1, acc, alpha[oc]);
+                if with_residual {
+                    v += residual[p * n + oc];
+                }
+                let want = apply(act2, v, alpha[oc]);
+                let got = out[p * n + oc];
+                assert!(
+                    (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                    "pixel {p} channel {oc}: {got} != {want} ({g:?})"
+                );
+            }
+        }
+    }
+
+    fn geo(in_hw: (usize, usize), in_c: usize, out_c: usize, k: usize, stride: usize) -> Geo {
+        let pad = k / 2;
+        let out = |i: usize| (i + 2 * pad - k) / stride + 1;
+        Geo {
+            in_h: in_hw.0,
+            in_w: in_hw.1,
+            in_c,
+            out_h: out(in_hw.0),
+            out_w: out(in_hw.1),
+            out_c,
+            k_h: k,
+            k_w: k,
+            stride_h: stride,
+            stride_w: stride,
+            dil_h: 1,
+            dil_w: 1,
+            pad_top: pad,
+            pad_left: pad,
+        }
+    }
+
+    #[test]
+    fn pointwise_matches_a_plain_loop_with_prelu_residual_and_a_partial_vector() {
+        // 28 outputs: three whole vectors and a half one; 35 pixels: not a whole number of
+        // register blocks.
+        check(geo((7, 5), 16, 28, 1, 1), Act::Prelu, Act::Relu, true);
+    }
+
+    #[test]
+    fn pointwise_matches_a_plain_loop_with_one_vector_and_relu6() {
+        check(geo((13, 1), 32, 8, 1, 1), Act::Relu6, Act::None, false);
+    }
+
+    #[test]
+    fn activations_not_fused_in_registers_run_in_the_epilogue() {
+        check(geo((6, 6), 24, 20, 1, 1), Act::Tanh, Act::None, true);
+        check(
+            geo((6, 6), 24, 12, 1, 1),
+            Act::HardSwish,
+            Act::Logistic,
+            false,
+        );
+    }
+
+    #[test]
+    fn gathered_stem_matches_a_plain_loop_across_the_padding() {
+        // An RGB stem: 3×3 stride 2 with padding; more pixels than one gathered tile.
+        check(geo((21, 19), 3, 16, 3, 2), Act::Prelu, Act::None, false);
+        check(geo((17, 17), 3, 24, 5, 2), Act::Relu, Act::None, false);
+    }
+
+    #[test]
+    fn gathered_one_pixel_head_matches_a_plain_loop() {
+        let mut g = geo((3, 3), 32, 40, 3, 3);
+        g.pad_top = 0;
+        g.pad_left = 0;
+        g.out_h = 1;
+        g.out_w = 1;
+        check(g, Act::None, Act::None, false);
+    }
+}
