@@ -6,7 +6,7 @@
 # on 1, and prints tract's times beside the first two.
 #
 # Usage: bench/tract-compare/run.sh [--runs N]
-# Env: VTO_TRACT_TARGET (default /work/wt/vision-tract-target, else <repo>/target/tract):
+# Env: VTO_TRACT_TARGET (default <repo>/target/tract) is the crate's own target dir:
 # tract's release build takes several minutes; keep it out of the shared target dir.
 set -euo pipefail
 
