@@ -5,7 +5,8 @@
 //! Why our own kernels and not tract: they consume the very plan the wgpu executor runs (one
 //! lowering, one set of LiteRT goldens for both), and measured against `tract-tflite` on the
 //! five models it can read once rewritten (`bench/tract-compare/`, docs/performance.md) they
-//! were as fast or faster (the face mesh 2–4×). The measure we hold this executor to is
+//! were faster or level on four (the face mesh about 1.9× by the minima) and slower on hand
+//! landmarks. The measure we hold this executor to is
 //! LiteRT's time in the same run (`scripts/bench-vision.sh`).
 //!
 //! Design:
