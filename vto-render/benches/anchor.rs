@@ -2,9 +2,10 @@
 //! the face and full-body vision pipelines, printed as plain lines for the script to set
 //! beside LiteRT's (measured right after, on the same machine).
 //!
-//! `cargo bench -p vto-render --bench anchor [-- --gpu] [--runs N] [--profile]`: the native
+//! `cargo bench -p vto-render --bench anchor [-- --gpu] [--runs N] [--profile [--all]]`: the native
 //! CPU executor always; with `--gpu`, the wgpu executor too; with `--profile`, per-kernel
-//! times of every model (median over the runs, slowest first) instead of the lines below. Lines:
+//! times of every model (median over the runs, slowest first; the 15 slowest, or all with
+//! `--all`) instead of the lines below. Lines:
 //! - `model <name> <executor> <median ms> <min ms>`
 //! - `pipeline <face|body|selfie|upload> <executor> <median ms> <min ms>` on astronaut.png
 //!   resized to 1024×1024 (face = short- and full-range detectors + face mesh; body = pose
@@ -46,7 +47,7 @@ fn time(warm: usize, runs: usize, mut f: impl FnMut()) -> (f64, f64) {
 }
 
 /// Per-kernel median times of the native executor, for each model, slowest kernels first.
-fn profile(runs: usize) {
+fn profile(runs: usize, all: bool) {
     for id in ModelId::ALL {
         let file = id.file_name();
         let bytes = std::fs::read(models_dir().join(file)).expect("model file");
@@ -100,7 +101,7 @@ fn profile(runs: usize) {
             );
         }
         rows.sort_by(|a, b| b.2.total_cmp(&a.2));
-        for (i, what, ms, min) in rows.iter().take(15) {
+        for (i, what, ms, min) in rows.iter().take(if all { usize::MAX } else { 15 }) {
             println!("  #{i:<3} {ms:7.3} ms (min {min:7.3})  {what}");
         }
     }
@@ -116,7 +117,7 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(50usize);
     if args.iter().any(|a| a == "--profile") {
-        profile(runs);
+        profile(runs, args.iter().any(|a| a == "--all"));
         return;
     }
     let ctx = GpuContext::shared().expect("a wgpu adapter");

@@ -2,24 +2,29 @@
 //! whose wgpu adapter is itself a CPU (lavapipe, SwiftShader, WARP), where WGSL through a
 //! Vulkan emulation runs MobileNet-style networks 50–100× slower than native code.
 //!
-//! Why our own kernels and not `tract-core`: they consume the very plan the wgpu executor
-//! runs (one lowering, one set of LiteRT goldens for both), and the GEMM-bound layers run on a
-//! maintained SIMD GEMM (`matrixmultiply`). We did not benchmark a tract lowering;
-//! the measure we hold this executor to is LiteRT's time in the same run
-//! (`scripts/bench-vision.sh`).
+//! Why our own kernels and not tract: they consume the very plan the wgpu executor runs (one
+//! lowering, one set of LiteRT goldens for both), and measured against `tract-tflite` on the
+//! five models it can read once rewritten (`bench/tract-compare/`, docs/performance.md) they
+//! were faster or level on four (the face mesh about 1.9× by the minima) and slower on hand
+//! landmarks. The measure we hold this executor to is
+//! LiteRT's time in the same run (`scripts/bench-vision.sh`).
 //!
 //! Design:
 //! - The same [`lower`] + [`fuse`] plan the wgpu executor consumes: NHWC float32, PAD folded
 //!   into convolutions, activations / PRELU / residual ADDs fused into their epilogue.
-//! - Most convolutions are GEMMs on `matrixmultiply` (through `ndarray`'s safe
-//!   `general_mat_mul`; it picks AVX2/FMA kernels at run time): a 1×1 stride-1 convolution
-//!   multiplies the activation matrix `[H·W, C_in]` by the weights in place; other
-//!   convolutions first gather patches (im2col) into a scratch matrix. Transposed
-//!   convolutions are a GEMM followed by a scatter-add (col2im).
-//! - Layers a GEMM handles badly run as direct convolutions ([`direct_conv`]): RGB stems
-//!   (fewer than 8 input channels; output channels across the lanes, in registers) and heads
-//!   with fewer than 8 outputs (one dot product per output; `matrixmultiply` computes and
-//!   packs 8 columns at a time).
+//! - Convolutions run on a register-blocked kernel of our own ([`pointwise`]): weights
+//!   packed once per plan as `[k][out_c]`, output channels across the lanes, 12 accumulators
+//!   (6 pixels × 16 channels or 12 × 8) in registers, bias, activations and residual applied
+//!   before the one store. 1×1 layers read the activations in place; other convolutions
+//!   gather the patches of a tile of pixels on the stack. Which layers take it was measured
+//!   per layer shape against the GEMM ([`Pointwise::wins`]).
+//! - The rest are GEMMs on `matrixmultiply` (through `ndarray`'s safe `general_mat_mul`; it
+//!   picks AVX2/FMA kernels at run time): 1×1 layers expanding few channels into many (where
+//!   its packing is cheap against its work) and convolutions with large patches (im2col
+//!   into a scratch matrix). Transposed convolutions are a GEMM followed by a scatter-add
+//!   (col2im).
+//! - Heads with fewer than 8 outputs run as direct convolutions ([`direct_conv`], one dot
+//!   product per output; `matrixmultiply` computes and packs 8 columns at a time).
 //! - Depthwise convolutions are loops over the contiguous channel axis; with stride 1 along x
 //!   a run of pixels is one flat multiply-add per tap over weights tiled to the run's length,
 //!   so the compiler emits straight 8-lane loops with no per-pixel bookkeeping.
@@ -46,9 +51,11 @@ use rayon::prelude::*;
 
 mod conv;
 mod ops;
+mod pointwise;
 
 use conv::*;
 use ops::*;
+use pointwise::*;
 
 use super::executor::plan_buffers;
 use super::prepare::{fuse, lower, Act, BinOp, Geo, Plan, Step, UnOp};
@@ -77,17 +84,18 @@ struct Epi {
 /// One prepared kernel; `y` is the output slot, `n` its element count.
 #[derive(Debug)]
 enum Kernel {
-    /// Weights `[out_c][k_h·k_w·in_c]` (TFLite's own layout); `wt` the same transposed to
-    /// `[k_h·k_w·in_c][out_c]` when the layer runs as a direct convolution with output
-    /// channels across the lanes ([`direct_conv`]), else empty.
+    /// Weights `[out_c][k_h·k_w·in_c]` (TFLite's own layout), empty when `pw` holds them.
     Conv {
         x: Src,
         w: Vec<f32>,
-        wt: Vec<f32>,
         geo: Geo,
         epi: Epi,
         pointwise: bool,
         direct: bool,
+        /// The weights packed for [`pointwise`] when the layer runs there: a 1×1 layer
+        /// [`Pointwise::wins`] for, or any other with 8 outputs or more and a patch of at
+        /// most [`GATHER_LEN`] values (patches gathered per tile of pixels).
+        pw: Option<Pointwise>,
     },
     /// Weights `[k_h·k_w][out_c]`; `tile` the same and the bias repeated over a run of
     /// pixels ([`depthwise_tile`]) when the layer has stride 1 along x, else empty.
@@ -287,40 +295,42 @@ impl Packed {
                         && geo.in_h == geo.out_h
                         && geo.in_w == geo.out_w;
                     let k = geo.k_h * geo.k_w * geo.in_c;
-                    let direct = !pointwise
-                        && k <= DIRECT_MAX_K
-                        && (geo.out_c < SMALL_N || geo.in_c < LANES);
-                    if !pointwise && !direct {
+                    // Measured per layer (`--profile --all`, one thread, 2026-11-24): the
+                    // register-blocked kernel with patches gathered per tile takes 0.5× the
+                    // im2col GEMM on the mesh and pose heads (one output pixel: the GEMM packs
+                    // all the weights on every run) and 0.7× on the RGB stems, against the
+                    // earlier direct loop (one accumulator per 8 outputs, latency-bound).
+                    let gather = !pointwise && geo.out_c >= SMALL_N && k <= GATHER_LEN;
+                    let direct = !pointwise && !gather && k <= DIRECT_MAX_K && geo.out_c < SMALL_N;
+                    if !pointwise && !direct && !gather {
                         scratch = scratch.max(geo.out_h * geo.out_w * k);
                     }
-                    let wv = constant(*w, "convolution weights")?.clone();
-                    let mut wt = Vec::new();
-                    if direct && geo.out_c >= SMALL_N {
-                        wt = vec![0.0; wv.len()];
-                        for (oc, row) in wv.chunks_exact(k).enumerate() {
-                            for (kk, v) in row.iter().enumerate() {
-                                wt[kk * geo.out_c + oc] = *v;
-                            }
-                        }
+                    let mut wv = constant(*w, "convolution weights")?.clone();
+                    let bias = b
+                        .map(|b| constant(b, "convolution bias").cloned())
+                        .transpose()?;
+                    let alpha = epi
+                        .alpha
+                        .map(|a| constant(a, "PRELU slopes").cloned())
+                        .transpose()?
+                        .unwrap_or_default();
+                    let pw = ((pointwise && Pointwise::wins(geo.in_c, geo.out_c)) || gather)
+                        .then(|| Pointwise::pack(&wv, k, geo.out_c, bias.as_deref(), &alpha));
+                    if pw.is_some() {
+                        wv = Vec::new();
                     }
                     Kernel::Conv {
                         x: src(*x),
                         w: wv,
-                        wt,
                         direct,
+                        pw,
                         geo: *geo,
                         epi: Epi {
-                            bias: b
-                                .map(|b| constant(b, "convolution bias").cloned())
-                                .transpose()?,
+                            bias,
                             act1: epi.act1,
                             residual: epi.residual.map(|(r, rc)| (src(r), rc)),
                             act2: epi.act2,
-                            alpha: epi
-                                .alpha
-                                .map(|a| constant(a, "PRELU slopes").cloned())
-                                .transpose()?
-                                .unwrap_or_default(),
+                            alpha,
                         },
                         pointwise,
                     }
@@ -525,8 +535,11 @@ impl CpuExecutor {
             .kernels
             .iter()
             .map(|(k, _, _)| match k {
-                Kernel::Conv { w, wt, epi, .. } => {
-                    w.len() + wt.len() + epi.bias.as_ref().map_or(0, Vec::len) + epi.alpha.len()
+                Kernel::Conv { w, epi, pw, .. } => {
+                    w.len()
+                        + pw.as_ref().map_or(0, Pointwise::len)
+                        + epi.bias.as_ref().map_or(0, Vec::len)
+                        + epi.alpha.len()
                 }
                 Kernel::Depthwise { w, tile, epi, .. } => {
                     w.len() + tile.len() + epi.bias.as_ref().map_or(0, Vec::len) + epi.alpha.len()
@@ -647,10 +660,15 @@ fn describe(k: &Kernel) -> String {
             pointwise,
             direct,
             epi,
+            pw,
             ..
         } => format!(
             "conv{} {} {:?}{}",
-            if *pointwise {
+            if pw.is_some() && *pointwise {
+                "1x1_direct"
+            } else if pw.is_some() {
+                "_gather"
+            } else if *pointwise {
                 "1x1"
             } else if *direct {
                 "_direct"
@@ -717,13 +735,20 @@ fn run_kernel(kernel: &Kernel, env: &Env, scratch: &mut [f32], out: &mut [f32]) 
     match kernel {
         Kernel::Conv {
             x,
+            geo,
+            epi,
+            pw: Some(pw),
+            pointwise: one_by_one,
+            ..
+        } => pointwise(env.get(*x), pw, geo, epi, env, !one_by_one, out),
+        Kernel::Conv {
+            x,
             w,
             geo,
             epi,
             direct: true,
-            wt,
             ..
-        } => direct_conv(env.get(*x), w, wt, geo, epi, env, out),
+        } => direct_conv(env.get(*x), w, geo, epi, env, out),
         Kernel::Conv {
             x,
             w,

@@ -161,7 +161,6 @@ simd_kernel!(DirectRows => direct_rows((
     &'a mut [f32],
     &'a [f32],
     &'a [f32],
-    &'a [f32],
     &'a Geo,
     &'a Epi,
     &'a Env<'a>,
@@ -284,10 +283,9 @@ pub(super) fn depthwise_pixel_checked(
 #[inline(always)]
 #[allow(clippy::type_complexity)]
 pub(super) fn direct_rows(
-    (ci, chunk, x, w, wt, g, epi, env, rows): (
+    (ci, chunk, x, w, g, epi, env, rows): (
         usize,
         &mut [f32],
-        &[f32],
         &[f32],
         &[f32],
         &Geo,
@@ -304,26 +302,8 @@ pub(super) fn direct_rows(
         let oy = ci * rows + r;
         for (ox, o) in row.chunks_exact_mut(n).enumerate() {
             im2col(x, g, oy * g.out_w + ox, patch);
-            if n < SMALL_N {
-                for (o, wr) in o.iter_mut().zip(w.chunks_exact(k)) {
-                    *o = dot(patch, wr);
-                }
-            } else {
-                // Eight output channels at a time in registers; a last partial
-                // block overlaps the one before it.
-                let mut c0 = 0;
-                while c0 < n {
-                    let c = c0.min(n - LANES);
-                    let mut acc = [0f32; LANES];
-                    for (kk, &xv) in patch.iter().enumerate() {
-                        let wv = &wt[kk * n + c..][..LANES];
-                        for (a, w) in acc.iter_mut().zip(wv) {
-                            *a += xv * w;
-                        }
-                    }
-                    o[c..c + LANES].copy_from_slice(&acc);
-                    c0 += LANES;
-                }
+            for (o, wr) in o.iter_mut().zip(w.chunks_exact(k)) {
+                *o = dot(patch, wr);
             }
         }
     }
@@ -334,25 +314,15 @@ pub(super) fn direct_rows(
 /// the stack).
 pub(super) const DIRECT_MAX_K: usize = 128;
 
-/// A convolution without im2col: for every output pixel its patch is gathered on the stack,
-/// then multiplied by the weights, output channels across the lanes (`wt`, `[k][n]`) or, for
-/// fewer than [`SMALL_N`] outputs, one dot product per output channel (`w`, `[n][k]`). For
-/// layers a GEMM handles badly: few input channels (an RGB stem) or few outputs (a mask head).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn direct_conv(
-    x: &[f32],
-    w: &[f32],
-    wt: &[f32],
-    g: &Geo,
-    epi: &Epi,
-    env: &Env,
-    out: &mut [f32],
-) {
+/// A convolution with fewer than [`SMALL_N`] outputs (a mask head) without im2col: for every
+/// output pixel its patch is gathered on the stack, then one dot product per output channel
+/// (`w`, `[n][k]`). (Layers with more outputs run on [`super::pointwise`].)
+pub(super) fn direct_conv(x: &[f32], w: &[f32], g: &Geo, epi: &Epi, env: &Env, out: &mut [f32]) {
     let (k, n) = (g.k_h * g.k_w * g.in_c, g.out_c);
     let row_len = g.out_w * n;
     let rows = chunk_rows(g.out_h, g.out_h * g.out_w * k * n);
     let body = |ci: usize, chunk: &mut [f32]| {
-        simd(DirectRows((ci, chunk, x, w, wt, g, epi, env, rows)));
+        simd(DirectRows((ci, chunk, x, w, g, epi, env, rows)));
     };
     if rows >= g.out_h {
         body(0, out);
