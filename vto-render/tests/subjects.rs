@@ -519,6 +519,52 @@ fn shoes_see_the_floor_at_the_true_angle_and_pitch_with_a_raised_heel() {
         )
         .unwrap_or_else(|e| panic!("{name}: {e}"));
         let truth = true_view_down_deg(s);
+        let (img, _) = w
+            .renderer
+            .rasterizer()
+            .render(&p.photo, &p.scene)
+            .expect("render");
+        // The old (dark) shoe does not peek out above the new low collar: across each ankle
+        // (±2 cm of the true ankle, up to 5 cm above it), few pixels keep its colour.
+        // (Only where the old shoe's colour tells from the skin and the trousers.)
+        let px_per_cm = s.height_px / (170.0 * s.spec.shape.height);
+        let old = s.spec.look.shoes.map(f32::from);
+        let apart = |c: [u8; 3]| {
+            let c = c.map(f32::from);
+            (0..3).map(|i| (c[i] - old[i]).powi(2)).sum::<f32>().sqrt() > 80.0
+        };
+        let distinct = apart(s.spec.look.skin) && apart(s.spec.look.bottom_colour);
+        for k in (0..2).filter(|_| distinct) {
+            let a = gt(s, 27 + k);
+            let (mut near, mut total) = (0, 0);
+            for y in (a.y - 5.0 * px_per_cm) as u32..a.y as u32 {
+                for x in (a.x - 2.0 * px_per_cm) as u32..=(a.x + 2.0 * px_per_cm) as u32 {
+                    if !s.is_body(x, y) {
+                        continue;
+                    }
+                    total += 1;
+                    let c = rgb(&img, Vec2::new(x as f32, y as f32)).unwrap_or([0.0; 3]);
+                    let d = (0..3).map(|i| (c[i] - old[i]).powi(2)).sum::<f32>().sqrt();
+                    near += usize::from(d < 30.0);
+                }
+            }
+            println!("  ankle {k}: {near} of {total} pixels keep the old shoe's colour");
+            assert!(
+                near * 100 <= total * 8,
+                "{name}: {near} of {total} pixels above the {} ankle keep the old shoe's colour",
+                ["left", "right"][k]
+            );
+        }
+        // For a person to look at: SUBJECTS_OUT=<dir> writes the input and the sneaker.
+        if let Some(dir) = std::env::var_os("SUBJECTS_OUT") {
+            let both = [&s.image, &img];
+            let mut out = RgbaImage::new(2 * img.width(), img.height());
+            for (k, im) in both.iter().enumerate() {
+                image::imageops::replace(&mut out, *im, (k as u32 * img.width()).into(), 0);
+            }
+            let path = PathBuf::from(dir).join(format!("{name}_sneaker.png"));
+            out.save(&path).expect("write");
+        }
         println!(
             "{name}: floor seen {:.1}° down (truth {truth:.1}°, focal {:.0} px from {})",
             p.frame.view_down_deg, p.frame.camera.focal, p.frame.focal_source
