@@ -156,12 +156,7 @@ fn shade_opaque(t: u32, p: vec2<f32>) -> vec3<f32> {
     let spec = fres * params.key_color.rgb * blinn(n, v, rough);
     // Rough surfaces blur the environment rather than darken it: fade towards its mean
     // (polished metal, roughness ≲ 0.2, keeps most of the environment's contrast).
-    var env_sharp = environment(reflect(-v, n));
-    if (m.flags.z == 2u) {
-        // Metal worn on the body (SHADING_WORN_METAL): below and behind it are the lit body
-        // and room, not a black floor.
-        env_sharp = max(env_sharp, environment_mean() * 0.7);
-    }
+    let env_sharp = environment(reflect(-v, n));
     let env = fres * mix(env_sharp, environment_mean(), smoothstep(0.05, 0.6, rough));
     return diffuse + spec + env;
 }

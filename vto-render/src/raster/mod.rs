@@ -59,7 +59,7 @@ pub struct RasterMaterial {
     /// Texel offset, width, height, has texture.
     pub tex: [u32; 4],
     /// Alpha mode (0 opaque, 1 mask, 2 blend), double sided, shading model (0 standard,
-    /// [`SHADING_GEM`] a cut gem, [`SHADING_WORN_METAL`] metal worn on the body), unused.
+    /// [`SHADING_GEM`] a cut gem), unused.
     pub flags: [u32; 4],
 }
 const _: () = assert!(std::mem::size_of::<RasterMaterial>() == 64);
@@ -67,12 +67,6 @@ const _: () = assert!(std::mem::size_of::<RasterMaterial>() == 64);
 /// `RasterMaterial::flags[2]` of a cut gem: each flat facet shows the environment from its
 /// own direction (bright and dark facets, colour fringes), its outline dark.
 pub const SHADING_GEM: u32 = 1;
-
-/// `RasterMaterial::flags[2]` of metal worn on the body (jewelry): shaded as standard, but
-/// what it mirrors below and behind it is the lit body and room, never darker than 70 % of
-/// the environment's mean (the studio environment's black floor and dim back wall made a
-/// bangle facing the camera, whose surface mirrors just those, look mostly dark).
-pub const SHADING_WORN_METAL: u32 = 2;
 
 /// Mirrors WGSL `Params` (shaders/raster/common.wgsl).
 #[repr(C)]

@@ -216,17 +216,11 @@ pub fn is_gem(name: &str) -> bool {
     GEM_WORDS.iter().any(|w| name.contains(w))
 }
 
-/// Marks the scene's materials that are cut gems (by their names in `product`), and its
-/// opaque metals as worn on the body ([`crate::raster::SHADING_WORN_METAL`]).
+/// Marks the scene's materials that are cut gems (by their names in `product`).
 pub fn mark_gems(scene: &mut Scene, product: &Product) {
     for (raster, m) in scene.materials.iter_mut().zip(&product.materials) {
-        if m.alpha_mode == crate::product::AlphaMode::Blend {
-            continue;
-        }
-        if is_gem(&m.name) {
+        if is_gem(&m.name) && m.alpha_mode != crate::product::AlphaMode::Blend {
             raster.flags[2] = crate::raster::SHADING_GEM;
-        } else if m.metallic >= 0.5 {
-            raster.flags[2] = crate::raster::SHADING_WORN_METAL;
         }
     }
 }
