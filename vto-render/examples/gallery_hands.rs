@@ -369,6 +369,8 @@ fn main() {
             );
         }
     }
+    #[cfg(feature = "testkit")]
+    cg_hands(&renderer, &models, &out, &mut html);
     html.push_str("</table>");
     std::fs::write(out.join("index.html"), html).expect("write index.html");
 
@@ -434,4 +436,99 @@ fn main() {
         );
     }
     println!("{}", out.join("index.html").display());
+}
+
+/// The CG hand close-ups of the test subjects (feature `testkit`): the whole engine, real hand
+/// networks included, with the ring and the bangle; each output and a zoom on the jewel.
+#[cfg(feature = "testkit")]
+fn cg_hands(
+    renderer: &Renderer,
+    models: &std::path::Path,
+    out: &std::path::Path,
+    html: &mut String,
+) {
+    use vto_render::testkit;
+    let body = match testkit::BaseBody::load(&testkit::assets_dir(models)) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("no CG hands: {e}");
+            return;
+        }
+    };
+    for spec in testkit::standard((768, 768)).iter().take(2) {
+        let shot = match testkit::render_hand(&body, spec, renderer.rasterizer()) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("CG hand: {e}");
+                continue;
+            }
+        };
+        let stem = format!("cg_hand_{}", spec.pose.name());
+        // The hand networks' landmarks (the ring finger's 13–16 in red, the rest in yellow)
+        // and the rig's middle knuckle and wrist (green), to judge where the ring went.
+        let needs = vto_render::tryon::Needs {
+            hands: true,
+            ..Default::default()
+        };
+        if let Ok(seen) = renderer.see(&shot.image, needs) {
+            let mut img = shot.image.clone();
+            let mut dot = |p: [f32; 2], c: Rgba<u8>| {
+                for dy in -2i32..=2 {
+                    for dx in -2i32..=2 {
+                        let (x, y) = (p[0] as i32 + dx, p[1] as i32 + dy);
+                        if x >= 0 && y >= 0 && (x as u32) < img.width() && (y as u32) < img.height()
+                        {
+                            img.put_pixel(x as u32, y as u32, c);
+                        }
+                    }
+                }
+            };
+            for h in &seen.hands {
+                for (i, p) in h.landmarks.iter().enumerate() {
+                    let c = if (13..=16).contains(&i) {
+                        Rgba([230, 0, 0, 255])
+                    } else {
+                        Rgba([240, 220, 0, 255])
+                    };
+                    dot([p[0], p[1]], c);
+                }
+            }
+            for p in [shot.knuckle, shot.wrist] {
+                dot([p.x, p.y], Rgba([0, 200, 0, 255]));
+            }
+            let _ = img.save(out.join(format!("{stem}_landmarks.png")));
+        }
+        let Ok(bytes) = encode_png(&shot.image) else {
+            continue;
+        };
+        for jewel in [SampleJewel::RingSolitaire, SampleJewel::BangleSilver] {
+            let cell = match renderer.try_on(&Jewelry, &bytes, &jewel.glb()) {
+                Ok(r) => {
+                    let file = format!("{stem}_{}.png", jewel.name());
+                    std::fs::write(out.join(&file), &r.png).expect("write");
+                    let roi: Option<[u32; 4]> = r
+                        .metadata
+                        .get("roi")
+                        .and_then(|v| serde_json::from_value(v.clone()).ok());
+                    let zname = format!("{stem}_{}_zoom.png", jewel.name());
+                    if let (Some(roi), Ok(img)) = (roi, image::load_from_memory(&r.png)) {
+                        zoom(&img.to_rgba8(), roi)
+                            .save(out.join(&zname))
+                            .expect("write");
+                    }
+                    println!("{file}");
+                    format!(
+                        "<img src=\"{file}\"></td><td><img src=\"{zname}\"><pre>{}</pre>",
+                        serde_json::to_string_pretty(&r.metadata).unwrap_or_default()
+                    )
+                }
+                Err(e) => format!("<p>{e}</p>"),
+            };
+            let _ = write!(
+                html,
+                "<tr><td colspan=3><h3>{stem} · {}</h3></td></tr><tr><td>{cell}</td></tr>",
+                jewel.name()
+            );
+        }
+    }
 }

@@ -214,6 +214,43 @@ fn the_pendant_rests_on_the_midline_below_the_chin() {
     }
 }
 
+/// Adult chin (menton) → suprasternal notch, head upright (cm; ANSUR II: menton height −
+/// suprasternale height ≈ 8–9 cm).
+const CHIN_TO_NOTCH_CM: f32 = 8.5;
+
+#[test]
+fn the_pendant_hangs_as_far_as_its_chain_allows() {
+    // The sample's chain is 42 cm long (it says so in its extras), its pendant 2.2 cm under
+    // the chain: a real 40–45 cm chain lies 0–3 cm under the suprasternal notch (necklace
+    // length charts: 40 cm at the base of the neck, 45 cm on the collarbones), so its
+    // pendant's bottom is 1–5 cm under the notch: 9.5–13.5 cm under the chin.
+    for name in ["astronaut.png", "grace_hopper.jpg"] {
+        let p = see(&photo(name));
+        let lm = &p.face.as_ref().unwrap().face.landmarks;
+        let prepared = prepare(&p, SampleJewel::NecklacePendant);
+        let Worn::Neck { pendant_px, .. } = &prepared.worn else {
+            panic!("a necklace")
+        };
+        // The face's width is the ruler (13.2 cm on an adult); the face's vertical gives
+        // "down" (a tilted head's chin-to-chest line follows it).
+        let face_width = dist([lm[234][0], lm[234][1]], [lm[454][0], lm[454][1]]);
+        let px_per_cm = face_width / CANONICAL_FACE_WIDTH_CM;
+        let down = {
+            let d = [lm[152][0] - lm[10][0], lm[152][1] - lm[10][1]];
+            let n = d[0].hypot(d[1]);
+            [d[0] / n, d[1] / n]
+        };
+        let below = ((pendant_px[0] - lm[152][0]) * down[0]
+            + (pendant_px[1] - lm[152][1]) * down[1])
+            / px_per_cm;
+        println!("{name}: the pendant's bottom is {below:.1} cm under the chin");
+        assert!(
+            (CHIN_TO_NOTCH_CM + 1.0..=CHIN_TO_NOTCH_CM + 5.0).contains(&below),
+            "{name}: the pendant's bottom is {below:.1} cm under the chin, not 9.5–13.5 cm"
+        );
+    }
+}
+
 #[test]
 fn a_portrait_cropped_at_the_chest_still_gets_its_necklace() {
     let full = photo("grace_hopper.jpg");

@@ -326,7 +326,17 @@ fn the_stone_faces_the_camera_on_the_back_of_the_hand_and_hides_on_the_palm() {
             .filter(|t| t[3] == 1)
             .flat_map(|t| t[..3].iter().map(|&i| v[i as usize].view[2]))
             .collect();
-        let band: f32 = v.iter().map(|v| v.view[2]).sum::<f32>() / v.len() as f32;
+        // The band's centre: the middle of the metal's depth range (the head's prongs
+        // would pull a mean towards the stone).
+        let metal = p
+            .scene
+            .product
+            .triangles
+            .iter()
+            .filter(|t| t[3] == 0)
+            .flat_map(|t| t[..3].iter().map(|&i| v[i as usize].view[2]));
+        let (near, far) = metal.fold((f32::MAX, f32::MIN), |(a, b), z| (a.min(z), b.max(z)));
+        let band = (near + far) / 2.0;
         (stone.iter().sum::<f32>() / stone.len() as f32 - band, p)
     };
     let (back, back_p) = depth_of_stone(Handedness::Left);
@@ -343,6 +353,87 @@ fn the_stone_faces_the_camera_on_the_back_of_the_hand_and_hides_on_the_palm() {
     let (_, back_stats, _) = render(&r, &photo, &back_p);
     let (_, palm_stats, _) = render(&r, &photo, &palm_p);
     assert!(palm_stats.occluded_fragments > back_stats.occluded_fragments);
+}
+
+/// Whether the render drew the product over a pixel, not just the soft contact shadow (which
+/// scales the skin's channels alike): its hue moved (the channels' ratios to the photo's
+/// spread apart), it got brighter, or its colour moved far.
+fn drawn(out: &Rgba<u8>, photo: &Rgba<u8>) -> bool {
+    let ratio = |k: usize| (f32::from(out[k]) + 1.0) / (f32::from(photo[k]) + 1.0);
+    let r = [ratio(0), ratio(1), ratio(2)];
+    let spread =
+        r.iter().cloned().fold(f32::MIN, f32::max) - r.iter().cloned().fold(f32::MAX, f32::min);
+    let d: f32 = (0..3)
+        .map(|k| (f32::from(out[k]) - f32::from(photo[k])).powi(2))
+        .sum();
+    spread > 0.06 || r.iter().sum::<f32>() > 3.3 || d.sqrt() > 60.0
+}
+
+#[test]
+fn prongs_hold_the_stone_on_the_back_of_the_hand() {
+    // The stone does not float on the band: the metal alone (the stone left out of the
+    // scene), round the stone's rim along the finger, where the band does not pass, is drawn
+    // over the skin: the claws. The sample before its six-prong head drew nothing there (0
+    // of the pixels; the band runs across the finger behind the stone).
+    let r = raster();
+    for (angle, shift) in [(0.0f32, [0.0, 0.0]), (-0.5, [-40.0, 30.0])] {
+        let lm = turned(angle, shift);
+        let (photo, _) = draw(&lm, [lm[0][0], 700.0]);
+        let hands = [Hand::from_landmarks(lm.clone(), Handedness::Left)];
+        let p = prepare(&photo, &hands, None, SampleJewel::RingSolitaire).unwrap();
+        let mut metal_only = p.scene.clone();
+        metal_only.product.triangles.retain(|t| t[3] == 0);
+        let (out, _) = r.render(&photo, &metal_only).unwrap();
+        // The stone's outline from its projected vertices (material 1).
+        let (ss, roi) = (p.scene.ss as f32, p.scene.roi);
+        let v = &p.scene.product.vertices;
+        let stone: Vec<[f32; 2]> = p
+            .scene
+            .product
+            .triangles
+            .iter()
+            .filter(|t| t[3] == 1)
+            .flat_map(|t| t[..3].iter().map(|&i| v[i as usize].pos))
+            .map(|q| [roi[0] as f32 + q[0] / ss, roi[1] as f32 + q[1] / ss])
+            .collect();
+        let c = centroid(&stone);
+        let radius = stone
+            .iter()
+            .map(|q| (q[0] - c[0]).hypot(q[1] - c[1]))
+            .fold(0.0f32, f32::max);
+        assert!(radius > 4.0, "{angle}: the stone spans {radius} px");
+        // The finger's direction (MCP → PIP of the ring finger).
+        let f = [lm[14][0] - lm[13][0], lm[14][1] - lm[13][1]];
+        let fl = f[0].hypot(f[1]);
+        let (mut metal, mut total) = (0, 0);
+        let reach = radius * 1.4;
+        for y in (c[1] - reach) as i32..=(c[1] + reach) as i32 {
+            for x in (c[0] - reach) as i32..=(c[0] + reach) as i32 {
+                let d = [x as f32 + 0.5 - c[0], y as f32 + 0.5 - c[1]];
+                let dist = d[0].hypot(d[1]);
+                if !(0.55 * radius..=1.35 * radius).contains(&dist) {
+                    continue;
+                }
+                // Within 35° of the finger's axis, either way.
+                let cos = (d[0] * f[0] + d[1] * f[1]).abs() / (dist * fl);
+                if cos < 35f32.to_radians().cos() {
+                    continue;
+                }
+                total += 1;
+                let (x, y) = (x as u32, y as u32);
+                if drawn(out.get_pixel(x, y), photo.get_pixel(x, y)) {
+                    metal += 1;
+                }
+            }
+        }
+        assert!(total > 10, "{angle}: {total} rim pixels");
+        println!("{angle}: {metal} of {total} pixels round the stone's rim show metal");
+        assert!(
+            metal * 100 >= total * 15,
+            "{angle}: only {metal} of {total} pixels round the stone's rim along the finger \
+             show metal: no prongs hold it"
+        );
+    }
 }
 
 #[test]

@@ -11,7 +11,8 @@
 use std::f32::consts::{PI, TAU};
 
 use super::build::{kinded_glb, kinded_product, shade, texture, Builder, Parts};
-use super::{AlphaMode, Material, Product, Texture};
+use super::sample::{write_glb_with_root, GlbRoot};
+use super::{AlphaMode, Material, Primitive, Product, Texture};
 use crate::math::Vec3;
 
 /// The sample jewels.
@@ -68,12 +69,46 @@ impl SampleJewel {
 
     /// The jewel as a [`Product`].
     pub fn product(self) -> Product {
-        kinded_product(self.parts(), self.name(), self.kind())
+        let mut p = kinded_product(self.parts(), self.name(), self.kind());
+        if let (Some(len), Some(serde_json::Value::Object(e))) =
+            (self.length_cm(), p.extras.first_mut())
+        {
+            e.insert("length_cm".into(), serde_json::json!(len));
+        }
+        p
     }
 
-    /// The jewel as a binary glTF file, its kind in the root node's extras.
+    /// The jewel as a binary glTF file, its kind (and a necklace's chain length,
+    /// `length_cm`) in the root node's extras.
     pub fn glb(self) -> Vec<u8> {
-        kinded_glb(self.parts(), self.name(), self.kind())
+        let Some(len) = self.length_cm() else {
+            return kinded_glb(self.parts(), self.name(), self.kind());
+        };
+        let (primitives, materials, textures) = self.parts();
+        let meshes: Vec<(Primitive, [f32; 3])> =
+            primitives.into_iter().map(|p| (p, [0.0; 3])).collect();
+        write_glb_with_root(
+            &meshes,
+            &materials,
+            &textures,
+            &GlbRoot {
+                name: self.name().into(),
+                extras: serde_json::json!({"vto": {"kind": self.kind(), "length_cm": len}}),
+            },
+        )
+    }
+
+    /// A necklace's chain length (cm, rounded to 0.5): the length of its modelled chain.
+    pub fn length_cm(self) -> Option<f32> {
+        (self == SampleJewel::NecklacePendant).then(|| {
+            let path = necklace_path();
+            let len: f32 = path
+                .iter()
+                .zip(path.iter().cycle().skip(1))
+                .map(|(a, b)| a.distance(*b))
+                .sum();
+            (len * 200.0).round() / 2.0
+        })
     }
 
     fn parts(self) -> Parts {
@@ -159,9 +194,13 @@ impl SampleJewel {
                 (gold, emerald)
             }
             SampleJewel::RingSolitaire => {
-                // Finger along +Y: the band round the Y axis, the stone on top (+Z).
+                // Finger along +Y: the band round the Y axis, the stone on top (+Z), held
+                // in a six-prong head: a 5.6 mm brilliant (about 0.6 ct) whose girdle sits
+                // 2.8 mm above the band, its culet just clear of the band's top.
                 torus(&mut metal, Vec3::ZERO, 0.0095, 0.0012, Axis::Y);
-                brilliant(&mut gem, Vec3::new(0.0, 0.0, 0.0118), 0.0028, 1.0);
+                let stone = Vec3::new(0.0, 0.0, RING_GIRDLE_Z);
+                prong_head(&mut metal, stone, RING_STONE_R, 0.0095 + 0.0012);
+                brilliant(&mut gem, stone, RING_STONE_R, 1.0);
                 (gold, diamond)
             }
             SampleJewel::BangleSilver => {
@@ -179,6 +218,53 @@ impl SampleJewel {
             vec![polish()],
         )
     }
+}
+
+/// The solitaire's stone: its radius (m) and its girdle's height above the band's axis.
+pub const RING_STONE_R: f32 = 0.0028;
+/// See [`RING_STONE_R`].
+pub const RING_GIRDLE_Z: f32 = 0.0135;
+/// The solitaire's prongs: how many, and their wire's radius (m; real claws are 0.7–1 mm).
+pub const RING_PRONGS: usize = 6;
+/// See [`RING_PRONGS`].
+pub const PRONG_R: f32 = 0.0005;
+
+/// A prong head holding a round brilliant (girdle centre `stone`, radius `r`, facing +Z) on a
+/// band whose top is at height `seat` (+Z): [`RING_PRONGS`] claws rising from a seat on the
+/// band, flaring out past the girdle and bending over the crown's edge, each ending in a
+/// rounded tip; a gallery rail joins them under the girdle. The claws stand between the
+/// pavilion's facets (they grip the girdle, not a facet's face).
+fn prong_head(b: &mut Builder, stone: Vec3, r: f32, seat: f32) {
+    let girdle = stone.z;
+    for k in 0..RING_PRONGS {
+        let a = (k as f32 + 0.5) / RING_PRONGS as f32 * TAU;
+        let dir = Vec3::new(a.cos(), a.sin(), 0.0);
+        // (radius from the stone's axis as a fraction of r, height above the girdle in r).
+        let profile: [(f32, f32); 7] = [
+            (0.35, (seat - 0.0004 - girdle) / r),
+            (0.62, -0.62),
+            (0.92, -0.3),
+            (1.1, 0.0),
+            (1.1, 0.12),
+            (1.0, 0.24),
+            (0.86, 0.27),
+        ];
+        let path: Vec<Vec3> = profile
+            .iter()
+            .map(|&(f, z)| Vec3::new(stone.x, stone.y, girdle) + dir * (f * r) + Vec3::Z * (z * r))
+            .collect();
+        b.tube(&path, PRONG_R, 8, false);
+        let tip = path[path.len() - 1];
+        b.ellipsoid(tip, Vec3::splat(PRONG_R * 1.25), 6, 10);
+    }
+    // The gallery rail under the girdle, and the seat on the band.
+    torus(b, stone - Vec3::Z * (0.45 * r), 0.8 * r, 0.00032, Axis::Z);
+    b.ellipsoid(
+        Vec3::new(stone.x, stone.y, seat - 0.0002),
+        Vec3::new(0.45 * r, 0.4 * r, 0.22 * r),
+        6,
+        16,
+    );
 }
 
 /// The axis a torus turns about.
@@ -309,6 +395,30 @@ mod tests {
             assert!(want.contains(&size), "{}: {size}", j.name());
             let back = load(&j.glb()).expect("the GLB loads");
             assert_eq!(back.hints.kind.as_deref(), Some(j.kind()));
+            let stated = |p: &Product| p.extras.iter().find_map(|e| e.get("length_cm")?.as_f64());
+            assert_eq!(stated(&back), stated(&p), "{}", j.name());
         }
+        // The necklace states its chain's real length: a 40–45 cm chain.
+        let len = SampleJewel::NecklacePendant.length_cm().unwrap();
+        assert!((40.0..=45.0).contains(&len), "{len}");
+    }
+
+    #[test]
+    fn the_solitaire_is_held_by_six_prongs_reaching_over_its_girdle() {
+        // The metal reaches over the stone's girdle all round (six claws): seen from the
+        // front, metal vertices above the girdle's height lie just outside / over the rim
+        // in every 60° sector.
+        let p = SampleJewel::RingSolitaire.product();
+        let metal = &p.primitives[0].positions;
+        let mut sectors = [false; RING_PRONGS];
+        for q in metal {
+            let (x, y, z) = (q[0], q[1], q[2]);
+            let r = x.hypot(y);
+            if z > RING_GIRDLE_Z && (0.75 * RING_STONE_R..=1.3 * RING_STONE_R).contains(&r) {
+                let a = y.atan2(x).rem_euclid(TAU);
+                sectors[(a / TAU * RING_PRONGS as f32) as usize % RING_PRONGS] = true;
+            }
+        }
+        assert!(sectors.iter().all(|&s| s), "{sectors:?}");
     }
 }

@@ -274,12 +274,22 @@ pub fn prepare(
         if fitted.auto_fit.is_none() || fitted.k == 100.0 {
             fitted.k *= neck_scale;
         }
+        // The drape follows the chain's length: its front no lower under the chin than a
+        // chain of the stated (else the default) length hangs, measured with the face's
+        // width as the ruler (the anatomy's units), converted to the model frame's cm.
+        let chin = crate::math::Vec2::new(lm[152][0], lm[152][1]);
+        let down = (chin - crate::math::Vec2::new(lm[10][0], lm[10][1])).normalize_or_zero();
+        let face_px_per_cm = dist_xy(lm[234], lm[454]) / CANONICAL_FACE_WIDTH_CM;
+        let length_cm = necklace::stated_length_cm(product).unwrap_or(necklace::DEFAULT_CHAIN_CM);
+        let max_px = necklace::max_below_chin_cm(length_cm) * face_px_per_cm;
+        let max_drop = (max_px - (neck.base_px - chin).dot(down)) / cam.scale();
         let pendant = necklace::place(
             &cam,
             product,
             &fitted,
             &neck,
             neck_scale,
+            max_drop.max(necklace::PENDANT_CM + 1.0),
             &mut builder.product,
             &mut builder.occluders,
         );

@@ -26,6 +26,57 @@ pub const NECK_BELOW_CHIN: f32 = 0.62;
 pub const NECK_BEHIND_CM: f32 = 7.0;
 /// The neck's half-width and half-depth (cm) for a face 13.2 cm wide (scaled with it).
 pub const NECK_RADII_CM: [f32; 2] = [5.6, 5.2];
+/// Adult chin (menton) → suprasternal notch along the neck, head upright, in units of a
+/// face 13.2 cm wide (ANSUR II: menton height − suprasternale height ≈ 8–9 cm).
+pub const CHIN_TO_NOTCH_CM: f32 = 8.5;
+/// A chain's length when the model does not state it (`extras.vto.length_cm`): 45 cm, the
+/// common "princess" length.
+pub const DEFAULT_CHAIN_CM: f32 = 45.0;
+/// How far (cm) under the notch a chain's front hangs per cm of length past
+/// [`CHAIN_AT_NOTCH_CM`] (necklace length charts: 40 cm at the base of the neck, 45 cm on
+/// the collarbones, 50 cm a few cm under them, 60 cm at the top of the bust).
+pub const DROP_PER_CM: f32 = 0.55;
+/// A chain this long (cm) lies at the notch.
+pub const CHAIN_AT_NOTCH_CM: f32 = 40.0;
+/// The bottom of a necklace model kept rigid when its drape is shortened, and allowed under
+/// the chain's front: the pendant (cm).
+pub const PENDANT_CM: f32 = 2.5;
+
+/// How far (cm) under the chin a necklace whose chain is `length_cm` long reaches at most,
+/// pendant included (see [`CHIN_TO_NOTCH_CM`], [`DROP_PER_CM`], [`PENDANT_CM`]), in units of
+/// a face 13.2 cm wide.
+pub fn max_below_chin_cm(length_cm: f32) -> f32 {
+    CHIN_TO_NOTCH_CM + (DROP_PER_CM * (length_cm - CHAIN_AT_NOTCH_CM)).max(0.0) + PENDANT_CM
+}
+
+/// The chain length a model states (`{"vto": {"length_cm": ...}}` in its extras), if any.
+pub fn stated_length_cm(product: &crate::product::Product) -> Option<f32> {
+    product
+        .extras
+        .iter()
+        .find_map(|e| e.get("length_cm")?.as_f64())
+        .map(|l| l as f32)
+        .filter(|l| (20.0..=120.0).contains(l))
+}
+
+/// Shortens a drape: a model point `y` cm under the anchor (negative below it) whose lowest
+/// point is `low` cm (negative) is raised so that the lowest lands at `-max_drop`: the chain
+/// above the bottom [`PENDANT_CM`] is compressed vertically, the pendant moved up whole.
+/// Points above the anchor and drapes already short enough are unchanged.
+pub fn shorten(y: f32, low: f32, max_drop: f32) -> f32 {
+    let depth = -low;
+    if y >= 0.0 || depth <= max_drop || depth <= PENDANT_CM {
+        return y;
+    }
+    let chain = depth - PENDANT_CM;
+    let c = ((max_drop - PENDANT_CM) / chain).clamp(0.2, 1.0);
+    if y >= -chain {
+        y * c
+    } else {
+        -chain * c + (y + chain)
+    }
+}
+
 /// Least keypoint presence for a shoulder to count.
 pub const SHOULDER_PRESENCE: f32 = 0.5;
 
@@ -106,20 +157,26 @@ pub fn frame(neck: &Neck, cam: &HeadCamera) -> (Vec3, [Vec3; 3]) {
 
 /// Appends the necklace to `mesh` and the neck occluder to `occluders`; returns where the
 /// product's lowest point (the pendant) landed, in camera space.
+///
+/// `max_drop_cm` caps how far under the anchor the model reaches ([`shorten`]).
+#[allow(clippy::too_many_arguments)]
 pub fn place(
     cam: &HeadCamera,
     product: &crate::product::Product,
     place: &JewelPlacement,
     neck: &Neck,
     neck_scale: f32,
+    max_drop_cm: f32,
     mesh: &mut CameraMesh,
     occluders: &mut Vec<CameraMesh>,
 ) -> Vec3 {
     let (centre, [x, up, front]) = frame(neck, cam);
     let to_cam = |d: Vec3| centre + x * d.x + up * d.y + front * d.z;
     let mut lowest = (f32::MAX, centre);
+    let low = (product.bounds().0[1] - place.origin.y) * place.k;
     mesh.push_product(product, |q, n| {
-        let d = (q - place.origin) * place.k;
+        let mut d = (q - place.origin) * place.k;
+        d.y = shorten(d.y, low, max_drop_cm);
         if d.y < lowest.0 {
             lowest = (d.y, to_cam(d));
         }

@@ -3,14 +3,24 @@
 //!
 //! - **Scale**: pixels per centimetre at the feet from the longer leg (hip → knee → ankle,
 //!   [`LEG_CM`] on an adult), else the torso (shoulders' to hips' centre, [`TORSO_CM`]).
-//! - **Camera**: [`PhotoCamera`] (the photo's centre, focal [`crate::scene::camera::FOCAL_FACTOR`]
-//!   × the longer side); the feet stand at the depth where one centimetre spans that scale.
+//! - **Camera**: [`PhotoCamera`] at the photo's centre; the feet stand at the depth where one
+//!   centimetre spans that scale. The focal length comes from the feet's foreshortening
+//!   ([`view_down_from_feet`]): a foot pointing at the camera spans, from heel to toe, an
+//!   image height of its length along the view × the tangent of the angle at which the
+//!   camera looks down at the floor; that angle and the floor's image height give the focal
+//!   length (within [`FOCAL_RANGE`] × the longer side). With no foot pointing within 60° of
+//!   the camera (a side view), the focal is [`crate::scene::camera::FOCAL_FACTOR`] × the
+//!   longer side. (A fixed 1.2× put the floor of the rendered full-body subjects, shot with
+//!   ~2×, at 21° instead of 13°.)
 //! - **Ground**: a level camera over a flat floor. The floor lies [`ANKLE_HEIGHT_CM`] below the
 //!   ankles; the angle at which the camera looks down at it (clamped to 2°–40°) fixes the
 //!   floor's height under the camera. Each heel and toe keypoint, dropped to the floor
 //!   ([`HEEL_HEIGHT_CM`], [`TOE_HEIGHT_CM`]), is intersected with it: the heel's floor point
-//!   is the shoe's anchor, heel → toe its heading (yaw). The floor is level, so the sole's
-//!   pitch is zero (a raised heel is not modelled).
+//!   is the shoe's anchor, heel → toe its heading (yaw).
+//! - **Raised heel** (a walking subject's back foot): the toe stays on the floor; the heel is
+//!   the point on the heel keypoint's ray one foot length ([`FOOT_CM`]) from the toe
+//!   keypoint. When it stands more than [`RAISE_MIN_CM`] higher than a flat heel, the shoe
+//!   pitches about the toe by the angle that lifts it there (at most [`MAX_PITCH_DEG`]).
 //! - **Heading prior**: a foot pointing at the camera spans only a few pixels from heel to
 //!   toe, and a few pixels of keypoint noise there swing its yaw by tens of degrees (seen on
 //!   rendered full-body subjects: a front foot's shoe turned 45° sideways). The measured
@@ -39,6 +49,44 @@ pub const TOE_HEIGHT_CM: f32 = 2.0;
 pub const MIN_VISIBILITY: f32 = 0.5;
 /// An adult foot's length (cm), what the keypoints' heel → toe should measure.
 pub const FOOT_CM: f32 = 25.0;
+
+/// Least and most focal length, as multiples of the longer image side, that the feet's
+/// foreshortening may set (a wide phone camera to a long portrait lens).
+pub const FOCAL_RANGE: (f32, f32) = (0.8, 4.0);
+/// A heel this much (cm) higher than a flat one pitches the shoe.
+pub const RAISE_MIN_CM: f32 = 2.0;
+/// The steepest pitch (degrees) given to a shoe.
+pub const MAX_PITCH_DEG: f32 = 40.0;
+
+/// The tangent of the angle at which a level camera looks down at the floor, from the feet's
+/// foreshortening (see the module docs): per visible foot pointing within 60° of the view,
+/// the heel → toe image height (less the keypoints' height difference) over the foot's
+/// length along the view; both feet's weighted mean, or the lower when they disagree (a
+/// raised heel lengthens the image height). `None` when no foot tells.
+pub fn view_down_from_feet(body: &Body, px_per_cm: f32, size: (u32, u32)) -> Option<f32> {
+    let mut est = Vec::new();
+    for side in [Side::Left, Side::Right] {
+        if visible(body, side, size).is_err() {
+            continue;
+        }
+        let [_, _, _, heel, toe] = side.keypoints();
+        let (h, t) = (px(kp(body, heel)?), px(kp(body, toe)?));
+        let u = (t.x - h.x) / px_per_cm;
+        let v = (t.y - h.y) / px_per_cm - (HEEL_HEIGHT_CM - TOE_HEIGHT_CM);
+        let along = (FOOT_CM * FOOT_CM - u * u).max(0.0).sqrt();
+        if along < 0.5 * FOOT_CM || v <= 0.0 {
+            continue;
+        }
+        est.push((v / along, along / FOOT_CM));
+    }
+    let tan = match est.as_slice() {
+        [] => return None,
+        [(t, _)] => *t,
+        [(a, wa), (b, wb), ..] if (a - b).abs() <= 0.08 => (a * wa + b * wb) / (wa + wb),
+        [(a, _), (b, _), ..] => a.min(*b),
+    };
+    Some(tan.clamp(2f32.to_radians().tan(), 40f32.to_radians().tan()))
+}
 
 /// The subject's side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +130,8 @@ pub struct BodyFrame {
     pub floor_y: f32,
     /// The angle (degrees) at which the camera looks down at the feet.
     pub view_down_deg: f32,
+    /// Where the focal length came from: `feet` (their foreshortening) or `assumed`.
+    pub focal_source: &'static str,
 }
 
 fn kp(body: &Body, i: usize) -> Option<PoseKeypoint> {
@@ -96,7 +146,7 @@ impl BodyFrame {
     /// The frame of `body` in a `width`×`height` photo; `None` when neither the legs nor the
     /// torso give a scale.
     pub fn new(body: &Body, width: u32, height: u32) -> Option<Self> {
-        let camera = PhotoCamera::new(width, height);
+        let mut camera = PhotoCamera::new(width, height);
         let seen = |i: usize| kp(body, i).filter(|k| k.presence >= 0.5 || k.visibility >= 0.3);
         let leg = [Side::Left, Side::Right]
             .iter()
@@ -116,7 +166,6 @@ impl BodyFrame {
         } else {
             (torso.filter(|t| *t > 4.0)? / TORSO_CM, "torso")
         };
-        let depth = camera.focal / px_per_cm;
         // The floor under the ankles that are in the photo.
         let ankles: Vec<f32> = [27usize, 28]
             .iter()
@@ -130,7 +179,17 @@ impl BodyFrame {
             ankles.iter().sum::<f32>() / ankles.len() as f32
         };
         let floor_px = ankle_y + ANKLE_HEIGHT_CM * px_per_cm;
-        let down = ((floor_px - camera.centre.y) / camera.focal)
+        let below = floor_px - camera.centre.y;
+        let mut focal_source = "assumed";
+        if let Some(tan) = view_down_from_feet(body, px_per_cm, (width, height)) {
+            let side = width.max(height) as f32;
+            if below > 0.05 * height as f32 {
+                camera.focal = (below / tan).clamp(FOCAL_RANGE.0 * side, FOCAL_RANGE.1 * side);
+                focal_source = "feet";
+            }
+        }
+        let depth = camera.focal / px_per_cm;
+        let down = (below / camera.focal)
             .atan()
             .clamp(2f32.to_radians(), 40f32.to_radians());
         Some(BodyFrame {
@@ -140,6 +199,7 @@ impl BodyFrame {
             depth,
             floor_y: depth * down.tan(),
             view_down_deg: down.to_degrees(),
+            focal_source,
         })
     }
 
@@ -194,6 +254,12 @@ pub struct FootPose {
     pub toe_px: Vec2,
     /// Knee keypoint, when it is in the photo.
     pub knee_px: Option<Vec2>,
+    /// The toe's floor point (camera space, cm): the pivot of a raised heel.
+    pub toe: Vec3,
+    /// The sole's pitch (degrees, the heel up; 0 on a flat foot).
+    pub pitch_deg: f32,
+    /// How much higher (cm) than a flat heel the heel keypoint stands.
+    pub heel_raise_cm: f32,
 }
 
 impl FootPose {
@@ -245,8 +311,21 @@ pub fn foot(
     let (a, h, t) = (get(ankle)?, get(heel)?, get(toe)?);
     let s = frame.px_per_cm;
     let cos_down = frame.view_down_deg.to_radians().cos();
-    let heel_floor = frame.floor_point(px(h) + Vec2::new(0.0, HEEL_HEIGHT_CM * s * cos_down));
+    let mut heel_floor = frame.floor_point(px(h) + Vec2::new(0.0, HEEL_HEIGHT_CM * s * cos_down));
     let toe_floor = frame.floor_point(px(t) + Vec2::new(0.0, TOE_HEIGHT_CM * s * cos_down));
+    let heel_raise_cm = heel_raise(frame, px(h), toe_floor);
+    let mut pitch_deg = 0.0;
+    if heel_raise_cm > RAISE_MIN_CM {
+        let sin = (heel_raise_cm / FOOT_CM).min(MAX_PITCH_DEG.to_radians().sin());
+        pitch_deg = sin.asin().to_degrees();
+        // The raised heel's floor point: under the heel, one foot length (its projection on
+        // the floor) behind the toe along the heel ray's floor track.
+        let dir = Vec3::new(heel_floor.x - toe_floor.x, 0.0, heel_floor.z - toe_floor.z);
+        let flat = FOOT_CM * (1.0 - sin * sin).sqrt();
+        if dir.length() > 1.0 {
+            heel_floor = toe_floor + dir.normalize() * flat;
+        }
+    }
     let along = Vec3::new(toe_floor.x - heel_floor.x, 0.0, toe_floor.z - heel_floor.z);
     let length_cm = along.length();
     // Too short to trust: the toe toward the camera, turned out 10° on its side.
@@ -289,7 +368,38 @@ pub fn foot(
         heel_px: px(h),
         toe_px: px(t),
         knee_px: kp(body, knee).filter(|k| inside(k, size)).map(px),
+        toe: toe_floor,
+        pitch_deg,
+        heel_raise_cm,
     })
+}
+
+/// How much higher (cm) than a flat heel's the heel keypoint seen at `heel_px` stands, its
+/// toe on the floor at `toe_floor` (see the module docs); 0 when the ray never comes within a
+/// foot's length of the toe or the heel looks lower than flat.
+pub fn heel_raise(frame: &BodyFrame, heel_px: Vec2, toe_floor: Vec3) -> f32 {
+    let toe = toe_floor - Vec3::Y * TOE_HEIGHT_CM;
+    let ray = frame.point_at(heel_px, 1.0).normalize_or_zero();
+    let b = ray.dot(toe);
+    let disc = b * b - toe.length_squared() + FOOT_CM * FOOT_CM;
+    if disc < 0.0 {
+        return 0.0;
+    }
+    // The heel keypoint's height above the floor at each of the two points one foot length
+    // from the toe; the one nearer a flat heel's height is the heel.
+    let height = |lambda: f32| frame.floor_y - (ray * lambda).y;
+    let r = disc.sqrt();
+    let best = [b - r, b + r]
+        .into_iter()
+        .filter(|l| *l > 0.0)
+        .map(height)
+        .filter(|h| *h >= 0.0)
+        .min_by(|a, b| {
+            (a - HEEL_HEIGHT_CM)
+                .abs()
+                .total_cmp(&(b - HEEL_HEIGHT_CM).abs())
+        });
+    best.map_or(0.0, |h| (h - HEEL_HEIGHT_CM).max(0.0))
 }
 
 /// The body's facing on the floor (camera space, unit, y = 0): square to the line across the

@@ -6,8 +6,9 @@
 //!   width at 12 cm), its camera-facing half only. It starts [`LEG_START_CM`] above the floor
 //!   under the ankle, so the trouser hem or the ankle's skin stays in front of the collar and
 //!   the back of the collar passes behind the leg; a leg in front of the other foot hides it.
-//! - [`erase_old_feet`]: the person-mask pixels of each shod foot below its ankle (nearer that
-//!   foot than the other) are filled from their surroundings (a push-pull pyramid), so what
+//! - [`erase_old_feet`]: the person-mask pixels of each shod foot below its ankle (or below
+//!   where the old shoe ends up the leg, [`old_shoe_top`]; nearer that foot than the other)
+//!   are filled from their surroundings (a push-pull pyramid), so what
 //!   the new shoe does not cover shows floor, not the old shoe; the leg's own column (its
 //!   mask run just above the cut) is continued 4 cm further down instead, so a sock, an
 //!   ankle or a trouser hem shows between a low collar and the cut, not floor.
@@ -157,6 +158,7 @@ pub fn erase_old_feet(
     for f in feet {
         let reach = 7.0 * s;
         let top = f.ankle_px.y.min(f.heel_px.y).min(f.toe_px.y - 2.0 * s);
+        let top = old_shoe_top(photo, mask, f, s, top);
         // (The shin occluder starts at the same height: nothing filled shows through it.)
         let x0 = (f.heel_px.x.min(f.toe_px.x) - reach - 4.0).floor().max(0.0) as i64;
         let x1 = (f.heel_px.x.max(f.toe_px.x) + reach + 4.0)
@@ -244,6 +246,63 @@ pub fn erase_old_feet(
         }
     }
     filled
+}
+
+/// How high up the leg the old shoe reaches above `top` (the ankle's cut), pixels: rows
+/// across the ankle (±2.5 cm, person-mask pixels) whose colour is nearer the old shoe's (just
+/// under the cut) than the leg's (8–10 cm above it), at most 6 cm up. A boot or a high-top
+/// worn in the photo would otherwise show above a low new shoe's collar. Unchanged when the
+/// two colours are alike (within 40 of 255: dark trousers over dark shoes).
+pub fn old_shoe_top(photo: &RgbaImage, mask: &Mask, f: &FootPose, s: f32, top: f32) -> f32 {
+    let (w, h) = (i64::from(photo.width()), i64::from(photo.height()));
+    if mask.width as i64 != w || mask.height as i64 != h {
+        return top;
+    }
+    let half = (2.5 * s).max(2.0);
+    let row_mean = |y: f32| -> Option<Vec3> {
+        let yy = y.round() as i64;
+        if yy < 0 || yy >= h {
+            return None;
+        }
+        let (mut sum, mut n) = (Vec3::ZERO, 0u32);
+        let (xa, xb) = (
+            (f.ankle_px.x - half).round() as i64,
+            (f.ankle_px.x + half).round() as i64,
+        );
+        for x in xa.max(0)..=xb.min(w - 1) {
+            if mask.data[(yy * w + x) as usize] < 0.5 {
+                continue;
+            }
+            let p = photo.get_pixel(x as u32, yy as u32);
+            sum += Vec3::new(f32::from(p[0]), f32::from(p[1]), f32::from(p[2]));
+            n += 1;
+        }
+        (n >= 2).then(|| sum / n as f32)
+    };
+    let band = |a: f32, b: f32| -> Option<Vec3> {
+        let v: Vec<Vec3> = (0..5)
+            .filter_map(|i| row_mean(a + (b - a) * i as f32 / 4.0))
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<Vec3>() / v.len() as f32)
+    };
+    let (Some(shoe), Some(leg)) = (
+        band(top + 0.5 * s, top + 2.0 * s),
+        band(top - 10.0 * s, top - 8.0 * s),
+    ) else {
+        return top;
+    };
+    if shoe.distance(leg) < 40.0 {
+        return top;
+    }
+    let mut t = top;
+    while t > top - 6.0 * s {
+        let Some(c) = row_mean(t - 1.0) else { break };
+        if c.distance(shoe) >= c.distance(leg) {
+            break;
+        }
+        t -= 1.0;
+    }
+    t
 }
 
 /// Fills the `hole` pixels of a `w`×`h` image from the others: averages down a pyramid of

@@ -127,9 +127,22 @@ struct FootFrame<'a> {
     forward: Vec3,
     mirror: f32,
     size: f32,
+    /// The raised heel's pivot (the toe's floor point) and the pitch (radians, heel up).
+    pivot: Vec3,
+    pitch: f32,
 }
 
 impl FootFrame<'_> {
+    /// Turns a camera-space direction about the shoe's x axis by the pitch (heel up).
+    fn pitched(&self, v: Vec3) -> Vec3 {
+        if self.pitch == 0.0 {
+            return v;
+        }
+        let (sin, cos) = self.pitch.sin_cos();
+        let k = self.x;
+        v * cos + k.cross(v) * sin + k * k.dot(v) * (1.0 - cos)
+    }
+
     fn shoe(&self, q: Vec3) -> Vec3 {
         let m = self.fit.point(q) * self.size;
         Vec3::new(m.x * self.mirror, m.y, m.z)
@@ -137,12 +150,14 @@ impl FootFrame<'_> {
 
     fn point(&self, q: Vec3) -> Vec3 {
         let m = self.shoe(q);
-        self.anchor + self.x * m.x + self.up * m.y + self.forward * m.z
+        let flat = self.anchor + self.x * m.x + self.up * m.y + self.forward * m.z;
+        self.pivot + self.pitched(flat - self.pivot)
     }
 
     fn dir(&self, n: Vec3) -> Vec3 {
         let d = self.fit.dir(n);
-        (self.x * d.x * self.mirror + self.up * d.y + self.forward * d.z).normalize_or_zero()
+        self.pitched(self.x * d.x * self.mirror + self.up * d.y + self.forward * d.z)
+            .normalize_or_zero()
     }
 }
 
@@ -222,6 +237,8 @@ pub fn prepare(
             forward: pose.heading,
             mirror: if mirrored { -1.0 } else { 1.0 },
             size,
+            pivot: pose.toe,
+            pitch: pose.pitch_deg.to_radians(),
         };
         let before = builder.product.positions.len();
         builder
@@ -241,7 +258,10 @@ pub fn prepare(
                 hi = hi.max(p);
                 let m = ff.shoe(Vec3::from(*q));
                 top_cm = top_cm.max(m.y);
-                if m.y < 1.0 && k % 3 == 0 {
+                // The contact shadow lies under the sole where it touches the floor (a
+                // raised heel's sole is in the air).
+                let grounded = pose.pitch_deg == 0.0 || frame.floor_y - c.y < 1.5;
+                if m.y < 1.0 && k % 3 == 0 && grounded {
                     sole.push(p);
                 }
             }
@@ -324,6 +344,8 @@ pub fn metadata(p: &Prepared, stats: &RasterStats) -> serde_json::Value {
                 "heel_px": q.heel_px.to_array(),
                 "toe_px": q.toe_px.to_array(),
                 "yaw_deg": q.yaw_deg(),
+                "pitch_deg": q.pitch_deg,
+                "heel_raise_cm": q.heel_raise_cm,
                 "measured_length_cm": q.length_cm,
                 "size": s.size,
                 "footprint_px": s.footprint_px,
@@ -363,7 +385,8 @@ pub fn metadata(p: &Prepared, stats: &RasterStats) -> serde_json::Value {
             "px_per_cm": p.frame.px_per_cm,
             "scale_from": p.frame.scale_source,
             "view_down_deg": p.frame.view_down_deg,
-            "assumption": "level camera, flat floor, adult proportions (leg 85 cm)",
+            "focal_from": p.frame.focal_source,
+            "assumption": "level camera, flat floor, adult proportions (leg 85 cm, foot 25 cm)",
         },
         "old_feet_filled_px": p.filled_px,
         "contact_shadow_px": p.shadow_px,
