@@ -86,10 +86,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 for y in p.region[1].max(0.0) as u32..(p.region[3] as u32).min(799) {
                     for x in p.region[0].max(0.0) as u32..(p.region[2] as u32).min(599) {
                         let q = warp.eval(glam::Vec2::new(x as f32 + 0.5, y as f32 + 0.5));
-                        if q.x < 0.0 || q.y < 0.0 || q.x >= prepared.width as f32 || q.y >= prepared.height as f32 {
+                        if q.x < 0.0
+                            || q.y < 0.0
+                            || q.x >= prepared.width as f32
+                            || q.y >= prepared.height as f32
+                        {
                             continue;
                         }
-                        let l = prepared.labels[q.y as usize * prepared.width as usize + q.x as usize];
+                        let l =
+                            prepared.labels[q.y as usize * prepared.width as usize + q.x as usize];
                         let px = map.get_pixel_mut(x, y);
                         if l == label::SLEEVE_LEFT {
                             px.0 = [(px.0[0] / 2) + 120, px.0[1] / 2, (px.0[2] / 2) + 120, 255];
@@ -110,7 +115,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     }
                 }
             }
-            println!("{name}: scale {:.3} reach {:?}", fit.scale, fit.sleeve_reach);
+            println!(
+                "{name}: scale {:.3} reach {:?}",
+                fit.scale, fit.sleeve_reach
+            );
             look.image.save(out.join(format!("{name}.png")))?;
             img.save(out.join(format!("{name}_anchors.png")))?;
         }

@@ -469,7 +469,10 @@ fn a_long_sleeved_jacket_covers_the_upper_arms_from_the_shoulder_down() {
     // The subjects standing with their arms hanging free of the torso (the walking subject's
     // rust top is as skin-coloured as its arms: colour cannot tell them apart).
     for (s, person) in w.subjects.iter().filter(|(s, _)| {
-        matches!(s.spec.pose, testkit::Pose::Front | testkit::Pose::Contrapposto)
+        matches!(
+            s.spec.pose,
+            testkit::Pose::Front | testkit::Pose::Contrapposto
+        )
     }) {
         let name = format!("{} on {}", jacket.name(), s.spec.pose.name());
         let out = try_on(
@@ -491,7 +494,10 @@ fn a_long_sleeved_jacket_covers_the_upper_arms_from_the_shoulder_down() {
             s.spec.look.skin,
             &[jacket.base_colour(), s.spec.look.top],
         );
-        eprintln!("{name}: {:.1}% of the outer upper arms are skin", skin * 100.0);
+        eprintln!(
+            "{name}: {:.1}% of the outer upper arms are skin",
+            skin * 100.0
+        );
         assert!(
             skin < 0.1,
             "{name}: {:.0}% of the outer upper arms show skin beside the jacket's sleeves",
