@@ -19,17 +19,24 @@ use image::RgbaImage;
 use super::mask::{decontaminate, garment_mask};
 use super::{label, perp, GarmentError};
 
+/// A sleeve's seam whose extent across the sleeve's axis is under this share of its length
+/// (more than about 55° from square) is oblique: the root is measured from the sleeve's
+/// cross-sections instead (see `measure_sleeve`).
+const OBLIQUE_SEAM: f32 = 0.6;
+
 /// Product photos are processed at most this many pixels on their longer side.
 pub const MAX_SIDE: u32 = 1024;
 
 /// One sleeve in the product photo (garment pixels).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sleeve {
-    /// The root's centre: midway between the shoulder point and the armpit.
+    /// The root's centre: where the sleeve's centre line, through its cross-sections square
+    /// to its axis, meets the seam's end (midway between the shoulder point and the armpit
+    /// for a sleeve set square to its seam).
     pub root: Vec2,
     /// The cuff's centre.
     pub cuff: Vec2,
-    /// Half the sleeve's width at the root.
+    /// Half the sleeve's width at the root, square to its axis.
     pub root_half_width: f32,
     /// Half the sleeve's width at the cuff.
     pub cuff_half_width: f32,
@@ -482,10 +489,43 @@ fn measure_sleeve(labels: &[u8], w: usize, id: u8, shoulder: Vec2, armpit: Vec2)
         cuff_half = ((hi - lo) * 0.5).max(1.0);
         axis = (cuff - root).try_normalize()?;
     }
+    // The root's width square to the axis. A sleeve set about square to its seam (a tee's,
+    // held out) has the seam (shoulder → armpit) as its root: its centre and half its
+    // length. A sleeve laid down along the body (a long sleeve hanging beside the torso) has
+    // its seam cut obliquely, running almost along the axis: half its length overstates the
+    // sleeve's width several times over, the fit's cross-sections fell off the sleeve's
+    // texels and the worn sleeve began only mid-arm. There the sleeve's real cross-section a
+    // quarter of the way down (its extent and centre across the axis), extrapolated back to
+    // the root through the cuff's, gives the root's width and centre.
+    let n = perp(axis);
+    let seam_half = shoulder.distance(armpit) * 0.5;
+    let seam_across = (shoulder - armpit).dot(n).abs() * 0.5;
+    let len = (cuff - root).length();
+    let (mut lo, mut hi, mut count) = (f32::MAX, f32::MIN, 0usize);
+    for p in &pts {
+        let d = *p - root;
+        if (0.2 * len..0.3 * len).contains(&d.dot(axis)) {
+            let o = d.dot(n);
+            lo = lo.min(o);
+            hi = hi.max(o);
+            count += 1;
+        }
+    }
+    let oblique = seam_across < OBLIQUE_SEAM * seam_half;
+    let (root, root_half_width) = if oblique && count >= 4 {
+        let (t, half, mid) = (0.25, (hi - lo) * 0.5, (hi + lo) * 0.5);
+        let cuff_mid = (cuff - root).dot(n);
+        let root_mid = (mid - t * cuff_mid) / (1.0 - t);
+        // Never narrower than the seam's own extent across the axis.
+        let root_half = ((half - t * cuff_half) / (1.0 - t)).max(seam_across);
+        (root + n * root_mid, root_half)
+    } else {
+        (root, seam_half)
+    };
     Some(Sleeve {
         root,
         cuff,
-        root_half_width: shoulder.distance(armpit) * 0.5,
+        root_half_width,
         cuff_half_width: cuff_half,
     })
 }
