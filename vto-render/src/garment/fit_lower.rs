@@ -22,7 +22,7 @@ use super::legs::Legs;
 use super::lower::{DressLandmarks, PantsLandmarks};
 use super::person::BodyFrame;
 use super::warp::Part;
-use super::{label, perp, GarmentError};
+use super::{label, mask_at, perp, GarmentError};
 
 /// Depths below the shoulder seams of an adult's hip joints, knees and ankles, in seam-to-
 /// seam shoulder widths (40 cm: 50, 96 and 138 cm).
@@ -59,15 +59,7 @@ pub fn waist_on_body(
     (w, h): (u32, u32),
     hip_width: f32,
 ) -> Option<[Vec2; 2]> {
-    let at = |p: Vec2| -> f32 {
-        let (x, y) = (p.x.round() as i64, p.y.round() as i64);
-        if x < 0 || y < 0 || x >= i64::from(w) || y >= i64::from(h) {
-            return 0.0;
-        }
-        mask.get(y as usize * w as usize + x as usize)
-            .copied()
-            .unwrap_or(0.0)
-    };
+    let at = |p: Vec2| mask_at(mask, (w, h), p);
     let (&left, &right) = (fit.outline.first()?, fit.outline.last()?);
     let c = fit.waist_centre;
     if at(c) < 0.5 {

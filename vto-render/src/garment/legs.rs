@@ -6,7 +6,7 @@
 
 use glam::Vec2;
 
-use super::{perp, GarmentError};
+use super::{mask_at, perp, GarmentError};
 use crate::tryon::Person;
 use crate::vision::pose::PoseKeypoint;
 
@@ -145,15 +145,7 @@ impl Legs {
 /// The person mask's width along `across` through `mid` (outline to outline), when it is
 /// plausible for hips `hw` apart.
 fn mask_width(mask: &[f32], w: u32, h: u32, mid: Vec2, across: Vec2, hw: f32) -> Option<f32> {
-    let at = |p: Vec2| -> f32 {
-        let (x, y) = (p.x.round() as i64, p.y.round() as i64);
-        if x < 0 || y < 0 || x >= i64::from(w) || y >= i64::from(h) {
-            return 0.0;
-        }
-        mask.get(y as usize * w as usize + x as usize)
-            .copied()
-            .unwrap_or(0.0)
-    };
+    let at = |p: Vec2| mask_at(mask, (w, h), p);
     if at(mid) < 0.5 {
         return None;
     }
@@ -226,15 +218,7 @@ pub struct BareLegs {
 impl BareLegs {
     /// The bare legs of `legs` measured on the person `mask` (`w` × `h`).
     pub fn new(legs: &Legs, mask: &[f32], w: u32, h: u32) -> BareLegs {
-        let at = |p: Vec2| -> f32 {
-            let (x, y) = (p.x.round() as i64, p.y.round() as i64);
-            if x < 0 || y < 0 || x >= i64::from(w) || y >= i64::from(h) {
-                return 0.0;
-            }
-            mask.get(y as usize * w as usize + x as usize)
-                .copied()
-                .unwrap_or(0.0)
-        };
+        let at = |p: Vec2| mask_at(mask, (w, h), p);
         let hw = legs.hip_width;
         let sections = legs.legs.map(|leg| {
             let len = leg.length().max(1.0);

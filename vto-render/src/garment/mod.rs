@@ -87,3 +87,14 @@ pub enum GarmentError {
 pub(crate) fn perp(v: Vec2) -> Vec2 {
     Vec2::new(-v.y, v.x)
 }
+
+/// A person mask's value (`w` × `h`, row-major) at the pixel nearest `p`; 0 outside the image.
+pub(crate) fn mask_at(mask: &[f32], (w, h): (u32, u32), p: Vec2) -> f32 {
+    let (x, y) = (p.x.round() as i64, p.y.round() as i64);
+    if x < 0 || y < 0 || x >= i64::from(w) || y >= i64::from(h) {
+        return 0.0;
+    }
+    mask.get(y as usize * w as usize + x as usize)
+        .copied()
+        .unwrap_or(0.0)
+}
