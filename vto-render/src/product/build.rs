@@ -27,7 +27,16 @@ pub fn kinded_product((primitives, materials, textures): Parts, name: &str, kind
 
 /// The same sample as a binary glTF file: one root node named `name`, its kind in that node's
 /// extras (`{"vto": {"kind": ...}}`).
-pub fn kinded_glb((primitives, materials, textures): Parts, name: &str, kind: &str) -> Vec<u8> {
+pub fn kinded_glb(parts: Parts, name: &str, kind: &str) -> Vec<u8> {
+    glb_with_extras(parts, name, serde_json::json!({"vto": {"kind": kind}}))
+}
+
+/// The same sample as a binary glTF file: one root node named `name` carrying `extras`.
+pub fn glb_with_extras(
+    (primitives, materials, textures): Parts,
+    name: &str,
+    extras: serde_json::Value,
+) -> Vec<u8> {
     let meshes: Vec<(Primitive, [f32; 3])> =
         primitives.into_iter().map(|p| (p, [0.0; 3])).collect();
     write_glb_with_root(
@@ -36,7 +45,7 @@ pub fn kinded_glb((primitives, materials, textures): Parts, name: &str, kind: &s
         &textures,
         &GlbRoot {
             name: name.into(),
-            extras: serde_json::json!({"vto": {"kind": kind}}),
+            extras,
         },
     )
 }

@@ -10,9 +10,8 @@
 
 use std::f32::consts::{PI, TAU};
 
-use super::build::{kinded_glb, kinded_product, shade, texture, Builder, Parts};
-use super::sample::{write_glb_with_root, GlbRoot};
-use super::{AlphaMode, Material, Primitive, Product, Texture};
+use super::build::{glb_with_extras, kinded_product, shade, texture, Builder, Parts};
+use super::{AlphaMode, Material, Product, Texture};
 use crate::math::Vec3;
 
 /// The sample jewels.
@@ -81,21 +80,11 @@ impl SampleJewel {
     /// The jewel as a binary glTF file, its kind (and a necklace's chain length,
     /// `length_cm`) in the root node's extras.
     pub fn glb(self) -> Vec<u8> {
-        let Some(len) = self.length_cm() else {
-            return kinded_glb(self.parts(), self.name(), self.kind());
-        };
-        let (primitives, materials, textures) = self.parts();
-        let meshes: Vec<(Primitive, [f32; 3])> =
-            primitives.into_iter().map(|p| (p, [0.0; 3])).collect();
-        write_glb_with_root(
-            &meshes,
-            &materials,
-            &textures,
-            &GlbRoot {
-                name: self.name().into(),
-                extras: serde_json::json!({"vto": {"kind": self.kind(), "length_cm": len}}),
-            },
-        )
+        let mut vto = serde_json::json!({"kind": self.kind()});
+        if let Some(len) = self.length_cm() {
+            vto["length_cm"] = len.into();
+        }
+        glb_with_extras(self.parts(), self.name(), serde_json::json!({ "vto": vto }))
     }
 
     /// A necklace's chain length (cm, rounded to 0.5): the length of its modelled chain.
