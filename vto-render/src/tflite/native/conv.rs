@@ -62,6 +62,24 @@ pub(super) fn chunk_rows(m: usize, work: usize) -> usize {
     m.div_ceil(threads * 3).max(16)
 }
 
+/// Runs `body(chunk index, chunk)` over `out` in chunks of `rows` rows of `row_len` values
+/// each: on this thread when one chunk holds all `total` rows, else on rayon's threads.
+pub(super) fn by_row_chunks(
+    out: &mut [f32],
+    rows: usize,
+    row_len: usize,
+    total: usize,
+    body: impl Fn(usize, &mut [f32]) + Send + Sync,
+) {
+    if rows >= total {
+        body(0, out);
+    } else {
+        out.par_chunks_mut(rows * row_len)
+            .enumerate()
+            .for_each(|(ci, chunk)| body(ci, chunk));
+    }
+}
+
 /// Input coordinate of an output coordinate and a kernel tap, or `None` in the padding.
 #[inline]
 pub(super) fn tap(
@@ -324,13 +342,7 @@ pub(super) fn direct_conv(x: &[f32], w: &[f32], g: &Geo, epi: &Epi, env: &Env, o
     let body = |ci: usize, chunk: &mut [f32]| {
         simd(DirectRows((ci, chunk, x, w, g, epi, env, rows)));
     };
-    if rows >= g.out_h {
-        body(0, out);
-    } else {
-        out.par_chunks_mut(rows * row_len)
-            .enumerate()
-            .for_each(|(ci, chunk)| body(ci, chunk));
-    }
+    by_row_chunks(out, rows, row_len, g.out_h, body);
 }
 
 /// The rows of one chunk of [`depthwise`].
@@ -473,13 +485,7 @@ pub(super) fn depthwise(
             interior,
         )));
     };
-    if rows >= g.out_h {
-        body(0, out);
-    } else {
-        out.par_chunks_mut(rows * row_len)
-            .enumerate()
-            .for_each(|(ci, chunk)| body(ci, chunk));
-    }
+    by_row_chunks(out, rows, row_len, g.out_h, body);
 }
 
 pub(super) fn transpose_conv(

@@ -167,13 +167,7 @@ pub(super) fn pointwise(
             epilogue(o, p0, n, epi, env, false);
         }
     };
-    if rows >= m {
-        body(0, out);
-    } else {
-        out.par_chunks_mut(rows * n)
-            .enumerate()
-            .for_each(|(ci, o)| body(ci, o));
-    }
+    by_row_chunks(out, rows, n, m, body);
 }
 
 /// One chunk of pixels of [`pointwise`].
