@@ -464,10 +464,12 @@ fn cg_hands(
             }
         };
         let stem = format!("cg_hand_{}", spec.pose.name());
-        // The hand networks' landmarks (the ring finger's 13–16 in red, the rest in yellow)
-        // and the rig's middle knuckle and wrist (green), to judge where the ring went.
+        // The hand networks' landmarks (the ring finger's 13–16 in red, the rest in yellow),
+        // the rig's middle knuckle and wrist (green), and the pose model's elbows and wrists (blue),
+        // to judge where the ring and the bangle went.
         let needs = vto_render::tryon::Needs {
             hands: true,
+            body: true,
             ..Default::default()
         };
         if let Ok(seen) = renderer.see(&shot.image, needs) {
@@ -491,6 +493,13 @@ fn cg_hands(
                         Rgba([240, 220, 0, 255])
                     };
                     dot([p[0], p[1]], c);
+                }
+            }
+            if let Some(b) = &seen.body {
+                for i in [13usize, 14, 15, 16] {
+                    if let Some(k) = b.keypoints.get(i) {
+                        dot([k.x, k.y], Rgba([0, 120, 255, 255]));
+                    }
                 }
             }
             for p in [shot.knuckle, shot.wrist] {

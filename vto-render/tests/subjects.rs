@@ -868,3 +868,33 @@ fn shoes_see_the_floor_at_the_true_angle_and_pitch_with_a_raised_heel() {
     }
     println!("{pitched} raised heels");
 }
+
+#[test]
+fn a_bangle_on_a_hand_close_up_goes_round_the_wrist() {
+    let Some(w) = world() else { return };
+    let body = BaseBody::load(&testkit::assets_dir(&models_dir())).expect("assets");
+    let spec = testkit::standard((768, 768))[0];
+    let shot = testkit::render_hand(&body, &spec, w.renderer.rasterizer()).expect("render");
+    let bytes = vto_render::engine::encode_png(&shot.image).expect("png");
+    let glb = vto_render::product::sample_jewelry::SampleJewel::BangleSilver.glb();
+    let out = w
+        .renderer
+        .try_on(&vto_render::tryon::Jewelry, &bytes, &glb)
+        .expect("bangle");
+    let worn = &out.metadata["worn"];
+    let anchor = Vec2::new(
+        worn["anchor_px"][0].as_f64().unwrap_or(f64::NAN) as f32,
+        worn["anchor_px"][1].as_f64().unwrap_or(f64::NAN) as f32,
+    );
+    let size = shot.extent.1.distance(shot.extent.0);
+    // On this close-up the pose model answers with wrists and elbows far from the arm; taking
+    // the forearm's axis from them put the bangle on the back of the hand, turned across the
+    // forearm, 0.115 of the hand's size from the rig's wrist (0.04 with the hand's own axis).
+    assert!(
+        anchor.distance(shot.wrist) < 0.07 * size,
+        "the bangle's anchor {anchor} is {:.0} px from the wrist {} ({size:.0} px hand); {worn}",
+        anchor.distance(shot.wrist),
+        shot.wrist
+    );
+    assert_eq!(worn["forearm_source"], "hand", "{worn}");
+}

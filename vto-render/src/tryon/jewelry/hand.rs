@@ -25,7 +25,8 @@
 //! # Bracelet
 //! At the wrist (landmark 0), moved [`BRACELET_UP_FOREARM`] wrist widths up the forearm. The
 //! forearm's axis runs from the body's elbow (pose 13 / 14 of that side) to its wrist when
-//! both are seen, else along the hand (middle MCP 9 → wrist 0). The wrist's width is measured
+//! both are seen and that wrist is the hand's own (within [`WRIST_AGREES`] palm lengths of
+//! landmark 0), else along the hand (middle MCP 9 → wrist 0). The wrist's width is measured
 //! across the forearm on the body's person mask when the mask gives one within reason, else
 //! [`WRIST_OF_KNUCKLES`] × the knuckles' span. The bangle's inside is [`BANGLE_EASE`] × the
 //! wrist's half-width, and it hangs with gravity: its inner top edge rests on the wrist. The
@@ -57,6 +58,9 @@ pub const WRIST_DEPTH: f32 = 0.7;
 pub const BANGLE_EASE: f32 = 1.12;
 /// The bracelet's centre lies this many wrist widths up the forearm from landmark 0.
 pub const BRACELET_UP_FOREARM: f32 = 0.22;
+/// The body's wrist keypoint is taken as the hand's own when it lies within this many palm
+/// lengths (hand landmarks 0 → 9) of the hand's wrist landmark.
+pub const WRIST_AGREES: f32 = 0.75;
 /// Least presence for a pose keypoint (elbow, wrist) to be used.
 pub const POSE_PRESENCE: f32 = 0.5;
 
@@ -308,14 +312,22 @@ pub fn prepare(
         }
         (centre, axes, finger_cm * ppc, k, false, false)
     } else {
-        // The forearm's direction (from the wrist towards the elbow).
+        // The forearm's direction (from the wrist towards the elbow), from the body's elbow
+        // when the body's wrist is this hand's: on a close-up of a hand the pose model still
+        // answers, with keypoints far from the real arm.
+        let palm_px = (lm2(hand, 0) - lm2(hand, 9)).length();
         let elbow = body.and_then(|b| {
             let (e, wr) = match side {
                 Handedness::Left => (b.keypoints.get(13)?, b.keypoints.get(15)?),
                 Handedness::Right => (b.keypoints.get(14)?, b.keypoints.get(16)?),
             };
             let d = Vec2::new(e.x - wr.x, e.y - wr.y);
-            (e.presence >= POSE_PRESENCE && wr.presence >= POSE_PRESENCE && d.length() > 1.0)
+            let same_wrist =
+                (Vec2::new(wr.x, wr.y) - lm2(hand, 0)).length() <= WRIST_AGREES * palm_px;
+            (e.presence >= POSE_PRESENCE
+                && wr.presence >= POSE_PRESENCE
+                && same_wrist
+                && d.length() > 1.0)
                 .then(|| Vec3::new(d.x, d.y, 0.0).normalize())
         });
         let up_arm = elbow.unwrap_or_else(|| (pts[0] - pts[9]).normalize_or(Vec3::Y));
