@@ -126,8 +126,21 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
         };
         let seam_b = sim.apply(g.shoulder[s]);
         let armpit_b = sim.apply(g.armpit[s]);
+        // The sleeve's underarm starts where the arm leaves the torso. A garment cut wider
+        // than the body puts its armpit out over an arm hanging beside the torso; pinned
+        // there, the spline must turn the sleeve's root inside out to reach the cuff just
+        // below, and shows its fabric as a flap beside the arm. So the sleeve's armpit
+        // goes no further out than the arm's inner edge.
+        let rel = armpit_b - start;
+        let (along0, across0) = (rel.dot(dir0), rel.dot(perp(dir0) * out_sign));
+        let inner_edge = -0.13 * sw;
+        let armpit_sleeve = if along0 > 0.0 && across0 > inner_edge {
+            start + dir0 * along0 + perp(dir0) * out_sign * inner_edge
+        } else {
+            armpit_b
+        };
         let mut pg = vec![g.shoulder[s], g.armpit[s]];
-        let mut pb = vec![seam_b, armpit_b];
+        let mut pb = vec![seam_b, armpit_sleeve];
         let seam_off = (seam_b - start).dot(perp(dir0) * out_sign).max(0.13 * sw);
         for &t in stations {
             let (c_b, dir) = arm.along(start, len_b * t);
