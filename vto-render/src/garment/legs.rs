@@ -278,6 +278,19 @@ impl BareLegs {
         (a.0 + (b.0 - a.0) * k, a.1 + (b.1 - a.1) * k)
     }
 
+    /// The point at `t` along leg `side` (0 at the hip, 1 at the ankle) and `s` across it
+    /// (−1 to 1 at its outline, positive towards [`Legs::across`]).
+    pub fn point(&self, side: usize, t: f32, s: f32) -> Vec2 {
+        let leg = &self.legs[side.min(1)];
+        let (c, d) = leg.along(t.clamp(0.0, 1.0) * leg.length().max(1.0));
+        let mut n = perp(d);
+        if n.dot(self.across) < 0.0 {
+            n = -n;
+        }
+        let (off, half) = self.section(side.min(1), t);
+        c + n * (off + s * half)
+    }
+
     /// Where `p` lies on the nearer bare leg, if on one (the ankle's end rounded; nothing
     /// above the hips).
     pub fn at(&self, p: Vec2) -> Option<OnLeg> {

@@ -36,6 +36,7 @@ pub mod product;
 pub mod sample;
 pub mod sample_lower;
 pub mod skin;
+pub mod uncover;
 pub mod warp;
 
 use glam::Vec2;
