@@ -23,6 +23,7 @@
 
 pub mod compose;
 pub mod compose_lower;
+pub mod feet;
 pub mod figure;
 mod fill;
 pub mod fit;

@@ -1,5 +1,5 @@
-//! The legs and floor a shorter lower garment uncovers ([`uncover_legs`]), and the feet kept
-//! in front of it ([`Feet`]).
+//! The legs and floor a shorter lower garment uncovers ([`uncover_legs`]); the feet in front
+//! of it and the old garment's colour are [`Feet`]'s.
 //!
 //! - **What is old clothing** is told by colour: the old lower garment's colour is measured
 //!   on the thighs ([`Feet::bottom`]); a pixel near the person is old clothing as far as it
@@ -23,7 +23,9 @@ use image::RgbaImage;
 use rayon::prelude::*;
 
 use super::compose::{push_pull, skin_likeness};
-use super::compose_lower::{on_foot, FALLBACK_SKIN};
+use super::compose_lower::FALLBACK_SKIN;
+pub use super::feet::Feet;
+use super::feet::{foot_points, garment_likeness, median, pixel};
 use super::legs::{BareLegs, Legs, OnLeg};
 use super::person::BodyFrame;
 use super::skin::{self, FaceLight};
@@ -33,154 +35,9 @@ fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
     t * t * (3.0 - 2.0 * t)
 }
 
-fn luma(c: [f32; 3]) -> f32 {
-    0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]
-}
-
-/// How much colour `c` looks like a garment of colour `g` (0–1), tolerant of shading: the
-/// chromaticity must match (a small offset keeps near-black stable) and the luminance lie
-/// within about half to twice the garment's.
-pub fn garment_likeness(c: [f32; 3], g: [f32; 3]) -> f32 {
-    let chroma = |v: [f32; 3]| {
-        let s = v[0] + v[1] + v[2] + 30.0;
-        [(v[0] + 10.0) / s, (v[1] + 10.0) / s, (v[2] + 10.0) / s]
-    };
-    let (a, b) = (chroma(c), chroma(g));
-    let dc = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
-    let r = (luma(c) + 4.0) / (luma(g) + 4.0);
-    (1.0 - smoothstep(0.035, 0.07, dc)) * smoothstep(0.4, 0.55, r) * (1.0 - smoothstep(1.7, 2.2, r))
-}
-
-fn median(mut cs: Vec<[f32; 3]>) -> Option<[f32; 3]> {
-    if cs.is_empty() {
-        return None;
-    }
-    let mut out = [0.0; 3];
-    for (c, o) in out.iter_mut().enumerate() {
-        cs.sort_by(|a, b| a[c].total_cmp(&b[c]));
-        *o = cs[cs.len() / 2][c];
-    }
-    Some(out)
-}
-
-fn pixel(photo: &RgbaImage, p: Vec2) -> Option<[f32; 3]> {
-    let (x, y) = (p.x.round() as i64, p.y.round() as i64);
-    if x < 0 || y < 0 || x >= i64::from(photo.width()) || y >= i64::from(photo.height()) {
-        return None;
-    }
-    let c = photo.get_pixel(x as u32, y as u32).0;
-    Some([f32::from(c[0]), f32::from(c[1]), f32::from(c[2])])
-}
-
-/// Points on each foot: along heel → toe and a little either side.
-fn foot_points(legs: &Legs) -> Vec<Vec2> {
-    let hw = legs.hip_width;
-    legs.legs
-        .iter()
-        .flat_map(|l| {
-            (0..=16).flat_map(move |k| {
-                let c = l.heel + (l.toe - l.heel) * (k as f32 / 16.0);
-                (-2..=2).map(move |j| c + legs.across * (0.03 * hw * j as f32))
-            })
-        })
-        .collect()
-}
-
-/// The feet in front of a lower garment, and the old lower garment's colour.
-#[derive(Debug, Clone, Copy)]
-pub struct Feet<'a> {
-    legs: &'a Legs,
-    /// The old lower garment's colour (median on the thighs), unless it is skin-like.
-    bottom: Option<[f32; 3]>,
-    /// Whether the old garment's colour differs from the shoes'.
-    distinct: bool,
-}
-
-/// Points on the thighs, where the old lower garment's colour is measured.
-fn thigh_points(legs: &Legs) -> Vec<Vec2> {
-    let hw = legs.hip_width;
-    legs.legs
-        .iter()
-        .flat_map(|l| {
-            let thigh = l.chain[0].distance(l.chain[1]);
-            (0..8).flat_map(move |k| {
-                let (c, _) = l.along(thigh * (0.3 + 0.04 * k as f32));
-                (-2..=2).map(move |j| c + legs.across * (0.03 * hw * j as f32))
-            })
-        })
-        .collect()
-}
-
-impl<'a> Feet<'a> {
-    /// Measures the old lower garment on the thighs of `photo` and the shoes on the feet.
-    pub fn new(photo: &RgbaImage, legs: &'a Legs, face_skin: [f32; 3]) -> Feet<'a> {
-        let thighs: Vec<[f32; 3]> = thigh_points(legs)
-            .into_iter()
-            .filter_map(|p| pixel(photo, p))
-            .collect();
-        let bottom = median(thighs).filter(|b| skin_likeness(*b, face_skin) < 0.5);
-        let shoes = median(
-            foot_points(legs)
-                .into_iter()
-                .filter(|p| on_foot(legs, *p))
-                .filter_map(|p| pixel(photo, p))
-                .collect(),
-        );
-        let distinct = match (bottom, shoes) {
-            (Some(b), Some(s)) => garment_likeness(s, b) < 0.3,
-            _ => false,
-        };
-        Feet {
-            legs,
-            bottom,
-            distinct,
-        }
-    }
-
-    /// The points on the thighs where the old lower garment's colour was measured.
-    pub fn thigh_points(&self) -> Vec<Vec2> {
-        thigh_points(self.legs)
-    }
-
-    /// The old lower garment's colour, when it is not skin-like.
-    pub fn bottom(&self) -> Option<[f32; 3]> {
-        self.bottom
-    }
-
-    /// Whether a pixel at `p` of colour `c` on the photo is a foot kept in front of the
-    /// trousers' hems: inside a foot's capsule ([`on_foot`]) and, when the old garment's
-    /// colour differs from the shoes', not that colour.
-    pub fn in_front(&self, p: Vec2, c: [f32; 3]) -> bool {
-        on_foot(self.legs, p) && !self.is_old(c)
-    }
-
-    /// Whether a pixel at `p` of colour `c` is a foot that uncovered legs and the filled
-    /// background leave as it is: [`Self::in_front`], or near a foot (a keypoint a few
-    /// pixels off) and not the old garment's colour.
-    pub fn kept(&self, p: Vec2, c: [f32; 3]) -> bool {
-        if self.in_front(p, c) {
-            return true;
-        }
-        if !self.distinct || self.is_old(c) {
-            return false;
-        }
-        let hw = self.legs.hip_width;
-        self.legs.legs.iter().any(|l| {
-            let len = l.heel.distance(l.toe).max(0.12 * hw);
-            let below = (p - l.chain[2]).dot(self.legs.down) > -0.1 * len;
-            let ab = l.toe - l.heel;
-            let t = ((p - l.heel).dot(ab) / ab.length_squared().max(1e-6)).clamp(0.0, 1.0);
-            below && p.distance(l.heel + ab * t) < (0.7 * len).max(0.26 * hw)
-        })
-    }
-
-    fn is_old(&self, c: [f32; 3]) -> bool {
-        self.distinct && self.bottom.is_some_and(|b| garment_likeness(c, b) > 0.5)
-    }
-}
-
 /// The person's own leg tone: the median of the skin in view on the legs (near each leg's
-/// centre line, hip to ankle) and the feet, when at least 30 such pixels are seen.
+/// centre line, hip to ankle) and the feet, when at least 30 such pixels are seen. On the
+/// feet only pixels as light as the face's skin count (brown shoes have a skin's hue).
 fn own_leg_tone(
     photo: &RgbaImage,
     person: &[f32],
@@ -193,16 +50,27 @@ fn own_leg_tone(
     let on_legs = (0..2).flat_map(|side| {
         (0..=48).flat_map(move |k| {
             let t = 0.1 + 0.9 * k as f32 / 48.0;
-            [-0.3, 0.0, 0.3].map(|s| model.point(side, t, s))
+            [-0.3, 0.0, 0.3].map(|s| (model.point(side, t, s), false))
         })
     });
+    let lum = |c: [f32; 3]| 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];
     let cs: Vec<[f32; 3]> = on_legs
-        .chain(foot_points(legs))
-        .filter(|p| super::mask_at(person, (w, h), *p) >= 0.5)
-        .filter_map(|p| pixel(photo, p))
-        .filter(|c| {
-            skin_likeness(*c, face) > 0.3 && bottom.is_none_or(|b| garment_likeness(*c, b) < 0.3)
+        .chain(foot_points(legs).into_iter().map(|p| (p, true)))
+        .filter(|(p, _)| super::mask_at(person, (w, h), *p) >= 0.5)
+        .filter_map(|(p, foot)| pixel(photo, p).map(|c| (c, foot)))
+        .filter(|&(c, foot)| {
+            // Brown shoes have a skin's hue: on the feet, only a skin's lightness too.
+            let r = lum(c) / lum(face).max(1.0);
+            let light = if foot {
+                (0.8..1.25).contains(&r)
+            } else {
+                (0.55..1.45).contains(&r)
+            };
+            light
+                && skin_likeness(c, face) > 0.3
+                && bottom.is_none_or(|b| garment_likeness(c, b) < 0.3)
         })
+        .map(|(c, _)| c)
         .collect();
     (cs.len() >= 30).then(|| median(cs)).flatten()
 }
@@ -299,6 +167,9 @@ pub fn uncover_legs(
         .map(|(&l, &s)| if s { l } else { 0.0 })
         .collect();
     let near_old = dilate(&solid, wu, hu, 3);
+    // The old garment's antialiased edge on skin is painted too (no dotted old hem line).
+    let edge_old = dilate(&solid, wu, hu, 2);
+    let corr = Correction::measure(b, &model, &tone, skin, &edge_old);
     // The background is continued from pixels off the person and off its old clothing.
     let src: Vec<f32> = (0..wu * hu)
         .map(|i| {
@@ -364,8 +235,14 @@ pub fn uncover_legs(
                     }
                 }
                 let occl = 1.0 - 0.28 * (-gap / (0.025 * hw)).exp();
-                let own = smoothstep(0.8, 0.95, skin_like) * b.person[i];
-                let col = tone.colour(on, x as u32, y as u32).map(|v| v * occl);
+                let own = if edge_old[i] {
+                    0.0
+                } else {
+                    smoothstep(0.8, 0.95, skin_like) * b.person[i]
+                };
+                let k = corr.at(on);
+                let col = tone.colour(on, x as u32, y as u32);
+                let col = [0, 1, 2].map(|j| col[j] * occl * k[j]);
                 (col, on.cover * (1.0 - a) * (1.0 - own))
             });
             if leg.is_none() && old < 0.3 {
@@ -474,6 +351,88 @@ fn blend_seams(out: &mut RgbaImage, b: &Bared<'_>, painted: &[bool], skin: [f32;
     }
 }
 
+/// Bins across a leg for [`Correction`].
+const BINS: usize = 8;
+
+/// The painted leg's colour matched to the person's own skin on the same leg: per leg and
+/// position across it, the ratio of the photo's skin to the painted model's colour, measured
+/// on the skin in view just below the old garment (a knee below old shorts).
+struct Correction {
+    /// Per leg and bin across it (−1 → 1): per channel gain.
+    gain: [[[f32; 3]; BINS]; 2],
+}
+
+impl Correction {
+    fn measure(
+        b: &Bared<'_>,
+        model: &BareLegs,
+        tone: &LegTone,
+        skin: [f32; 3],
+        edge_old: &[bool],
+    ) -> Correction {
+        let (w, h) = b.photo.dimensions();
+        let mut gain = [[[1.0f32; 3]; BINS]; 2];
+        for (side, g) in gain.iter_mut().enumerate() {
+            // (t, bin, ratio) of the skin in view on this leg.
+            let mut real: Vec<(f32, usize, [f32; 3])> = Vec::new();
+            for k in 0..=240 {
+                let t = k as f32 / 240.0;
+                for j in 0..=18 {
+                    let s = -0.9 + 0.1 * j as f32;
+                    let p = model.point(side, t, s);
+                    let (x, y) = (p.x.round() as i64, p.y.round() as i64);
+                    if x < 0 || y < 0 || x >= i64::from(w) || y >= i64::from(h) {
+                        continue;
+                    }
+                    let i = y as usize * w as usize + x as usize;
+                    if edge_old[i] || b.person[i] < 0.5 || b.alpha[i] > 0.0 {
+                        continue;
+                    }
+                    let c = b.photo.get_pixel(x as u32, y as u32).0;
+                    let c = [0, 1, 2].map(|q| f32::from(c[q]));
+                    if skin_likeness(c, skin) < 0.85 {
+                        continue;
+                    }
+                    let Some(on) = model.at(p).filter(|o| o.side == side && o.cover > 0.9) else {
+                        continue;
+                    };
+                    let m = tone.colour(on, x as u32, y as u32);
+                    let bin = (((on.s + 1.0) * 0.5 * BINS as f32) as usize).min(BINS - 1);
+                    real.push((on.t, bin, [0, 1, 2].map(|q| c[q] / m[q].max(1.0))));
+                }
+            }
+            let Some(top) = real.iter().map(|r| r.0).reduce(f32::min) else {
+                continue;
+            };
+            let band: Vec<&(f32, usize, [f32; 3])> =
+                real.iter().filter(|r| r.0 <= top + 0.15).collect();
+            if band.len() < 20 {
+                continue;
+            }
+            let mean = |rs: &[&(f32, usize, [f32; 3])]| {
+                let n = rs.len().max(1) as f32;
+                [0, 1, 2].map(|q| (rs.iter().map(|r| r.2[q]).sum::<f32>() / n).clamp(0.7, 1.3))
+            };
+            let all = mean(&band);
+            for (bin, gb) in g.iter_mut().enumerate() {
+                let here: Vec<&(f32, usize, [f32; 3])> =
+                    band.iter().copied().filter(|r| r.1 == bin).collect();
+                *gb = if here.len() >= 3 { mean(&here) } else { all };
+            }
+        }
+        Correction { gain }
+    }
+
+    /// The gain at a point on a leg (interpolated across it).
+    fn at(&self, on: OnLeg) -> [f32; 3] {
+        let g = &self.gain[on.side.min(1)];
+        let f = ((on.s + 1.0) * 0.5 * BINS as f32 - 0.5).clamp(0.0, (BINS - 1) as f32);
+        let i = (f as usize).min(BINS - 2);
+        let k = f - i as f32;
+        [0, 1, 2].map(|q| g[i][q] * (1.0 - k) + g[i + 1][q] * k)
+    }
+}
+
 /// A pixel to fill: the leg's colour and cover if on one, and how much old clothing to
 /// replace with the background.
 type Fill = (Option<([f32; 3], f32)>, f32);
@@ -528,26 +487,5 @@ impl LegTone {
             - 0.05 * across * (-((dk - 0.035) / 0.02).powi(2)).exp();
         let g = skin::grain(x, y) * 1.5;
         self.skin.map(|v| v * shade + g)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The old garment's colour in shade and light is like it; the floor's shadow, the
-    /// background and skin are not.
-    #[test]
-    fn garment_likeness_tolerates_shading_not_other_colours() {
-        let navy = [62.0, 80.0, 118.0];
-        assert!(garment_likeness(navy, navy) > 0.99);
-        assert!(garment_likeness(navy.map(|v| v * 0.6), navy) > 0.9);
-        assert!(garment_likeness(navy.map(|v| v * 1.5), navy) > 0.9);
-        assert!(garment_likeness([80.0, 60.0, 45.0], navy) < 0.1);
-        assert!(garment_likeness([234.0, 196.0, 170.0], navy) < 0.1);
-        let black = [34.0, 34.0, 40.0];
-        assert!(garment_likeness([64.0, 63.0, 65.0], black) > 0.5);
-        assert!(garment_likeness([179.0, 174.0, 183.0], black) < 0.1);
-        assert!(garment_likeness([70.0, 58.0, 50.0], black) < 0.1);
     }
 }
