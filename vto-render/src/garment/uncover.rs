@@ -100,21 +100,34 @@ fn connected(like: &[f32], w: usize, h: usize, seeds: &[usize]) -> Vec<bool> {
     seen
 }
 
-/// A boolean mask grown by `r` pixels (square window).
+/// A boolean mask grown by `r` pixels (square window): running counts along rows, then
+/// along columns, so the cost does not grow with `r`.
 fn dilate(m: &[bool], w: usize, h: usize, r: usize) -> Vec<bool> {
-    let rows: Vec<bool> = (0..w * h)
-        .into_par_iter()
-        .map(|i| {
-            let (x, y) = (i % w, i / w);
-            (x.saturating_sub(r)..(x + r + 1).min(w)).any(|xx| m[y * w + xx])
-        })
-        .collect();
+    let grow = |line: &mut dyn Iterator<Item = bool>, n: usize, out: &mut Vec<bool>| {
+        let v: Vec<bool> = line.collect();
+        let mut pre = vec![0u32; n + 1];
+        for (k, &on) in v.iter().enumerate() {
+            pre[k + 1] = pre[k] + u32::from(on);
+        }
+        out.clear();
+        out.extend((0..n).map(|k| pre[(k + r + 1).min(n)] > pre[k.saturating_sub(r)]));
+    };
+    let mut rows = vec![false; w * h];
+    rows.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+        let mut out = Vec::with_capacity(w);
+        grow(&mut m[y * w..(y + 1) * w].iter().copied(), w, &mut out);
+        row.copy_from_slice(&out);
+    });
+    // Columns, transposed so each is contiguous.
+    let mut cols = vec![false; w * h];
+    cols.par_chunks_mut(h).enumerate().for_each(|(x, col)| {
+        let mut out = Vec::with_capacity(h);
+        grow(&mut (0..h).map(|y| rows[y * w + x]), h, &mut out);
+        col.copy_from_slice(&out);
+    });
     (0..w * h)
         .into_par_iter()
-        .map(|i| {
-            let (x, y) = (i % w, i / w);
-            (y.saturating_sub(r)..(y + r + 1).min(h)).any(|yy| rows[yy * w + x])
-        })
+        .map(|i| cols[(i % w) * h + i / w])
         .collect()
 }
 
@@ -181,6 +194,7 @@ pub fn uncover_legs(
         })
         .collect();
     let background = push_pull(b.photo, &src);
+    let (lo, hi) = model.bounds();
     // Per pixel: (the leg's colour and cover, how much old clothing to replace).
     let fills: Vec<Option<Fill>> = (0..wu * hu)
         .into_par_iter()
@@ -212,11 +226,14 @@ pub fn uncover_legs(
                 }
                 None => b.person[i] * (1.0 - skin_like) * (1.0 - a),
             };
-            let leg = model.at(p).filter(|on| {
-                // Inside the new garment's legs down to its hems nothing is bare.
-                b.skin_from
-                    .is_none_or(|r| on.reach > r[on.side.min(1)] - 0.06 * hw)
-            });
+            let leg = (p.cmpge(lo).all() && p.cmple(hi).all())
+                .then(|| model.at(p))
+                .flatten()
+                .filter(|on| {
+                    // Inside the new garment's legs down to its hems nothing is bare.
+                    b.skin_from
+                        .is_none_or(|r| on.reach > r[on.side.min(1)] - 0.06 * hw)
+                });
             let leg = leg.map(|on| {
                 // A soft contact shadow under the new garment's hem.
                 let mut gap = 0.09 * hw;
@@ -487,5 +504,27 @@ impl LegTone {
             - 0.05 * across * (-((dk - 0.035) / 0.02).powi(2)).exp();
         let g = skin::grain(x, y) * 1.5;
         self.skin.map(|v| v * shade + g)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Growing a mask by `r` marks exactly the pixels within `r` (square window) of a set one.
+    #[test]
+    fn dilate_grows_by_the_radius() {
+        let (w, h) = (13, 9);
+        let mut m = vec![false; w * h];
+        m[4 * w + 6] = true;
+        m[8 * w + 12] = true;
+        let d = dilate(&m, w, h, 2);
+        for y in 0..h {
+            for x in 0..w {
+                let want = (x.abs_diff(6) <= 2 && y.abs_diff(4) <= 2)
+                    || (x.abs_diff(12) <= 2 && y.abs_diff(8) <= 2);
+                assert_eq!(d[y * w + x], want, "({x}, {y})");
+            }
+        }
     }
 }
