@@ -6,20 +6,19 @@
 //!   person wears stays over the waistband down to its own hem ([`worn_top_hem`]).
 //! - **Shading**: the person's light and folds carried over as for tops
 //!   ([`super::compose`]'s shading ratio).
-//! - **Uncovering** ([`uncover_legs`]): the person's old clothing that the new garment
-//!   leaves bare becomes skin inside each leg's capsule (hip → knee → ankle, tapering; the
-//!   face's skin colour with the photo's low-frequency light and a rounded falloff across
-//!   the leg) and the background continued from outside the person elsewhere (between the
-//!   legs, beside narrower trousers) — never the old garment.
+//! - **Uncovering** ([`uncover_legs`], in [`super::uncover`]): the person's old clothing
+//!   that the new garment leaves bare becomes skin inside each bare leg (the person's own leg
+//!   tone, shaded as a lit cylinder) and the background continued from outside the person
+//!   elsewhere (between the legs, beside narrower trousers) — never the old garment.
 
 use glam::Vec2;
 use image::RgbaImage;
 use rayon::prelude::*;
 
-use super::compose::{push_pull, shading, skin_likeness, ComposeStats, ARM_VISIBLE};
-use super::legs::{BareLegs, Legs, OnLeg};
+use super::compose::{shading, skin_likeness, ComposeStats, ARM_VISIBLE};
+use super::legs::Legs;
 use super::person::BodyFrame;
-use super::skin::{self, FaceLight};
+pub use super::uncover::{uncover_legs, Bared, Feet};
 use super::warp::WarpOutput;
 
 /// The skin colour used when no face was found (sRGB).
@@ -236,11 +235,12 @@ pub fn compose_pants(l: &PantsLayers<'_>) -> (RgbaImage, ComposeStats) {
         .collect();
     let legs = l.legs;
     let mut stats = ComposeStats::default();
+    let feet = Feet::new(l.photo, legs, skin);
     let keep: Vec<bool> = (0..wu * hu)
         .into_par_iter()
         .map(|i| {
             let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
-            on_foot(legs, p) || on_forearm(l.frame, p)
+            feet.in_front(p, px(i)) || on_forearm(l.frame, p)
         })
         .collect();
     let alpha: Vec<f32> = (0..wu * hu)
@@ -324,159 +324,4 @@ pub fn compose_pants(l: &PantsLayers<'_>) -> (RgbaImage, ComposeStats) {
     stats.skin_filled = s;
     stats.background_filled = b;
     (out, stats)
-}
-
-/// Fills the old clothing the new garment leaves bare on the lower body (see the module
-/// docs) in `out`, judged on the original `photo`, where `start` holds, not on a foot and not
-/// covered (`alpha` under one half): inside a bare leg ([`BareLegs`]) the leg is painted
-/// (over the old clothing, not over the person's own visible skin), elsewhere the old
-/// clothing becomes the background continued from outside the person.
-/// Returns the pixels filled with skin and with background.
-pub fn uncover_legs(
-    out: &mut RgbaImage,
-    b: &Bared<'_>,
-    start: impl Fn(Vec2) -> bool + Sync,
-) -> (usize, usize) {
-    let (w, h) = b.photo.dimensions();
-    let (wu, hu) = (w as usize, h as usize);
-    let raw = b.photo.as_raw();
-    let px = |i: usize| [0, 1, 2].map(|c| f32::from(raw[4 * i + c]));
-    let skin = b.frame.skin.unwrap_or(FALLBACK_SKIN);
-    let legs = b.legs;
-    let model = BareLegs::new(legs, b.person, w, h);
-    let tone = LegTone::new(b.photo, b.frame, skin);
-    let hw = legs.hip_width;
-    // Per pixel: (the leg's colour and cover, how much old clothing to replace).
-    let fills: Vec<Option<Fill>> = (0..wu * hu)
-        .into_par_iter()
-        .map(|i| {
-            let (x, y) = (i % wu, i / wu);
-            let p = Vec2::new(x as f32, y as f32);
-            let a = b.alpha[i];
-            if a >= 0.5 || !start(p) || on_foot(legs, p) {
-                return None;
-            }
-            let like = skin_likeness(px(i), skin);
-            let old = b.person[i] * (1.0 - like) * (1.0 - a);
-            let leg = model.at(p).filter(|on| {
-                // Inside the new garment's legs down to its hems nothing is bare.
-                b.skin_from
-                    .is_none_or(|r| on.reach > r[on.side.min(1)] - 0.06 * hw)
-            });
-            let leg = leg.map(|on| {
-                // A soft contact shadow under the new garment's hem.
-                let mut gap = 0.09 * hw;
-                let mut q = p;
-                let mut d = 0.0;
-                while d < 0.09 * hw {
-                    q -= legs.down;
-                    d += 1.0;
-                    let (qx, qy) = (q.x.round() as i64, q.y.round() as i64);
-                    if qx < 0 || qy < 0 || qx >= w as i64 || qy >= h as i64 {
-                        break;
-                    }
-                    if b.alpha[qy as usize * wu + qx as usize] >= 0.5 {
-                        gap = d;
-                        break;
-                    }
-                }
-                let occl = 1.0 - 0.28 * (-gap / (0.025 * hw)).exp();
-                let own = smoothstep(0.8, 0.95, like) * b.person[i];
-                let c = tone.colour(on, x as u32, y as u32).map(|v| v * occl);
-                (c, on.cover * (1.0 - a) * (1.0 - own))
-            });
-            if leg.is_none() && old < 0.3 {
-                return None;
-            }
-            Some((leg, smoothstep(0.0, 0.6, old)))
-        })
-        .collect();
-    let background = if fills.iter().any(Option::is_some) {
-        Some(push_pull(b.photo, b.person))
-    } else {
-        None
-    };
-    let (mut skin_n, mut bg_n) = (0, 0);
-    let o = out.as_mut();
-    for i in 0..wu * hu {
-        let Some((leg, k)) = fills[i] else { continue };
-        let cur = [0, 1, 2].map(|c| f32::from(o[4 * i + c]));
-        let bg = background.as_ref().map_or(cur, |b| b[i]);
-        let base: [f32; 3] = [0, 1, 2].map(|c| cur[c] * (1.0 - k) + bg[c] * k);
-        let col = match leg {
-            Some((c, cover)) if cover > 0.0 => {
-                skin_n += 1;
-                [0, 1, 2].map(|j| base[j] * (1.0 - cover) + c[j] * cover)
-            }
-            _ => {
-                if k <= 0.0 {
-                    continue;
-                }
-                bg_n += 1;
-                base
-            }
-        };
-        for c in 0..3 {
-            o[4 * i + c] = col[c].round().clamp(0.0, 255.0) as u8;
-        }
-    }
-    (skin_n, bg_n)
-}
-
-/// A pixel to fill: the leg's colour and cover if on one, and how much old clothing to
-/// replace with the background.
-type Fill = (Option<([f32; 3], f32)>, f32);
-
-/// The inputs of [`uncover_legs`].
-#[derive(Debug, Clone, Copy)]
-pub struct Bared<'a> {
-    /// The person photo as it was (before the new garment).
-    pub photo: &'a RgbaImage,
-    /// The person mask at the photo's size (0–1).
-    pub person: &'a [f32],
-    /// The new garment's cover per pixel (0–1).
-    pub alpha: &'a [f32],
-    /// The legs.
-    pub legs: &'a Legs,
-    /// The upper body's frame (the face's skin colour and light).
-    pub frame: &'a BodyFrame,
-    /// How far along each leg from its hip the new garment's hem lies (pixels), when the
-    /// garment has legs of its own: no skin above it.
-    pub skin_from: Option<[f32; 2]>,
-}
-
-/// The colour of bare leg skin: the person's skin tone, shaded as a cylinder lit from the
-/// face's light ([`skin::cylinder`], [`FaceLight`]), a soft highlight on the knee cap and
-/// a shade under it, and a faint grain.
-struct LegTone {
-    skin: [f32; 3],
-    light: Vec2,
-    /// Whether the light's across axis runs the other way from the image's x.
-    flip: bool,
-}
-
-impl LegTone {
-    fn new(photo: &RgbaImage, frame: &BodyFrame, skin: [f32; 3]) -> LegTone {
-        let light = FaceLight::measure(photo, Vec2::ZERO, frame, skin)
-            .map_or(Vec2::new(0.35, 0.94), |l| l.direction());
-        // The face's typical brightness relative to its own skin sample is about the
-        // cylinder's mean (the sample is the lit face): normalise to the centre.
-        LegTone {
-            skin,
-            light,
-            flip: frame.across.x < 0.0,
-        }
-    }
-
-    fn colour(&self, on: OnLeg, x: u32, y: u32) -> [f32; 3] {
-        let s = if self.flip { -on.s } else { on.s };
-        let centre = skin::cylinder(0.0, self.light);
-        let mut shade = skin::cylinder(s, self.light) / centre;
-        let across = (1.0 - on.s * on.s).max(0.0);
-        let dk = on.t - on.knee;
-        shade *= 1.0 + 0.06 * across * (-((dk + 0.012) / 0.022).powi(2)).exp()
-            - 0.05 * across * (-((dk - 0.035) / 0.02).powi(2)).exp();
-        let g = skin::grain(x, y) * 1.5;
-        self.skin.map(|v| v * shade + g)
-    }
 }

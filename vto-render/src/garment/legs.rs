@@ -278,6 +278,36 @@ impl BareLegs {
         (a.0 + (b.0 - a.0) * k, a.1 + (b.1 - a.1) * k)
     }
 
+    /// The box (top-left, bottom-right) outside which no pixel is on a leg.
+    pub fn bounds(&self) -> (Vec2, Vec2) {
+        let (mut lo, mut hi) = (Vec2::splat(f32::MAX), Vec2::splat(f32::MIN));
+        for (side, leg) in self.legs.iter().enumerate() {
+            let reach = self.sections[side]
+                .iter()
+                .map(|&(o, r)| o.abs() + r)
+                .fold(0.0f32, f32::max)
+                + 2.0;
+            for p in leg.chain {
+                lo = lo.min(p - Vec2::splat(reach));
+                hi = hi.max(p + Vec2::splat(reach));
+            }
+        }
+        (lo, hi)
+    }
+
+    /// The point at `t` along leg `side` (0 at the hip, 1 at the ankle) and `s` across it
+    /// (−1 to 1 at its outline, positive towards [`Legs::across`]).
+    pub fn point(&self, side: usize, t: f32, s: f32) -> Vec2 {
+        let leg = &self.legs[side.min(1)];
+        let (c, d) = leg.along(t.clamp(0.0, 1.0) * leg.length().max(1.0));
+        let mut n = perp(d);
+        if n.dot(self.across) < 0.0 {
+            n = -n;
+        }
+        let (off, half) = self.section(side.min(1), t);
+        c + n * (off + s * half)
+    }
+
     /// Where `p` lies on the nearer bare leg, if on one (the ankle's end rounded; nothing
     /// above the hips).
     pub fn at(&self, p: Vec2) -> Option<OnLeg> {

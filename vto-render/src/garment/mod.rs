@@ -23,6 +23,7 @@
 
 pub mod compose;
 pub mod compose_lower;
+pub mod feet;
 pub mod figure;
 mod fill;
 pub mod fit;
@@ -36,6 +37,7 @@ pub mod product;
 pub mod sample;
 pub mod sample_lower;
 pub mod skin;
+pub mod uncover;
 pub mod warp;
 
 use glam::Vec2;

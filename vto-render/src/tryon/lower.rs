@@ -24,7 +24,8 @@ use vto_core::Category;
 use super::{Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
 use crate::garment::compose::{compose, Layers};
 use crate::garment::compose_lower::{
-    compose_pants, on_foot, on_forearm, uncover_legs, worn_top_hem, Bared, PantsLayers, WornTop,
+    compose_pants, on_forearm, uncover_legs, worn_top_hem, Bared, Feet, PantsLayers, WornTop,
+    FALLBACK_SKIN,
 };
 use crate::garment::fit::fit_upper;
 use crate::garment::fit_lower::{fit_pants, fit_skirt, waist_on_body};
@@ -253,13 +254,15 @@ fn wear_dress(
     });
     // The shoes stay in front of a long hem.
     let wu = w as usize;
+    let feet = Feet::new(current, &b.legs, b.frame.skin.unwrap_or(FALLBACK_SKIN));
     let alpha: Vec<f32> = warped
         .rgba
         .iter()
         .enumerate()
         .map(|(i, p)| {
             let q = Vec2::new((i % wu) as f32, (i / wu) as f32);
-            if p[3] > 0 && on_foot(&b.legs, q) {
+            let c = current.get_pixel(q.x as u32, q.y as u32).0;
+            if p[3] > 0 && feet.in_front(q, [0, 1, 2].map(|k| f32::from(c[k]))) {
                 image.put_pixel(
                     q.x as u32,
                     q.y as u32,
