@@ -18,17 +18,12 @@ use rayon::prelude::*;
 use super::compose::{shading, skin_likeness, ComposeStats, ARM_VISIBLE};
 use super::legs::Legs;
 use super::person::BodyFrame;
+use super::seg_dist;
 pub use super::uncover::{uncover_legs, Bared, Feet};
 use super::warp::WarpOutput;
 
 /// The skin colour used when no face was found (sRGB).
 pub const FALLBACK_SKIN: [f32; 3] = [200.0, 160.0, 140.0];
-
-fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> (f32, f32) {
-    let ab = b - a;
-    let t = ((p - a).dot(ab) / ab.length_squared().max(1e-6)).clamp(0.0, 1.0);
-    (p.distance(a + ab * t), t)
-}
 
 fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
     let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);

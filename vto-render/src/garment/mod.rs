@@ -100,3 +100,11 @@ pub(crate) fn mask_at(mask: &[f32], (w, h): (u32, u32), p: Vec2) -> f32 {
         .copied()
         .unwrap_or(0.0)
 }
+
+/// Distance from `p` to the segment `a`–`b`, and where along it (0 at `a`, 1 at `b`) the
+/// nearest point lies.
+pub(crate) fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> (f32, f32) {
+    let ab = b - a;
+    let t = ((p - a).dot(ab) / ab.length_squared().max(1e-6)).clamp(0.0, 1.0);
+    (p.distance(a + ab * t), t)
+}

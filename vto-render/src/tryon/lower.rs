@@ -33,7 +33,7 @@ use crate::garment::legs::Legs;
 use crate::garment::lower::{measure_pants, split_dress, waist_row, PantsLandmarks};
 use crate::garment::outfit::{split_outfit, PieceKind};
 use crate::garment::product::{cutout, measure, Cutout, GarmentImage};
-use crate::garment::{label, BodyFrame, PartWarp, Warper};
+use crate::garment::{label, seg_dist, BodyFrame, PartWarp, Warper};
 use crate::tryon::UpperGarment;
 
 /// `pants`: trousers and shorts.
@@ -252,9 +252,23 @@ fn wear_dress(
         torso_outline: &skirt.outline,
         sleeve_reach: upper.sleeve_reach,
     });
-    // The shoes stay in front of a long hem.
+    // The shoes stay in front of a long hem, unless the skirt hangs past the middle of the
+    // foot: then the foot is under it (a walking subject's back foot).
     let wu = w as usize;
     let feet = Feet::new(current, &b.legs, b.frame.skin.unwrap_or(FALLBACK_SKIN));
+    let mid = (b.frame.shoulder[0] + b.frame.shoulder[1]) * 0.5;
+    let down = b.frame.down;
+    let hem = skirt.hem_depth;
+    let under = b.legs.legs.map(|l| {
+        let depth = |p: Vec2| (p - mid).dot(down);
+        let sole = depth(l.heel).max(depth(l.toe));
+        hem > (depth(l.chain[2]) + sole) * 0.5
+    });
+    let shows = |q: Vec2| {
+        let [a, c] = &b.legs.legs;
+        let near_a = seg_dist(q, a.heel, a.toe).0 <= seg_dist(q, c.heel, c.toe).0;
+        !under[if near_a { 0 } else { 1 }]
+    };
     let alpha: Vec<f32> = warped
         .rgba
         .iter()
@@ -262,7 +276,7 @@ fn wear_dress(
         .map(|(i, p)| {
             let q = Vec2::new((i % wu) as f32, (i / wu) as f32);
             let c = current.get_pixel(q.x as u32, q.y as u32).0;
-            if p[3] > 0 && feet.in_front(q, [0, 1, 2].map(|k| f32::from(c[k]))) {
+            if p[3] > 0 && feet.in_front(q, [0, 1, 2].map(|k| f32::from(c[k]))) && shows(q) {
                 image.put_pixel(
                     q.x as u32,
                     q.y as u32,
@@ -274,9 +288,6 @@ fn wear_dress(
             }
         })
         .collect();
-    let mid = (b.frame.shoulder[0] + b.frame.shoulder[1]) * 0.5;
-    let down = b.frame.down;
-    let hem = skirt.hem_depth;
     let bared = Bared {
         photo: current,
         person: &b.mask,
