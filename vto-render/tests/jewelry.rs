@@ -214,6 +214,38 @@ fn the_pendant_rests_on_the_midline_below_the_chin() {
     }
 }
 
+/// The body's midline where a pendant hangs, labelled by hand on the test photos (photo
+/// pixels): on `grace_hopper.jpg` the neck's skin is centred on x ≈ 263 between y = 360 and
+/// 390, the shirt collar's two points on 258 and the tie's knot on 262; on `astronaut.png`
+/// the neck's skin above the turtleneck is centred on x ≈ 221 (y = 175–185). The shoulder
+/// keypoints' middle misses both (272 and 209: the head tilts, the torso turns), and so did
+/// the pendant, 12 and 11 px off.
+const MIDLINES: [(&str, f32); 2] = [("grace_hopper.jpg", 260.0), ("astronaut.png", 221.0)];
+
+#[test]
+fn the_pendant_hangs_on_the_necks_midline_not_the_shoulders_middle() {
+    for (name, midline) in MIDLINES {
+        let p = see(&photo(name));
+        let body = p.body.as_ref().expect("a body");
+        let width = (body.keypoints[11].x - body.keypoints[12].x).abs();
+        let prepared = prepare(&p, SampleJewel::NecklacePendant);
+        let Worn::Neck { neck, pendant_px } = &prepared.worn else {
+            panic!("a necklace")
+        };
+        println!(
+            "{name}: pendant x {:.1}, midline {midline}, base {}",
+            pendant_px[0], neck.base_px
+        );
+        assert!(
+            (pendant_px[0] - midline).abs() < 0.025 * width,
+            "{name}: the pendant's x {:.1} is {:.1} px off the midline {midline} (shoulders {width:.0} px apart)",
+            pendant_px[0],
+            (pendant_px[0] - midline).abs()
+        );
+        assert!(neck.skin_midline, "{name}: the neck's skin measured the midline");
+    }
+}
+
 /// Adult chin (menton) → suprasternal notch, head upright (cm; ANSUR II: menton height −
 /// suprasternale height ≈ 8–9 cm).
 const CHIN_TO_NOTCH_CM: f32 = 8.5;
@@ -341,3 +373,4 @@ fn only_the_jewels_pixels_change_deterministically_and_hands_are_refused() {
         }
     }
 }
+

@@ -269,6 +269,10 @@ pub fn prepare(
         let neck = necklace::neck(face, body, w, h).ok_or_else(|| {
             TryOnError::NotFound("the neck could not be located in the person photo".into())
         })?;
+        let neck = neck.on_skin_midline(
+            collar::neck_skin(photo, face).as_ref(),
+            necklace::MIDLINE_MAX_SHIFT * dist_xy(lm[234], lm[454]),
+        );
         let face_width_cm = dist_xy(lm[234], lm[454]).max(1.0) / cam.scale();
         let neck_scale = (face_width_cm / CANONICAL_FACE_WIDTH_CM).clamp(0.85, 1.15);
         if fitted.auto_fit.is_none() || fitted.k == 100.0 {
@@ -357,6 +361,7 @@ pub fn metadata(prepared: &Prepared, stats: &RasterStats) -> serde_json::Value {
                 necklace::NeckSource::Shoulders => "shoulders",
                 necklace::NeckSource::Face => "face",
             },
+            "neck_midline": if neck.skin_midline { "neck_skin" } else { "landmarks" },
             "pendant_px": pendant_px,
             "collar_px": prepared.collar_px,
         }),

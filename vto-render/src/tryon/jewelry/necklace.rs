@@ -7,7 +7,8 @@
 //! along the shoulders. On a portrait cropped at the chest (shoulders outside the photo or
 //! not found), from the face: [`NECK_BELOW_CHIN`] face heights under the chin along the
 //! face's vertical, the x axis the face's. The neck's centre lies [`NECK_BEHIND_CM`] deeper
-//! than the nose bridge.
+//! than the nose bridge. When the photo shows the neck's bare skin, the base moves along
+//! the shoulders' line onto its midline ([`Neck::on_skin_midline`]).
 //!
 //! # Occluders
 //! The neck (an elliptic cylinder from under the base up to the jaw) hides the chain's back;
@@ -99,6 +100,35 @@ pub struct Neck {
     pub x_dir: Vec2,
     /// Where it came from.
     pub source: NeckSource,
+    /// Whether the base was moved onto the midline of the neck's bare skin
+    /// ([`Neck::on_skin_midline`]).
+    pub skin_midline: bool,
+}
+
+/// The most the neck's skin may move the base sideways, in face widths (landmarks 234–454):
+/// further, the skin found is not the neck's.
+pub const MIDLINE_MAX_SHIFT: f32 = 0.25;
+
+impl Neck {
+    /// The base moved along the shoulders' line onto the midline of the neck's bare skin
+    /// (see [`super::collar::neck_skin`]), when there is one within `max_shift` pixels. The
+    /// chin and the shoulders' middle both miss the neck when the head tilts or the torso
+    /// turns (the shoulder joints lie behind the sternum); the neck itself does not.
+    pub fn on_skin_midline(self, skin: Option<&super::collar::NeckSkin>, max_shift: f32) -> Neck {
+        let Some(skin) = skin else { return self };
+        if self.x_dir.x.abs() < 0.5 {
+            return self;
+        }
+        let shift = (skin.midline_x - self.base_px.x) / self.x_dir.x;
+        if shift.abs() > max_shift {
+            return self;
+        }
+        Neck {
+            base_px: self.base_px + self.x_dir * shift,
+            skin_midline: true,
+            ..self
+        }
+    }
 }
 
 /// The neck of a person (see the module docs).
@@ -128,6 +158,7 @@ pub fn neck(face: &Face, body: Option<&Body>, width: u32, height: u32) -> Option
                 base_px: chin + axis * (0.7 * (mid - chin).dot(axis)).max(0.0),
                 x_dir: (left - right).normalize_or(Vec2::X),
                 source: NeckSource::Shoulders,
+                skin_midline: false,
             }
         }
         None => {
@@ -136,6 +167,7 @@ pub fn neck(face: &Face, body: Option<&Body>, width: u32, height: u32) -> Option
                 base_px: chin + down * NECK_BELOW_CHIN * (chin - top).length(),
                 x_dir: Vec2::new(-down.y, down.x),
                 source: NeckSource::Face,
+                skin_midline: false,
             }
         }
     })
