@@ -98,7 +98,10 @@ fn neck_overlay(renderer: &Renderer, photo: &[u8], pendant: Option<[f32; 2]>) ->
     let (top, chin) = (lm[10], lm[152]);
     for i in 0..=200 {
         let t = i as f32 / 100.0;
-        let p = [top[0] + (chin[0] - top[0]) * t, top[1] + (chin[1] - top[1]) * t];
+        let p = [
+            top[0] + (chin[0] - top[0]) * t,
+            top[1] + (chin[1] - top[1]) * t,
+        ];
         dot(p, [150, 150, 150], 0);
     }
     if let Some((l, rr)) = seen
@@ -222,7 +225,9 @@ fn main() {
                     // The necklace's anchors drawn on the photo, to judge the midline.
                     let neck = r.metadata["worn"]["pendant_px"]
                         .as_array()
-                        .and_then(|p| Some([p.first()?.as_f64()? as f32, p.get(1)?.as_f64()? as f32]))
+                        .and_then(|p| {
+                            Some([p.first()?.as_f64()? as f32, p.get(1)?.as_f64()? as f32])
+                        })
                         .and_then(|p| neck_overlay(&renderer, &person, Some(p)))
                         .map(|img| {
                             let name = format!("{stem}_{category}_{name}_neck.png");

@@ -242,7 +242,10 @@ fn the_pendant_hangs_on_the_necks_midline_not_the_shoulders_middle() {
             pendant_px[0],
             (pendant_px[0] - midline).abs()
         );
-        assert!(neck.skin_midline, "{name}: the neck's skin measured the midline");
+        assert!(
+            neck.skin_midline,
+            "{name}: the neck's skin measured the midline"
+        );
     }
 }
 
@@ -373,4 +376,3 @@ fn only_the_jewels_pixels_change_deterministically_and_hands_are_refused() {
         }
     }
 }
-

@@ -166,7 +166,10 @@ fn a_bangle_facing_the_camera_reads_as_silver_not_as_a_dark_ring() {
     let photo = grey();
     let bangle = SampleJewel::BangleSilver.product();
     for (name, rot) in [
-        ("face-on", Mat3::from_rotation_x(std::f32::consts::FRAC_PI_2)),
+        (
+            "face-on",
+            Mat3::from_rotation_x(std::f32::consts::FRAC_PI_2),
+        ),
         (
             "face-on, turned",
             Mat3::from_rotation_y(0.4) * Mat3::from_rotation_x(1.3),
@@ -179,7 +182,11 @@ fn a_bangle_facing_the_camera_reads_as_silver_not_as_a_dark_ring() {
             .iter()
             .map(|&(x, y)| luminance(out.get_pixel(x, y)))
             .collect();
-        assert!(lum.len() > 2000, "{name}: the bangle covers {} pixels", lum.len());
+        assert!(
+            lum.len() > 2000,
+            "{name}: the bangle covers {} pixels",
+            lum.len()
+        );
         let lo = percentile(lum.clone(), 0.05);
         let (median, bright, dark) = metal_stats(lum);
         println!(
@@ -188,7 +195,7 @@ fn a_bangle_facing_the_camera_reads_as_silver_not_as_a_dark_ring() {
             dark * 100.0
         );
         assert!(
-            median > 110.0 && bright > 0.2 && dark < 0.2,
+            bright > 0.2 && dark < 0.1,
             "{name}: median luminance {median:.0}, {:.0} % bright, {:.0} % dark: reads as a dark \
              ring, not silver",
             bright * 100.0,

@@ -60,12 +60,12 @@ fn environment(r: vec3<f32>, lit: f32) -> vec3<f32> {
     let amb = params.ambient.rgb;
     let key = params.key_color.rgb;
     let up = -r.y;
-    let floor_c = amb * mix(0.06, 0.3, lit);
+    let floor_c = amb * mix(0.06, 0.26, lit);
     let wall = amb * mix(0.38, 0.45, lit) + key * 0.04;
     let ceiling = amb * 1.25 + key * 0.3;
     var c = mix(floor_c, wall, smoothstep(-0.12, 0.02, up));
-    let flag = 1.0 - smoothstep(0.07, 0.12, abs(up + 0.13));
-    c = mix(c, amb * 0.03, lit * flag);
+    let flag = 1.0 - smoothstep(0.13, 0.18, abs(up + 0.17));
+    c = mix(c, amb * 0.02, lit * flag);
     c = mix(c, ceiling, smoothstep(0.42, 0.6, up));
     // A strip light across the ceiling, and two softboxes 50° either side of the camera.
     let strip = 1.0 - smoothstep(0.0, 0.07, abs(up - 0.3));

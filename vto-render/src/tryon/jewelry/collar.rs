@@ -206,7 +206,11 @@ pub fn band(
 }
 
 /// Whether each pixel of the rectangle `(x0, y0, w, h)` (row-major) looks like `skin`.
-fn skin_map(photo: &RgbaImage, skin: &SkinModel, (x0, y0, w, h): (u32, u32, u32, u32)) -> Vec<bool> {
+fn skin_map(
+    photo: &RgbaImage,
+    skin: &SkinModel,
+    (x0, y0, w, h): (u32, u32, u32, u32),
+) -> Vec<bool> {
     (0..h)
         .flat_map(|y| (0..w).map(move |x| (x, y)))
         .map(|(x, y)| skin.is_skin(photo.get_pixel(x0 + x, y0 + y)))
@@ -279,7 +283,9 @@ pub fn neck_skin(photo: &RgbaImage, face: &Face) -> Option<NeckSkin> {
     let lm = &face.landmarks;
     let (top, chin, l, r) = (lm.get(10)?, lm.get(152)?, lm.get(234)?, lm.get(454)?);
     let face_h = (chin[1] - top[1]).abs().max(1.0);
-    let face_w = ((l[0] - r[0]).powi(2) + (l[1] - r[1]).powi(2)).sqrt().max(1.0);
+    let face_w = ((l[0] - r[0]).powi(2) + (l[1] - r[1]).powi(2))
+        .sqrt()
+        .max(1.0);
     let (pw, ph) = (photo.width() as f32, photo.height() as f32);
     let x0 = (chin[0] - face_w).clamp(0.0, pw) as u32;
     let x1 = (chin[0] + face_w).clamp(0.0, pw) as u32;
