@@ -256,7 +256,78 @@ fn main() {
             println!("{label}");
         }
     }
+    #[cfg(feature = "testkit")]
+    cg_necklaces(&renderer, &models, &out, &mut html);
     html.push_str("</table>");
     std::fs::write(out.join("index.html"), html).expect("write index.html");
     println!("{}", out.join("index.html").display());
+}
+
+/// The necklace on the CG test subjects (feature `testkit`), with the anchors drawn, and
+/// the pendant's distance from the rig's shoulders' middle (ground truth) printed.
+#[cfg(feature = "testkit")]
+fn cg_necklaces(
+    renderer: &Renderer,
+    models: &std::path::Path,
+    out: &std::path::Path,
+    html: &mut String,
+) {
+    use vto_render::testkit;
+    let body = match testkit::BaseBody::load(&testkit::assets_dir(models)) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("no CG subjects: {e}");
+            return;
+        }
+    };
+    let model = SampleJewel::NecklacePendant.glb();
+    for spec in testkit::standard((768, 1024)) {
+        let Ok(s) = testkit::render(&body, &spec, renderer.rasterizer()) else {
+            continue;
+        };
+        let stem = format!("cg_{}", spec.pose.name());
+        let Ok(bytes) = encode_png(&s.image) else {
+            continue;
+        };
+        let cell = match renderer.try_on(&Jewelry, &bytes, &model) {
+            Ok(r) => {
+                let file = format!("{stem}_necklace.png");
+                std::fs::write(out.join(&file), &r.png).expect("write");
+                let pendant = r.metadata["worn"]["pendant_px"]
+                    .as_array()
+                    .and_then(|p| Some([p.first()?.as_f64()? as f32, p.get(1)?.as_f64()? as f32]));
+                if let (Some(p), Some(l), Some(rr)) = (pendant, s.point(11), s.point(12)) {
+                    let mid = (l.x + rr.x) / 2.0;
+                    println!(
+                        "{stem}: pendant x {:.1}, the rig's shoulders' middle {mid:.1} ({:.1} % of \
+                         their {:.0} px)",
+                        p[0],
+                        100.0 * (p[0] - mid).abs() / (l.x - rr.x).abs().max(1.0),
+                        (l.x - rr.x).abs()
+                    );
+                }
+                let zoom = zoom(&r.image, &r.metadata["roi"]).map(|z| {
+                    let name = format!("{stem}_necklace_zoom.png");
+                    z.save(out.join(&name)).expect("write the zoom");
+                    format!("<img src=\"{name}\">")
+                });
+                let neck = neck_overlay(renderer, &bytes, pendant).map(|img| {
+                    let name = format!("{stem}_necklace_neck.png");
+                    img.save(out.join(&name)).expect("write");
+                    format!("<img src=\"{name}\">")
+                });
+                format!(
+                    "<img src=\"{file}\">{}{}<pre>{}</pre>",
+                    zoom.unwrap_or_default(),
+                    neck.unwrap_or_default(),
+                    escape(&serde_json::to_string_pretty(&r.metadata).unwrap_or_default())
+                )
+            }
+            Err(e) => format!("<p>{}</p>", escape(&e.to_string())),
+        };
+        let _ = write!(
+            html,
+            "<tr><td colspan=2><h3>{stem} · necklace_pendant</h3></td></tr><tr><td colspan=2>{cell}</td></tr>"
+        );
+    }
 }
