@@ -269,6 +269,8 @@ fn neck_region(
 pub struct NeckSkin {
     /// The neck's midline: the median centre of its rows (pixels).
     pub midline_x: f32,
+    /// The neck's width: the median width of those rows (pixels).
+    pub width_px: f32,
     /// How many rows measured it.
     pub rows: usize,
 }
@@ -276,7 +278,7 @@ pub struct NeckSkin {
 /// The neck's midline measured on its bare skin (see [`NECK_ROW_OF_FACE`]): under the chin,
 /// the skin connected to the pixels just below it; each row where that skin is at least
 /// [`NECK_ROW_OF_FACE`] face widths wide (the neck, not the narrow point of a V neckline)
-/// gives its centre, and the midline is their median. `None` when the photo cannot tell skin
+/// gives its centre and width, and the midline and the width are their medians. `None` when the photo cannot tell skin
 /// from cloth or no row measures (a turtleneck, a beard).
 pub fn neck_skin(photo: &RgbaImage, face: &Face) -> Option<NeckSkin> {
     let skin = SkinModel::from_face(photo, face)?;
@@ -299,22 +301,27 @@ pub fn neck_skin(photo: &RgbaImage, face: &Face) -> Option<NeckSkin> {
     let neck = neck_region(&is_skin, rect, [chin[0], chin[1]], face_h)?;
     let (w, h) = (rect.2, rect.3);
     let first = (0.05 * face_h).ceil() as u32;
-    let mut centres: Vec<f32> = (first.min(h)..h)
+    let rows: Vec<(f32, f32)> = (first.min(h)..h)
         .filter_map(|y| {
             let row = &neck[(y * w) as usize..((y + 1) * w) as usize];
             let a = row.iter().position(|&b| b)?;
             let b = row.iter().rposition(|&b| b)?;
-            ((b - a + 1) as f32 >= NECK_ROW_OF_FACE * face_w)
-                .then_some(x0 as f32 + (a + b + 1) as f32 / 2.0)
+            let width = (b - a + 1) as f32;
+            (width >= NECK_ROW_OF_FACE * face_w)
+                .then_some((x0 as f32 + (a + b + 1) as f32 / 2.0, width))
         })
         .collect();
-    if centres.len() < 3 {
+    if rows.len() < 3 {
         return None;
     }
-    centres.sort_by(f32::total_cmp);
+    let median = |mut v: Vec<f32>| {
+        v.sort_by(f32::total_cmp);
+        v[v.len() / 2]
+    };
     Some(NeckSkin {
-        midline_x: centres[centres.len() / 2],
-        rows: centres.len(),
+        midline_x: median(rows.iter().map(|r| r.0).collect()),
+        width_px: median(rows.iter().map(|r| r.1).collect()),
+        rows: rows.len(),
     })
 }
 
