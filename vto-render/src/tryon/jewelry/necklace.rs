@@ -8,7 +8,8 @@
 //! not found), from the face: [`NECK_BELOW_CHIN`] face heights under the chin along the
 //! face's vertical, the x axis the face's. The neck's centre lies [`NECK_BEHIND_CM`] deeper
 //! than the nose bridge. When the photo shows the neck's bare skin, the base moves along
-//! the shoulders' line onto its midline ([`Neck::on_skin_midline`]).
+//! the shoulders' line onto its midline ([`Neck::on_skin_midline`]), and the chain is
+//! narrowed to that neck's width ([`squeeze_for`]).
 //!
 //! # Occluders
 //! The neck (an elliptic cylinder from under the base up to the jaw) hides the chain's back;
