@@ -465,7 +465,7 @@ fn cg_hands(
         };
         let stem = format!("cg_hand_{}", spec.pose.name());
         // The hand networks' landmarks (the ring finger's 13–16 in red, the rest in yellow),
-        // the rig's middle knuckle and wrist (green), and the pose model's elbows and wrists (blue),
+        // the rig's middle knuckle and wrist (green), the rig's ring finger (magenta), and the pose model's elbows and wrists (blue),
         // to judge where the ring and the bangle went.
         let needs = vto_render::tryon::Needs {
             hands: true,
@@ -504,6 +504,11 @@ fn cg_hands(
             }
             for p in [shot.knuckle, shot.wrist] {
                 dot([p.x, p.y], Rgba([0, 200, 0, 255]));
+            }
+            // The rig's ring finger, knuckle to middle joint (magenta): the ring's true axis.
+            for i in 0..=40 {
+                let p = shot.ring_mcp.lerp(shot.ring_pip, i as f32 / 40.0);
+                dot([p.x, p.y], Rgba([220, 0, 220, 255]));
             }
             let _ = img.save(out.join(format!("{stem}_landmarks.png")));
         }

@@ -14,9 +14,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use image::imageops::FilterType;
+use image::{Rgba, RgbaImage};
 use vto_render::engine::{default_models_dir, encode_png, Renderer};
 use vto_render::product::sample_hats::SampleHat;
 use vto_render::product::sample_jewelry::SampleJewel;
+use vto_render::tryon::jewelry::{collar, necklace};
 use vto_render::tryon::{Hats, Jewelry, TryOn};
 
 fn escape(s: &str) -> String {
@@ -60,6 +62,67 @@ fn zoom(image: &image::RgbaImage, roi: &serde_json::Value) -> Option<image::Rgba
         (y1 - y0) * k,
         FilterType::Nearest,
     ))
+}
+
+/// What the necklace is placed from, drawn on the photo: the face's vertical (landmarks 10 →
+/// 152, grey), the chin (red), the body's shoulders (pose 11 / 12, blue) and their middle
+/// (cyan, with the vertical through it), the neck's base (green) and the pendant (magenta).
+fn neck_overlay(renderer: &Renderer, photo: &[u8], pendant: Option<[f32; 2]>) -> Option<RgbaImage> {
+    let img = image::load_from_memory(photo).ok()?.to_rgba8();
+    let needs = vto_render::tryon::Needs {
+        face: true,
+        body: true,
+        ..Default::default()
+    };
+    let seen = renderer.see(&img, needs).ok()?;
+    let face = &seen.face.as_ref()?.face;
+    let lm = &face.landmarks;
+    let face_w = ((lm[234][0] - lm[454][0]).powi(2) + (lm[234][1] - lm[454][1]).powi(2)).sqrt();
+    let neck = necklace::neck(face, seen.body.as_ref(), img.width(), img.height())?
+        .on_skin_midline(
+            collar::neck_skin(&img, face).as_ref(),
+            necklace::MIDLINE_MAX_SHIFT * face_w,
+        );
+    let mut out = img.clone();
+    let r = (img.width().max(img.height()) / 200).max(2) as i32;
+    let mut dot = |p: [f32; 2], c: [u8; 3], r: i32| {
+        for dy in -r..=r {
+            for dx in -r..=r {
+                let (x, y) = (p[0] as i32 + dx, p[1] as i32 + dy);
+                if x >= 0 && y >= 0 && (x as u32) < out.width() && (y as u32) < out.height() {
+                    out.put_pixel(x as u32, y as u32, Rgba([c[0], c[1], c[2], 255]));
+                }
+            }
+        }
+    };
+    let (top, chin) = (lm[10], lm[152]);
+    for i in 0..=200 {
+        let t = i as f32 / 100.0;
+        let p = [
+            top[0] + (chin[0] - top[0]) * t,
+            top[1] + (chin[1] - top[1]) * t,
+        ];
+        dot(p, [150, 150, 150], 0);
+    }
+    if let Some((l, rr)) = seen
+        .body
+        .as_ref()
+        .and_then(|b| Some((b.keypoints.get(11)?, b.keypoints.get(12)?)))
+    {
+        dot([l.x, l.y], [0, 90, 255], r);
+        dot([rr.x, rr.y], [0, 90, 255], r);
+        let mid = [(l.x + rr.x) / 2.0, (l.y + rr.y) / 2.0];
+        for y in (chin[1] as i32)..(img.height() as i32) {
+            dot([mid[0], y as f32], [0, 220, 220], 0);
+        }
+        dot(mid, [0, 220, 220], r);
+    }
+    dot([chin[0], chin[1]], [230, 0, 0], r);
+    dot(neck.base_px.to_array(), [0, 200, 0], r);
+    if let Some(p) = pendant {
+        dot(p, [230, 0, 230], r);
+    }
+    Some(out)
 }
 
 /// Median warm time (ms) of `runs` try-ons, after one warm-up.
@@ -159,14 +222,27 @@ fn main() {
                     let file = format!("{stem}_{category}_{name}.png");
                     std::fs::write(out.join(&file), &r.png).expect("write the output");
                     let meta = serde_json::to_string_pretty(&r.metadata).unwrap_or_default();
+                    // The necklace's anchors drawn on the photo, to judge the midline.
+                    let neck = r.metadata["worn"]["pendant_px"]
+                        .as_array()
+                        .and_then(|p| {
+                            Some([p.first()?.as_f64()? as f32, p.get(1)?.as_f64()? as f32])
+                        })
+                        .and_then(|p| neck_overlay(&renderer, &person, Some(p)))
+                        .map(|img| {
+                            let name = format!("{stem}_{category}_{name}_neck.png");
+                            img.save(out.join(&name)).expect("write the neck overlay");
+                            format!("<img src=\"{name}\">")
+                        });
                     let zoom = zoom(&r.image, &r.metadata["roi"]).map(|z| {
                         let name = format!("{stem}_{category}_{name}_zoom.png");
                         z.save(out.join(&name)).expect("write the zoom");
                         format!("<img src=\"{name}\">")
                     });
                     format!(
-                        "<img src=\"{file}\">{}<pre>{}</pre>",
+                        "<img src=\"{file}\">{}{}<pre>{}</pre>",
                         zoom.unwrap_or_default(),
+                        neck.unwrap_or_default(),
                         escape(&meta)
                     )
                 }
@@ -180,7 +256,78 @@ fn main() {
             println!("{label}");
         }
     }
+    #[cfg(feature = "testkit")]
+    cg_necklaces(&renderer, &models, &out, &mut html);
     html.push_str("</table>");
     std::fs::write(out.join("index.html"), html).expect("write index.html");
     println!("{}", out.join("index.html").display());
+}
+
+/// The necklace on the CG test subjects (feature `testkit`), with the anchors drawn, and
+/// the pendant's distance from the rig's shoulders' middle (ground truth) printed.
+#[cfg(feature = "testkit")]
+fn cg_necklaces(
+    renderer: &Renderer,
+    models: &std::path::Path,
+    out: &std::path::Path,
+    html: &mut String,
+) {
+    use vto_render::testkit;
+    let body = match testkit::BaseBody::load(&testkit::assets_dir(models)) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("no CG subjects: {e}");
+            return;
+        }
+    };
+    let model = SampleJewel::NecklacePendant.glb();
+    for spec in testkit::standard((768, 1024)) {
+        let Ok(s) = testkit::render(&body, &spec, renderer.rasterizer()) else {
+            continue;
+        };
+        let stem = format!("cg_{}", spec.pose.name());
+        let Ok(bytes) = encode_png(&s.image) else {
+            continue;
+        };
+        let cell = match renderer.try_on(&Jewelry, &bytes, &model) {
+            Ok(r) => {
+                let file = format!("{stem}_necklace.png");
+                std::fs::write(out.join(&file), &r.png).expect("write");
+                let pendant = r.metadata["worn"]["pendant_px"]
+                    .as_array()
+                    .and_then(|p| Some([p.first()?.as_f64()? as f32, p.get(1)?.as_f64()? as f32]));
+                if let (Some(p), Some(l), Some(rr)) = (pendant, s.point(11), s.point(12)) {
+                    let mid = (l.x + rr.x) / 2.0;
+                    println!(
+                        "{stem}: pendant x {:.1}, the rig's shoulders' middle {mid:.1} ({:.1} % of \
+                         their {:.0} px)",
+                        p[0],
+                        100.0 * (p[0] - mid).abs() / (l.x - rr.x).abs().max(1.0),
+                        (l.x - rr.x).abs()
+                    );
+                }
+                let zoom = zoom(&r.image, &r.metadata["roi"]).map(|z| {
+                    let name = format!("{stem}_necklace_zoom.png");
+                    z.save(out.join(&name)).expect("write the zoom");
+                    format!("<img src=\"{name}\">")
+                });
+                let neck = neck_overlay(renderer, &bytes, pendant).map(|img| {
+                    let name = format!("{stem}_necklace_neck.png");
+                    img.save(out.join(&name)).expect("write");
+                    format!("<img src=\"{name}\">")
+                });
+                format!(
+                    "<img src=\"{file}\">{}{}<pre>{}</pre>",
+                    zoom.unwrap_or_default(),
+                    neck.unwrap_or_default(),
+                    escape(&serde_json::to_string_pretty(&r.metadata).unwrap_or_default())
+                )
+            }
+            Err(e) => format!("<p>{}</p>", escape(&e.to_string())),
+        };
+        let _ = write!(
+            html,
+            "<tr><td colspan=2><h3>{stem} · necklace_pendant</h3></td></tr><tr><td colspan=2>{cell}</td></tr>"
+        );
+    }
 }

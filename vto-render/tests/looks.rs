@@ -148,6 +148,63 @@ fn polished_silver_reflects_dark_and_bright_and_gold_is_coloured() {
     assert!(hi - lo > 120.0, "gold: luminance {lo:.0}–{hi:.0}");
 }
 
+/// Luminance statistics of `lum`: the median, the share of bright pixels (> 170) and of
+/// dark ones (< 50).
+fn metal_stats(mut lum: Vec<f32>) -> (f32, f32, f32) {
+    let n = lum.len().max(1) as f32;
+    let bright = lum.iter().filter(|&&l| l > 170.0).count() as f32 / n;
+    let dark = lum.iter().filter(|&&l| l < 50.0).count() as f32 / n;
+    (percentile(std::mem::take(&mut lum), 0.5), bright, dark)
+}
+
+#[test]
+fn a_bangle_facing_the_camera_reads_as_silver_not_as_a_dark_ring() {
+    // A bangle whose axis points at the camera (a forearm held towards it) sees, in its
+    // lower half, what lies under the horizon: a customer must still see polished silver
+    // (bright highlights and a range of greys, dark only in narrow bands), not a dark ring.
+    let r = raster();
+    let photo = grey();
+    let bangle = SampleJewel::BangleSilver.product();
+    for (name, rot) in [
+        (
+            "face-on",
+            Mat3::from_rotation_x(std::f32::consts::FRAC_PI_2),
+        ),
+        (
+            "face-on, turned",
+            Mat3::from_rotation_y(0.4) * Mat3::from_rotation_x(1.3),
+        ),
+    ] {
+        let s = scene(&bangle, rot, 30.0, 3);
+        let (out, _) = r.render(&photo, &s).unwrap();
+        dump(&out, &format!("bangle_{}", name.replace([' ', ','], "")));
+        let lum: Vec<f32> = full_pixels(&s, None)
+            .iter()
+            .map(|&(x, y)| luminance(out.get_pixel(x, y)))
+            .collect();
+        assert!(
+            lum.len() > 2000,
+            "{name}: the bangle covers {} pixels",
+            lum.len()
+        );
+        let lo = percentile(lum.clone(), 0.05);
+        let (median, bright, dark) = metal_stats(lum);
+        println!(
+            "{name}: median {median:.0}, bright {:.0} %, dark {:.0} %, 5th percentile {lo:.0}",
+            bright * 100.0,
+            dark * 100.0
+        );
+        assert!(
+            bright > 0.2 && dark < 0.1,
+            "{name}: median luminance {median:.0}, {:.0} % bright, {:.0} % dark: reads as a dark \
+             ring, not silver",
+            bright * 100.0,
+            dark * 100.0
+        );
+        assert!(lo < 60.0, "{name}: a mirror keeps some dark ({lo:.0})");
+    }
+}
+
 #[test]
 fn a_cut_gem_sparkles_facet_by_facet_inside_a_dark_outline() {
     let r = raster();

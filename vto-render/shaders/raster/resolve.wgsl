@@ -50,14 +50,22 @@ fn surface(t: u32, p: vec2<f32>) -> Surface {
 // softboxes either side of the camera, and the key light's hot spot. Colours come from the
 // photo's ambient and key light (camera y points down, a surface facing the camera reflects
 // towards −z).
-fn environment(r: vec3<f32>) -> vec3<f32> {
+//
+// `lit` (0–1) lights the floor (the ground and the body under a jewel bounce light) and
+// keeps its deep dark to a band along the horizon (a studio's black flag): polished metal
+// uses 1, so a bangle facing the camera shows greys in its lower half with a narrow dark
+// line, not a dark half-ring; gems and glass keep the dark floor (0) their facets and
+// reflections are tuned to.
+fn environment(r: vec3<f32>, lit: f32) -> vec3<f32> {
     let amb = params.ambient.rgb;
     let key = params.key_color.rgb;
     let up = -r.y;
-    let floor_c = amb * 0.06;
-    let wall = amb * 0.38 + key * 0.04;
+    let floor_c = amb * mix(0.06, 0.26, lit);
+    let wall = amb * mix(0.38, 0.45, lit) + key * 0.04;
     let ceiling = amb * 1.25 + key * 0.3;
     var c = mix(floor_c, wall, smoothstep(-0.12, 0.02, up));
+    let flag = 1.0 - smoothstep(0.13, 0.18, abs(up + 0.17));
+    c = mix(c, amb * 0.02, lit * flag);
     c = mix(c, ceiling, smoothstep(0.42, 0.6, up));
     // A strip light across the ceiling, and two softboxes 50° either side of the camera.
     let strip = 1.0 - smoothstep(0.0, 0.07, abs(up - 0.3));
@@ -99,9 +107,9 @@ fn shade_gem(t: u32, s: Surface, m: Material, v: vec3<f32>, n: vec3<f32>) -> vec
     let inner = normalize(reflect(-v, n) * 0.6 + h);
     let d = normalize(cross(inner, n + vec3<f32>(1e-3, 0.0, 0.0))) * 0.08;
     let split = vec3<f32>(
-        environment(normalize(inner + d)).r,
-        environment(inner).g,
-        environment(normalize(inner - d)).b,
+        environment(normalize(inner + d), 0.0).r,
+        environment(inner, 0.0).g,
+        environment(normalize(inner - d), 0.0).b,
     );
     // Fire is a flash of colour on a mostly white, grey and black stone.
     let fire = mix(vec3<f32>(dot(split, vec3<f32>(0.2126, 0.7152, 0.0722))), split, 0.45);
@@ -110,7 +118,7 @@ fn shade_gem(t: u32, s: Surface, m: Material, v: vec3<f32>, n: vec3<f32>) -> vec
     // A polished facet mirrors the lamps (brighter than the photo's light suggests) even
     // on a dark ruby: the glint that makes a 6 px stud read as a stone.
     let f = 0.07 + 0.93 * pow(1.0 - ndv, 5.0);
-    let surface_refl = f * environment(reflect(-v, n)) * 1.5;
+    let surface_refl = f * environment(reflect(-v, n), 0.0) * 1.5;
     let glint = params.key_color.rgb * blinn(n, v, 0.06) * 0.4;
     return fire * body * 1.5 * outline + surface_refl * outline + glint;
 }
@@ -156,7 +164,7 @@ fn shade_opaque(t: u32, p: vec2<f32>) -> vec3<f32> {
     let spec = fres * params.key_color.rgb * blinn(n, v, rough);
     // Rough surfaces blur the environment rather than darken it: fade towards its mean
     // (polished metal, roughness ≲ 0.2, keeps most of the environment's contrast).
-    let env_sharp = environment(reflect(-v, n));
+    let env_sharp = environment(reflect(-v, n), metallic);
     let env = fres * mix(env_sharp, environment_mean(), smoothstep(0.05, 0.6, rough));
     return diffuse + spec + env;
 }
@@ -176,7 +184,7 @@ fn shade_transparent(t: u32, p: vec2<f32>) -> TransparentLight {
     }
     let ndv = max(dot(n, v), 0.0);
     let f = 0.04 + 0.96 * pow(1.0 - ndv, 5.0);
-    let reflection = f * environment(reflect(-v, n)) + 0.04 * params.key_color.rgb * blinn(n, v, 0.08);
+    let reflection = f * environment(reflect(-v, n), 0.0) + 0.04 * params.key_color.rgb * blinn(n, v, 0.08);
     var tint = vec3<f32>(1.0);
     var density = 0.0;
     let transparency = params.mode.y;

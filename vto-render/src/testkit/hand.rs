@@ -19,6 +19,10 @@ pub struct HandShot {
     pub wrist: Vec2,
     /// The middle finger's knuckle (pixels): where a ring's finger starts.
     pub knuckle: Vec2,
+    /// The ring finger's knuckle (MCP, pixels).
+    pub ring_mcp: Vec2,
+    /// The ring finger's middle joint (PIP, pixels).
+    pub ring_pip: Vec2,
     /// The hand's pixel extent (min, max) from its vertices.
     pub extent: (Vec2, Vec2),
 }
@@ -84,6 +88,8 @@ pub fn render_hand(
         image,
         wrist: cam.project(joint("wrist.L")),
         knuckle: cam.project(joint("finger3-1.L")),
+        ring_mcp: cam.project(joint("finger4-1.L")),
+        ring_pip: cam.project(joint("finger4-2.L")),
         extent: (lo, hi),
     })
 }

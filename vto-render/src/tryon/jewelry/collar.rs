@@ -37,6 +37,9 @@ pub const SKIN_SIGMAS: f32 = 3.0;
 /// Least chroma spread (of 255) assumed for the skin, so an evenly lit face still matches
 /// its own neck.
 pub const MIN_CHROMA_SPREAD: f32 = 4.0;
+/// Least width of a row of neck skin, in face widths (landmarks 234–454), for it to measure
+/// the neck's midline ([`neck_skin`]).
+pub const NECK_ROW_OF_FACE: f32 = 0.3;
 /// The face's mean chroma must lie this far (of 255) from grey for skin to be told from cloth.
 pub const MIN_SKIN_CHROMA: f32 = 6.0;
 
@@ -148,45 +151,10 @@ pub fn band(
         mask.filter(|m| m.width == photo.width() && m.height == photo.height())
             .is_none_or(|m| m.data[(y * m.width + x) as usize] > 0.5)
     };
-    let is_skin: Vec<bool> = (0..h)
-        .flat_map(|y| (0..w).map(move |x| (x, y)))
-        .map(|(x, y)| skin.is_skin(photo.get_pixel(x0 + x, y0 + y)))
-        .collect();
-    // The neck: skin connected to the pixels just under the chin.
-    let mut neck = vec![false; (w * h) as usize];
+    let is_skin = skin_map(photo, &skin, (x0, y0, w, h));
+    let neck = neck_region(&is_skin, (x0, y0, w, h), [chin[0], chin[1]], face_h)?;
+    let neighbours = |x: u32, y: u32| neighbours(x, y, w, h);
     let mut queue = std::collections::VecDeque::new();
-    let (sx0, sx1) = (chin[0] - 0.15 * face_h, chin[0] + 0.15 * face_h);
-    let (sy0, sy1) = (chin[1] + 0.05 * face_h, chin[1] + 0.3 * face_h);
-    for y in 0..h {
-        for x in 0..w {
-            let (fx, fy) = ((x0 + x) as f32, (y0 + y) as f32);
-            if fx >= sx0 && fx <= sx1 && fy >= sy0 && fy <= sy1 && is_skin[idx(x, y)] {
-                neck[idx(x, y)] = true;
-                queue.push_back((x, y));
-            }
-        }
-    }
-    let seeds = queue.len();
-    if (seeds as f32) < 0.002 * face_h * face_h {
-        return None;
-    }
-    let neighbours = |x: u32, y: u32| {
-        [(-1i64, 0i64), (1, 0), (0, -1), (0, 1)]
-            .into_iter()
-            .filter_map(move |(dx, dy)| {
-                let (nx, ny) = (x as i64 + dx, y as i64 + dy);
-                (nx >= 0 && ny >= 0 && nx < w as i64 && ny < h as i64)
-                    .then_some((nx as u32, ny as u32))
-            })
-    };
-    while let Some((x, y)) = queue.pop_front() {
-        for (nx, ny) in neighbours(x, y) {
-            if !neck[idx(nx, ny)] && is_skin[idx(nx, ny)] {
-                neck[idx(nx, ny)] = true;
-                queue.push_back((nx, ny));
-            }
-        }
-    }
     // The band: the cloth touching the neck, grown while its colour stays the collar's
     // (within COLLAR_STEP of the neighbour it grew from and COLLAR_RANGE of the pixel that
     // touched the neck), at most `reach` steps: it stops at the collar's or the neckline's
@@ -234,6 +202,126 @@ pub fn band(
     Some(Band {
         rect: (x0, y0, w, h),
         mask: band,
+    })
+}
+
+/// Whether each pixel of the rectangle `(x0, y0, w, h)` (row-major) looks like `skin`.
+fn skin_map(
+    photo: &RgbaImage,
+    skin: &SkinModel,
+    (x0, y0, w, h): (u32, u32, u32, u32),
+) -> Vec<bool> {
+    (0..h)
+        .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .map(|(x, y)| skin.is_skin(photo.get_pixel(x0 + x, y0 + y)))
+        .collect()
+}
+
+/// The 4-neighbours of `(x, y)` inside a `w` × `h` rectangle.
+fn neighbours(x: u32, y: u32, w: u32, h: u32) -> impl Iterator<Item = (u32, u32)> {
+    [(-1i64, 0i64), (1, 0), (0, -1), (0, 1)]
+        .into_iter()
+        .filter_map(move |(dx, dy)| {
+            let (nx, ny) = (x as i64 + dx, y as i64 + dy);
+            (nx >= 0 && ny >= 0 && nx < w as i64 && ny < h as i64).then_some((nx as u32, ny as u32))
+        })
+}
+
+/// The neck: the skin (`is_skin` over the rectangle `(x0, y0, w, h)`) connected to the
+/// pixels just under the chin; `None` when too few of those are skin (a turtleneck, a
+/// beard, a photo whose skin cannot be told).
+fn neck_region(
+    is_skin: &[bool],
+    (x0, y0, w, h): (u32, u32, u32, u32),
+    chin: [f32; 2],
+    face_h: f32,
+) -> Option<Vec<bool>> {
+    let idx = |x: u32, y: u32| (y * w + x) as usize;
+    let mut neck = vec![false; (w * h) as usize];
+    let mut queue = std::collections::VecDeque::new();
+    let (sx0, sx1) = (chin[0] - 0.15 * face_h, chin[0] + 0.15 * face_h);
+    let (sy0, sy1) = (chin[1] + 0.05 * face_h, chin[1] + 0.3 * face_h);
+    for y in 0..h {
+        for x in 0..w {
+            let (fx, fy) = ((x0 + x) as f32, (y0 + y) as f32);
+            if fx >= sx0 && fx <= sx1 && fy >= sy0 && fy <= sy1 && is_skin[idx(x, y)] {
+                neck[idx(x, y)] = true;
+                queue.push_back((x, y));
+            }
+        }
+    }
+    if (queue.len() as f32) < 0.002 * face_h * face_h {
+        return None;
+    }
+    while let Some((x, y)) = queue.pop_front() {
+        for (nx, ny) in neighbours(x, y, w, h) {
+            if !neck[idx(nx, ny)] && is_skin[idx(nx, ny)] {
+                neck[idx(nx, ny)] = true;
+                queue.push_back((nx, ny));
+            }
+        }
+    }
+    Some(neck)
+}
+
+/// The neck's bare skin as the photo shows it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NeckSkin {
+    /// The neck's midline: the median centre of its rows (pixels).
+    pub midline_x: f32,
+    /// The neck's width: the median width of those rows (pixels).
+    pub width_px: f32,
+    /// How many rows measured it.
+    pub rows: usize,
+}
+
+/// The neck's midline measured on its bare skin (see [`NECK_ROW_OF_FACE`]): under the chin,
+/// the skin connected to the pixels just below it; each row where that skin is at least
+/// [`NECK_ROW_OF_FACE`] face widths wide (the neck, not the narrow point of a V neckline)
+/// gives its centre and width, and the midline and the width are their medians. `None` when the photo cannot tell skin
+/// from cloth or no row measures (a turtleneck, a beard).
+pub fn neck_skin(photo: &RgbaImage, face: &Face) -> Option<NeckSkin> {
+    let skin = SkinModel::from_face(photo, face)?;
+    let lm = &face.landmarks;
+    let (top, chin, l, r) = (lm.get(10)?, lm.get(152)?, lm.get(234)?, lm.get(454)?);
+    let face_h = (chin[1] - top[1]).abs().max(1.0);
+    let face_w = ((l[0] - r[0]).powi(2) + (l[1] - r[1]).powi(2))
+        .sqrt()
+        .max(1.0);
+    let (pw, ph) = (photo.width() as f32, photo.height() as f32);
+    let x0 = (chin[0] - face_w).clamp(0.0, pw) as u32;
+    let x1 = (chin[0] + face_w).clamp(0.0, pw) as u32;
+    let y0 = chin[1].clamp(0.0, ph) as u32;
+    let y1 = (chin[1] + 0.6 * face_h).clamp(0.0, ph) as u32;
+    if x1 <= x0 || y1 <= y0 {
+        return None;
+    }
+    let rect = (x0, y0, x1 - x0, y1 - y0);
+    let is_skin = skin_map(photo, &skin, rect);
+    let neck = neck_region(&is_skin, rect, [chin[0], chin[1]], face_h)?;
+    let (w, h) = (rect.2, rect.3);
+    let first = (0.05 * face_h).ceil() as u32;
+    let rows: Vec<(f32, f32)> = (first.min(h)..h)
+        .filter_map(|y| {
+            let row = &neck[(y * w) as usize..((y + 1) * w) as usize];
+            let a = row.iter().position(|&b| b)?;
+            let b = row.iter().rposition(|&b| b)?;
+            let width = (b - a + 1) as f32;
+            (width >= NECK_ROW_OF_FACE * face_w)
+                .then_some((x0 as f32 + (a + b + 1) as f32 / 2.0, width))
+        })
+        .collect();
+    if rows.len() < 3 {
+        return None;
+    }
+    let median = |mut v: Vec<f32>| {
+        v.sort_by(f32::total_cmp);
+        v[v.len() / 2]
+    };
+    Some(NeckSkin {
+        midline_x: median(rows.iter().map(|r| r.0).collect()),
+        width_px: median(rows.iter().map(|r| r.1).collect()),
+        rows: rows.len(),
     })
 }
 

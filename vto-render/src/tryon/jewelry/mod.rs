@@ -184,6 +184,8 @@ pub enum Worn {
         neck: necklace::Neck,
         /// The pendant, pixels.
         pendant_px: [f32; 2],
+        /// How much the chain was narrowed to the neck ([`necklace::squeeze_for`]; 1: not).
+        squeeze: f32,
     },
 }
 
@@ -269,6 +271,11 @@ pub fn prepare(
         let neck = necklace::neck(face, body, w, h).ok_or_else(|| {
             TryOnError::NotFound("the neck could not be located in the person photo".into())
         })?;
+        let skin = collar::neck_skin(photo, face);
+        let neck = neck.on_skin_midline(
+            skin.as_ref(),
+            necklace::MIDLINE_MAX_SHIFT * dist_xy(lm[234], lm[454]),
+        );
         let face_width_cm = dist_xy(lm[234], lm[454]).max(1.0) / cam.scale();
         let neck_scale = (face_width_cm / CANONICAL_FACE_WIDTH_CM).clamp(0.85, 1.15);
         if fitted.auto_fit.is_none() || fitted.k == 100.0 {
@@ -283,6 +290,11 @@ pub fn prepare(
         let length_cm = necklace::stated_length_cm(product).unwrap_or(necklace::DEFAULT_CHAIN_CM);
         let max_px = necklace::max_below_chin_cm(length_cm) * face_px_per_cm;
         let max_drop = (max_px - (neck.base_px - chin).dot(down)) / cam.scale();
+        // The chain no wider than the neck the photo shows allows (a collar round it).
+        let (lo, hi) = product.bounds();
+        let squeeze = skin.map_or(1.0, |s| {
+            necklace::squeeze_for(s.width_px / cam.scale(), (hi[0] - lo[0]) * fitted.k)
+        });
         let pendant = necklace::place(
             &cam,
             product,
@@ -290,6 +302,7 @@ pub fn prepare(
             &neck,
             neck_scale,
             max_drop.max(necklace::PENDANT_CM + 1.0),
+            squeeze,
             &mut builder.product,
             &mut builder.occluders,
         );
@@ -321,6 +334,7 @@ pub fn prepare(
         Worn::Neck {
             neck,
             pendant_px: cam.project(pendant).to_array(),
+            squeeze,
         }
     };
     // No visible ear: nothing to draw.
@@ -351,13 +365,19 @@ pub fn metadata(prepared: &Prepared, stats: &RasterStats) -> serde_json::Value {
                 "turned_deg": e.turned_deg,
             })).collect::<Vec<_>>(),
         }),
-        Worn::Neck { neck, pendant_px } => json!({
+        Worn::Neck {
+            neck,
+            pendant_px,
+            squeeze,
+        } => json!({
             "neck_base_px": neck.base_px.to_array(),
             "neck_source": match neck.source {
                 necklace::NeckSource::Shoulders => "shoulders",
                 necklace::NeckSource::Face => "face",
             },
+            "neck_midline": if neck.skin_midline { "neck_skin" } else { "landmarks" },
             "pendant_px": pendant_px,
+            "chain_squeeze": squeeze,
             "collar_px": prepared.collar_px,
         }),
     };

@@ -7,7 +7,9 @@
 //! along the shoulders. On a portrait cropped at the chest (shoulders outside the photo or
 //! not found), from the face: [`NECK_BELOW_CHIN`] face heights under the chin along the
 //! face's vertical, the x axis the face's. The neck's centre lies [`NECK_BEHIND_CM`] deeper
-//! than the nose bridge.
+//! than the nose bridge. When the photo shows the neck's bare skin, the base moves along
+//! the shoulders' line onto its midline ([`Neck::on_skin_midline`]), and the chain is
+//! narrowed to that neck's width ([`squeeze_for`]).
 //!
 //! # Occluders
 //! The neck (an elliptic cylinder from under the base up to the jaw) hides the chain's back;
@@ -77,6 +79,32 @@ pub fn shorten(y: f32, low: f32, max_drop: f32) -> f32 {
     }
 }
 
+/// A chain around the neck's base is this much wider than the neck's bare skin is on
+/// average under the chin (the base flares into the shoulders).
+pub const CHAIN_OVER_NECK: f32 = 1.2;
+/// The most a chain is narrowed to its neck ([`squeeze_x`]).
+pub const MIN_SQUEEZE: f32 = 0.7;
+
+/// How much a chain is narrowed on a neck whose bare skin is `neck_cm` wide on average
+/// under the chin, for a model `model_cm` wide: to [`CHAIN_OVER_NECK`] × the neck, within
+/// [`MIN_SQUEEZE`]–1 (never widened). A collar standing round the neck shows less of it, so
+/// the chain stays inside the collar's opening rather than coming out over the lapels.
+pub fn squeeze_for(neck_cm: f32, model_cm: f32) -> f32 {
+    if !(neck_cm > 0.0 && model_cm > 0.0) {
+        return 1.0;
+    }
+    (CHAIN_OVER_NECK * neck_cm / model_cm).clamp(MIN_SQUEEZE, 1.0)
+}
+
+/// The horizontal scale of a necklace point `y` cm under the anchor (negative below it),
+/// whose lowest point is `low`: `squeeze` along the chain, 1 on the pendant (the bottom
+/// [`PENDANT_CM`]), blended over the [`PENDANT_CM`] above it (the chain is near the middle
+/// there, so the pendant keeps its shape without a step).
+pub fn squeeze_x(y: f32, low: f32, squeeze: f32) -> f32 {
+    let t = ((y - low - PENDANT_CM) / PENDANT_CM).clamp(0.0, 1.0);
+    1.0 + (squeeze - 1.0) * t
+}
+
 /// Least keypoint presence for a shoulder to count.
 pub const SHOULDER_PRESENCE: f32 = 0.5;
 
@@ -99,6 +127,35 @@ pub struct Neck {
     pub x_dir: Vec2,
     /// Where it came from.
     pub source: NeckSource,
+    /// Whether the base was moved onto the midline of the neck's bare skin
+    /// ([`Neck::on_skin_midline`]).
+    pub skin_midline: bool,
+}
+
+/// The most the neck's skin may move the base sideways, in face widths (landmarks 234–454):
+/// further, the skin found is not the neck's.
+pub const MIDLINE_MAX_SHIFT: f32 = 0.25;
+
+impl Neck {
+    /// The base moved along the shoulders' line onto the midline of the neck's bare skin
+    /// (see [`super::collar::neck_skin`]), when there is one within `max_shift` pixels. The
+    /// chin and the shoulders' middle both miss the neck when the head tilts or the torso
+    /// turns (the shoulder joints lie behind the sternum); the neck itself does not.
+    pub fn on_skin_midline(self, skin: Option<&super::collar::NeckSkin>, max_shift: f32) -> Neck {
+        let Some(skin) = skin else { return self };
+        if self.x_dir.x.abs() < 0.5 {
+            return self;
+        }
+        let shift = (skin.midline_x - self.base_px.x) / self.x_dir.x;
+        if shift.abs() > max_shift {
+            return self;
+        }
+        Neck {
+            base_px: self.base_px + self.x_dir * shift,
+            skin_midline: true,
+            ..self
+        }
+    }
 }
 
 /// The neck of a person (see the module docs).
@@ -128,6 +185,7 @@ pub fn neck(face: &Face, body: Option<&Body>, width: u32, height: u32) -> Option
                 base_px: chin + axis * (0.7 * (mid - chin).dot(axis)).max(0.0),
                 x_dir: (left - right).normalize_or(Vec2::X),
                 source: NeckSource::Shoulders,
+                skin_midline: false,
             }
         }
         None => {
@@ -136,6 +194,7 @@ pub fn neck(face: &Face, body: Option<&Body>, width: u32, height: u32) -> Option
                 base_px: chin + down * NECK_BELOW_CHIN * (chin - top).length(),
                 x_dir: Vec2::new(-down.y, down.x),
                 source: NeckSource::Face,
+                skin_midline: false,
             }
         }
     })
@@ -158,7 +217,8 @@ pub fn frame(neck: &Neck, cam: &HeadCamera) -> (Vec3, [Vec3; 3]) {
 /// Appends the necklace to `mesh` and the neck occluder to `occluders`; returns where the
 /// product's lowest point (the pendant) landed, in camera space.
 ///
-/// `max_drop_cm` caps how far under the anchor the model reaches ([`shorten`]).
+/// `max_drop_cm` caps how far under the anchor the model reaches ([`shorten`]); `squeeze`
+/// (≤ 1) narrows the chain ([`squeeze_x`]) and the neck with it.
 #[allow(clippy::too_many_arguments)]
 pub fn place(
     cam: &HeadCamera,
@@ -167,6 +227,7 @@ pub fn place(
     neck: &Neck,
     neck_scale: f32,
     max_drop_cm: f32,
+    squeeze: f32,
     mesh: &mut CameraMesh,
     occluders: &mut Vec<CameraMesh>,
 ) -> Vec3 {
@@ -176,14 +237,20 @@ pub fn place(
     let low = (product.bounds().0[1] - place.origin.y) * place.k;
     mesh.push_product(product, |q, n| {
         let mut d = (q - place.origin) * place.k;
+        let sx = squeeze_x(d.y, low, squeeze);
+        d.x *= sx;
         d.y = shorten(d.y, low, max_drop_cm);
         if d.y < lowest.0 {
             lowest = (d.y, to_cam(d));
         }
+        let n = Vec3::new(n.x / sx, n.y, n.z).normalize_or(n);
         (to_cam(d), x * n.x + up * n.y + front * n.z)
     });
     // The neck: an elliptic cylinder from 3 cm under the base up to 12 cm above it.
-    let (rx, rz) = (NECK_RADII_CM[0] * neck_scale, NECK_RADII_CM[1] * neck_scale);
+    let (rx, rz) = (
+        NECK_RADII_CM[0] * neck_scale * squeeze,
+        NECK_RADII_CM[1] * neck_scale,
+    );
     let mut cyl = CameraMesh::default();
     const SIDES: usize = 32;
     for y in [-3.0f32, 12.0] {
