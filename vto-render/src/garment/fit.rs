@@ -56,9 +56,75 @@ impl Similarity {
     }
 }
 
+/// The person mask a sleeve's width is fitted to: values 0–1 at the photo's size, row-major.
+#[derive(Debug, Clone, Copy)]
+pub struct PersonMask<'a> {
+    /// One value per photo pixel.
+    pub data: &'a [f32],
+    /// The photo's width and height.
+    pub size: (u32, u32),
+}
+
+impl PersonMask<'_> {
+    /// The mask bilinearly at `p` (0 outside the photo).
+    fn at(&self, p: Vec2) -> f32 {
+        let (w, h) = (self.size.0 as i64, self.size.1 as i64);
+        let (x0, y0) = (p.x.floor(), p.y.floor());
+        let (fx, fy) = (p.x - x0, p.y - y0);
+        let v = |x: i64, y: i64| {
+            if x < 0 || y < 0 || x >= w || y >= h {
+                0.0
+            } else {
+                self.data.get((y * w + x) as usize).copied().unwrap_or(0.0)
+            }
+        };
+        let (x, y) = (x0 as i64, y0 as i64);
+        let top = v(x, y) * (1.0 - fx) + v(x + 1, y) * fx;
+        let bottom = v(x, y + 1) * (1.0 - fx) + v(x + 1, y + 1) * fx;
+        top * (1.0 - fy) + bottom * fy
+    }
+
+    /// How far from `c` along the unit `n` the person ends (mask below one half), looking no
+    /// further than `max`; `None` when `c` is off the person or the person goes on past `max`
+    /// (an arm against the torso).
+    pub fn extent(&self, c: Vec2, n: Vec2, max: f32) -> Option<f32> {
+        let mut prev = self.at(c);
+        if prev < 0.5 {
+            return None;
+        }
+        let step = 0.5;
+        let mut d = step;
+        while d <= max {
+            let m = self.at(c + n * d);
+            if m < 0.5 {
+                // Where the mask crosses one half between the two samples.
+                return Some(d - step + step * (prev - 0.5) / (prev - m).max(1e-6));
+            }
+            prev = m;
+            d += step;
+        }
+        None
+    }
+}
+
 /// Fits `g` to `f`; `ease` widens the garment beyond the body's seams (1 for a shirt, more
-/// for a jacket worn over one).
+/// for a jacket worn over one). The sleeves take the product's worn width (see
+/// [`fit_upper_to`] for sleeves as wide as the arm in the person mask).
 pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<UpperFit, GarmentError> {
+    fit_upper_to(g, f, ease, None)
+}
+
+/// [`fit_upper`], with each sleeve's cross-sections widened to the arm in the person `mask`
+/// where it is wider than the product's worn sleeve: a loose sleeve may be wider than the
+/// arm, never narrower (so no bare arm or old sleeve shows beside it). Across each
+/// cross-section the arm's edges come from the mask; an edge the mask does not show (an arm
+/// against the torso) keeps the product's width.
+pub fn fit_upper_to(
+    g: &GarmentLandmarks,
+    f: &BodyFrame,
+    ease: f32,
+    mask: Option<PersonMask<'_>>,
+) -> Result<UpperFit, GarmentError> {
     let gw = g.shoulder_width();
     let bw = f.seam[0].distance(f.seam[1]);
     if gw < 1.0 || bw < 1.0 {
@@ -120,9 +186,9 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
         let to_wrist = start.distance(arm.chain[1]) + arm.chain[1].distance(arm.chain[2]);
         let len_b = (len_g * sim.s).min(to_wrist);
         let stations: &[f32] = if g.long_sleeves {
-            &[0.25, 0.5, 0.75, 1.0]
+            &[0.2, 0.4, 0.6, 0.8, 1.0]
         } else {
-            &[0.33, 0.66, 1.0]
+            &[0.25, 0.5, 0.75, 1.0]
         };
         let seam_b = sim.apply(g.shoulder[s]);
         let armpit_b = sim.apply(g.armpit[s]);
@@ -130,7 +196,13 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
         let mut pb = vec![seam_b, armpit_b];
         let seam_off = (seam_b - start).dot(perp(dir0) * out_sign).max(0.13 * sw);
         for &t in stations {
-            let (c_b, dir) = arm.along(start, len_b * t);
+            let (c_b, _) = arm.along(start, len_b * t);
+            // The cross-section square to the arm's direction averaged a little either side,
+            // so one near the elbow bisects the bend instead of reaching up the upper arm.
+            let bend = 0.12 * sw;
+            let dir = (arm.along(start, len_b * t - bend).1 + arm.along(start, len_b * t + bend).1)
+                .try_normalize()
+                .unwrap_or(arm.along(start, len_b * t).1);
             let nb = perp(dir) * out_sign;
             // The garment's cross-section at `t`: square to the sleeve's axis.
             let mid_g = sl.root + (sl.cuff - sl.root) * t;
@@ -147,7 +219,17 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
             } * sw;
             let r_cuff =
                 (sl.cuff_half_width * sim.s * std::f32::consts::FRAC_2_PI).max(arm_r * 1.1);
-            let r_b = (seam_off + (r_cuff - seam_off) * t).max(arm_r);
+            let r_worn = (seam_off + (r_cuff - seam_off) * t).max(arm_r);
+            // The arm's own edges (person mask) on each side of its axis, plus a margin for
+            // the mask's softness and the sleeve's anti-aliased edge.
+            let pad = 0.03 * sw + 1.0;
+            let side = |n: Vec2| {
+                mask.and_then(|m| m.extent(c_b, n, 0.32 * sw))
+                    .map_or(r_worn, |d| r_worn.max(d + pad))
+            };
+            let (r_out, r_in) = (side(nb), side(-nb));
+            let c_b = c_b + nb * (r_out - r_in) * 0.5;
+            let r_b = (r_out + r_in) * 0.5;
             // Across it the print is foreshortened towards the sides and true at the
             // centre: flat position u = hw · (m ξ + (1 − m) ξ³) for the body's ξ = x / r,
             // with m = r / (s · hw), so a dot on the sleeve's centre line keeps its aspect.
