@@ -14,7 +14,7 @@ use vto_core::Category;
 
 use super::{Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
 use crate::garment::compose::{compose, Layers};
-use crate::garment::fit::{fit_upper_to, PersonMask};
+use crate::garment::fit::{clip_to_shoulders, fit_upper_to, PersonMask};
 use crate::garment::{self, BodyFrame, GarmentError, PartWarp, Warper};
 use crate::raster::RasterError;
 
@@ -134,7 +134,18 @@ impl TryOn for UpperGarment {
         let t_fit = ms(t);
         let t = Instant::now();
         let warper = Warper::for_context(stages.raster.context());
-        let warped = warper.warp(&g, &warps, (w, h))?;
+        let mut warped = warper.warp(&g, &warps, (w, h))?;
+        // The garment's shoulders no further out than the person's (a pixel for the mask's
+        // soft edge): a flat-lay's square corners would poke out as horns.
+        clip_to_shoulders(
+            &mut warped,
+            PersonMask {
+                data: &mask,
+                size: (w, h),
+            },
+            &frame,
+            1.0,
+        );
         let t_warp = ms(t);
         let t = Instant::now();
         let (image, stats) = compose(&Layers {
