@@ -67,6 +67,15 @@ pub struct PersonMask<'a> {
 }
 
 impl PersonMask<'_> {
+    /// Whether `p` lies in the photo (a person cut by the frame goes on past it: the frame
+    /// is no contour).
+    fn inside(&self, p: Vec2) -> bool {
+        p.x >= 0.0
+            && p.y >= 0.0
+            && p.x <= (self.size.0 - 1) as f32
+            && p.y <= (self.size.1 - 1) as f32
+    }
+
     /// The mask bilinearly at `p` (0 outside the photo).
     fn at(&self, p: Vec2) -> f32 {
         let (w, h) = (self.size.0 as i64, self.size.1 as i64);
@@ -90,6 +99,9 @@ impl PersonMask<'_> {
     /// raised collar above a shoulder is no shoulder), along it by at most `reach`; `p`
     /// itself when no contour is that near.
     pub fn onto_contour(&self, p: Vec2, dir: Vec2, back: f32, reach: f32, lift: f32) -> Vec2 {
+        if !self.inside(p) {
+            return p;
+        }
         if self.at(p) >= 0.5 {
             return self
                 .extent(p, -dir, back)
@@ -98,6 +110,9 @@ impl PersonMask<'_> {
         let step = 0.5;
         let mut d = step;
         while d <= reach {
+            if !self.inside(p + dir * d) {
+                return p;
+            }
             if self.at(p + dir * d) >= 0.5 {
                 return p + dir * (d - step * 0.5 - lift);
             }
@@ -108,15 +123,18 @@ impl PersonMask<'_> {
 
     /// How far from `c` along the unit `n` the person ends (mask below one half), looking no
     /// further than `max`; `None` when `c` is off the person or the person goes on past `max`
-    /// (an arm against the torso).
+    /// (an arm against the torso) or past the photo's edge.
     pub fn extent(&self, c: Vec2, n: Vec2, max: f32) -> Option<f32> {
         let mut prev = self.at(c);
-        if prev < 0.5 {
+        if prev < 0.5 || !self.inside(c) {
             return None;
         }
         let step = 0.5;
         let mut d = step;
         while d <= max {
+            if !self.inside(c + n * d) {
+                return None;
+            }
             let m = self.at(c + n * d);
             if m < 0.5 {
                 // Where the mask crosses one half between the two samples.
@@ -270,10 +288,11 @@ pub fn fit_upper_to(
                 (sl.cuff_half_width * sim.s * std::f32::consts::FRAC_2_PI).max(arm_r * 1.1);
             let r_worn = (seam_off + (r_cuff - seam_off) * t).max(arm_r);
             // The arm's own edges (person mask) on each side of its axis, plus a margin for
-            // the mask's softness and the sleeve's anti-aliased edge.
+            // the mask's softness and the sleeve's anti-aliased edge; an edge further than a
+            // loose sleeve reaches (0.22 shoulder widths) is the torso's or another limb's.
             let pad = 0.02 * sw + 1.0;
             let side = |n: Vec2| {
-                mask.and_then(|m| m.extent(c_b, n, 0.32 * sw))
+                mask.and_then(|m| m.extent(c_b, n, 0.22 * sw))
                     .map_or(r_worn, |d| r_worn.max(d + pad))
             };
             let (r_out, r_in) = (side(nb), side(-nb));
