@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use image::{Rgba, RgbaImage};
 use vto_render::engine::{default_models_dir, Renderer};
-use vto_render::garment::fit::fit_upper;
+use vto_render::garment::fit::{fit_upper_to, PersonMask};
 use vto_render::garment::sample::SampleGarment;
 use vto_render::garment::{label, product, BodyFrame};
 use vto_render::testkit::{self, BaseBody};
@@ -59,7 +59,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 _ => UpperGarment::Tshirt,
             };
             let prepared = product::prepare(&photo)?;
-            let fit = fit_upper(&prepared.landmarks, &frame, tryon.ease())?;
+            let mask = person
+                .mask
+                .as_ref()
+                .or(person.body.as_ref().and_then(|b| b.mask.as_ref()))
+                .map(|m| PersonMask {
+                    data: &m.data,
+                    size: person.photo.dimensions(),
+                });
+            let fit = fit_upper_to(&prepared.landmarks, &frame, tryon.ease(), mask)?;
             let look = tryon.try_on(renderer.stages(), &person, &ProductInput::Image(photo))?;
             let mut img = look.image.clone();
             for p in &fit.parts {

@@ -14,7 +14,7 @@ use glam::Vec2;
 use image::RgbaImage;
 use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, RequestId};
 use vto_render::engine::{builtin_tryon, encode_png, BuiltinEngine, Renderer};
-use vto_render::garment::fit::{fit_upper, UpperFit};
+use vto_render::garment::fit::{fit_upper_to, PersonMask, UpperFit};
 use vto_render::garment::product::prepare;
 use vto_render::garment::sample::SampleGarment;
 use vto_render::garment::warp::cpu_warp;
@@ -68,7 +68,12 @@ fn case(photo: &str, garment: SampleGarment) -> Case {
     let person = r.see(&img, tryon.needs()).unwrap();
     let frame = BodyFrame::new(&person).unwrap();
     let g = prepare(&garment.render()).unwrap();
-    let fit = fit_upper(&g.landmarks, &frame, tryon.ease()).unwrap();
+    // The engine's fit: sleeves as wide as the arm in the person mask.
+    let mask = person.mask.as_ref().map(|m| PersonMask {
+        data: &m.data,
+        size: img.dimensions(),
+    });
+    let fit = fit_upper_to(&g.landmarks, &frame, tryon.ease(), mask).unwrap();
     Case {
         photo: img,
         person,

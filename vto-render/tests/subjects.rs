@@ -1466,3 +1466,221 @@ fn a_silver_bangle_on_a_hand_close_up_reads_as_polished_silver() {
         );
     }
 }
+
+/// The point of the chain `pts` nearest `p`: its arc length from the chain's start.
+fn arc_along(pts: &[Vec2], p: Vec2) -> f32 {
+    let (mut best, mut best_s, mut s0) = (f32::MAX, 0.0, 0.0);
+    for seg in pts.windows(2) {
+        let (a, b) = (seg[0], seg[1]);
+        let ab = b - a;
+        let t = ((p - a).dot(ab) / ab.length_squared().max(1e-6)).clamp(0.0, 1.0);
+        let d = p.distance(a + ab * t);
+        if d < best {
+            (best, best_s) = (d, s0 + t * ab.length());
+        }
+        s0 += ab.length();
+    }
+    best_s
+}
+
+/// The arm pixels (ground truth: the visible upper arm and forearm) between 15 % down the
+/// upper arm and 0.15 shoulder widths short of the new sleeve's end (the engine's cuff; past
+/// it a hand held in front of the cuff is kept, which colour alone cannot tell from an old
+/// skin-coloured sleeve), that still show skin or the old top rather than the new garment:
+/// (leaking, counted) per arm.
+fn sleeve_leaks(
+    s: &Subject,
+    out: &RgbaImage,
+    cuffs: &[Vec2],
+    want: [u8; 3],
+) -> Vec<(usize, usize)> {
+    let sw = gt(s, 11).distance(gt(s, 12));
+    let mut per_arm = Vec::new();
+    for k in 0..2 {
+        let chain = [gt(s, 11 + k), gt(s, 13 + k), gt(s, 15 + k)];
+        // The id pass's arm nearest this elbow, and the engine's cuff nearest this arm.
+        let Some(px) = s.arms_px.iter().min_by(|a, b| {
+            let d = |v: &Vec<Vec2>| {
+                let c = v.iter().copied().sum::<Vec2>() / v.len().max(1) as f32;
+                c.distance(chain[1])
+            };
+            d(a).total_cmp(&d(b))
+        }) else {
+            continue;
+        };
+        let Some(cuff) = cuffs
+            .iter()
+            .copied()
+            .min_by(|a, b| a.distance(chain[1]).total_cmp(&b.distance(chain[1])))
+        else {
+            continue;
+        };
+        let from = 0.15 * chain[0].distance(chain[1]);
+        let to = arc_along(&chain, cuff) - 0.15 * sw;
+        let (mut bad, mut n) = (0, 0);
+        for p in px {
+            let a = arc_along(&chain, *p);
+            if a < from || a > to {
+                continue;
+            }
+            let Some(c) = rgb(out, *p) else { continue };
+            n += 1;
+            let old = colour_distance(c, s.spec.look.skin).min(colour_distance(c, s.spec.look.top));
+            if old < colour_distance(c, want) {
+                bad += 1;
+            }
+        }
+        per_arm.push((bad, n));
+    }
+    per_arm
+}
+
+/// A sleeve is as wide as the arm under it (its width per cross-section from the person
+/// mask, never narrower than the arm): on the frontal subjects (front, contrapposto), at
+/// most 3 % of each arm's visible pixels from the shoulder to the new sleeve's end (short
+/// tee, long jacket) still show skin or the old top. With the sleeve's width from a fixed
+/// arm radius (0.13 shoulder widths) the tee left 6–18 % of each arm bare beside its sleeves
+/// and the jacket up to 6 %.
+#[test]
+fn sleeves_cover_the_arm_from_the_shoulder_to_their_end() {
+    let Some(w) = world() else { return };
+    let (mut checked, mut leaks) = (0, Vec::new());
+    for garment in [SampleGarment::PlainTee, SampleGarment::Jacket] {
+        let photo = image::load_from_memory(&garment.png())
+            .expect("sample photo")
+            .to_rgba8();
+        // A top as skin-coloured as the arm (the walking subject's rust top) is left out:
+        // by the wrist, where the hand is kept in front of its cuff, colour cannot tell its
+        // old sleeve from skin (a known limit of compose; the tee bares no wrist there).
+        for (s, person) in w.subjects.iter().filter(|(s, _)| {
+            frontal(s) && colour_distance(s.spec.look.top.map(f32::from), s.spec.look.skin) > 0.6
+        }) {
+            let name = format!("{} on {}", garment.name(), s.spec.pose.name());
+            let tryon = builtin_tryon(garment.category()).expect("a built-in try-on");
+            let look = tryon
+                .try_on(
+                    w.renderer.stages(),
+                    person,
+                    &ProductInput::Image(photo.clone()),
+                )
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let cuffs: Vec<Vec2> = look.metadata["fit"]["cuffs_px"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| {
+                    let c = c.as_array()?;
+                    Some(Vec2::new(
+                        c.first()?.as_f64()? as f32,
+                        c.get(1)?.as_f64()? as f32,
+                    ))
+                })
+                .collect();
+            assert_eq!(cuffs.len(), 2, "{name}: two sleeves");
+            for (k, (bad, n)) in sleeve_leaks(s, &look.image, &cuffs, garment.base_colour())
+                .into_iter()
+                .enumerate()
+            {
+                let share = bad as f32 / n.max(1) as f32;
+                eprintln!("{name}: arm {k}: {bad} of {n} sleeve pixels show skin or the old top");
+                if n < 150 {
+                    continue;
+                }
+                checked += 1;
+                if share >= 0.03 {
+                    leaks.push(format!("{name}, arm {k}: {:.1}%", share * 100.0));
+                }
+            }
+        }
+    }
+    assert!(checked >= 4, "only {checked} arms checked");
+    assert!(
+        leaks.is_empty(),
+        "the arm under the sleeve shows skin or the old top: {leaks:?}"
+    );
+}
+
+/// Garment pixels around shoulder `k` (ground truth, 11 + k) more than `gap` px from every
+/// body pixel: in the box from 0.35 shoulder widths above the shoulder point to 0.1 below it,
+/// 0.35 either side; a pixel counts as garment where it changed and is nearer the garment's
+/// colour than it was before.
+fn off_body_near_shoulder(
+    s: &Subject,
+    out: &RgbaImage,
+    k: usize,
+    want: [u8; 3],
+    gap: i64,
+) -> Vec<Vec2> {
+    let sh = gt(s, 11 + k);
+    let sw = gt(s, 11).distance(gt(s, 12));
+    let (w, h) = (i64::from(out.width()), i64::from(out.height()));
+    let near_body = |x: i64, y: i64| {
+        (y - gap..=y + gap).any(|yy| {
+            (x - gap..=x + gap)
+                .any(|xx| xx >= 0 && yy >= 0 && xx < w && yy < h && s.is_body(xx as u32, yy as u32))
+        })
+    };
+    let mut off = Vec::new();
+    let (x0, x1) = ((sh.x - 0.35 * sw) as i64, (sh.x + 0.35 * sw) as i64);
+    let (y0, y1) = ((sh.y - 0.35 * sw) as i64, (sh.y + 0.1 * sw) as i64);
+    for y in y0.max(0)..y1.min(h) {
+        for x in x0.max(0)..x1.min(w) {
+            let (xu, yu) = (x as u32, y as u32);
+            if !changed(&s.image, out, xu, yu) || near_body(x, y) {
+                continue;
+            }
+            let p = Vec2::new(x as f32, y as f32);
+            let (Some(now), Some(before)) = (rgb(out, p), rgb(&s.image, p)) else {
+                continue;
+            };
+            let before = before.map(|v| v as u8);
+            if colour_distance(now, want) < colour_distance(now, before) {
+                off.push(p);
+            }
+        }
+    }
+    off
+}
+
+/// The garment's shoulders round over the person's (the shoulder line on the mask's
+/// contour, the garment cut back to the mask around the shoulders): around each shoulder
+/// point of the frontal subjects no more than 20 garment pixels lie over 4 px outside the
+/// body (ground truth; the walking subject's person mask itself overshoots its shoulder by
+/// about 5 px, which leaves a 13-pixel sliver). Before, the jacket's square corners poked up and out as "horns"
+/// (300–540 pixels per shoulder over 3 px out), and every top's shoulder line stood above
+/// the trapezius by the collar (130–400).
+#[test]
+fn no_garment_shoulder_pokes_out_of_the_body() {
+    let Some(w) = world() else { return };
+    let mut horns = Vec::new();
+    for garment in [
+        SampleGarment::Jacket,
+        SampleGarment::PlainTee,
+        SampleGarment::LongShirt,
+    ] {
+        let photo = image::load_from_memory(&garment.png())
+            .expect("sample photo")
+            .to_rgba8();
+        for (s, person) in w.subjects.iter().filter(|(s, _)| frontal(s)) {
+            let name = format!("{} on {}", garment.name(), s.spec.pose.name());
+            let out = try_on(
+                w,
+                s,
+                person,
+                garment.category(),
+                ProductInput::Image(photo.clone()),
+            );
+            for k in 0..2 {
+                let off = off_body_near_shoulder(s, &out, k, garment.base_colour(), 4);
+                eprintln!(
+                    "{name}: shoulder {k}: {} garment pixels off the body",
+                    off.len()
+                );
+                if off.len() > 20 {
+                    horns.push(format!("{name}, shoulder {k}: {}", off.len()));
+                }
+            }
+        }
+    }
+    assert!(horns.is_empty(), "garment pixels off the body: {horns:?}");
+}

@@ -12,7 +12,8 @@ use glam::Vec2;
 
 use super::person::BodyFrame;
 use super::product::GarmentLandmarks;
-use super::warp::Part;
+use super::sample::box_blur;
+use super::warp::{Part, WarpOutput};
 use super::{label, perp, GarmentError};
 
 /// An upper-body garment fitted to a body.
@@ -56,9 +57,114 @@ impl Similarity {
     }
 }
 
+/// The person mask a sleeve's width is fitted to: values 0–1 at the photo's size, row-major.
+#[derive(Debug, Clone, Copy)]
+pub struct PersonMask<'a> {
+    /// One value per photo pixel.
+    pub data: &'a [f32],
+    /// The photo's width and height.
+    pub size: (u32, u32),
+}
+
+impl PersonMask<'_> {
+    /// Whether `p` lies in the photo (a person cut by the frame goes on past it: the frame
+    /// is no contour).
+    fn inside(&self, p: Vec2) -> bool {
+        p.x >= 0.0
+            && p.y >= 0.0
+            && p.x <= (self.size.0 - 1) as f32
+            && p.y <= (self.size.1 - 1) as f32
+    }
+
+    /// The mask bilinearly at `p` (0 outside the photo).
+    fn at(&self, p: Vec2) -> f32 {
+        let (w, h) = (self.size.0 as i64, self.size.1 as i64);
+        let (x0, y0) = (p.x.floor(), p.y.floor());
+        let (fx, fy) = (p.x - x0, p.y - y0);
+        let v = |x: i64, y: i64| {
+            if x < 0 || y < 0 || x >= w || y >= h {
+                0.0
+            } else {
+                self.data.get((y * w + x) as usize).copied().unwrap_or(0.0)
+            }
+        };
+        let (x, y) = (x0 as i64, y0 as i64);
+        let top = v(x, y) * (1.0 - fx) + v(x + 1, y) * fx;
+        let bottom = v(x, y + 1) * (1.0 - fx) + v(x + 1, y + 1) * fx;
+        top * (1.0 - fy) + bottom * fy
+    }
+
+    /// `p` moved along the unit `dir` onto the person's contour (the mask crossing one
+    /// half), then `lift` pixels back out of it: against `dir` by at most `back` (hair or a
+    /// raised collar above a shoulder is no shoulder), along it by at most `reach`; `p`
+    /// itself when no contour is that near.
+    pub fn onto_contour(&self, p: Vec2, dir: Vec2, back: f32, reach: f32, lift: f32) -> Vec2 {
+        if !self.inside(p) {
+            return p;
+        }
+        if self.at(p) >= 0.5 {
+            return self
+                .extent(p, -dir, back)
+                .map_or(p, |d| p - dir * (d + lift));
+        }
+        let step = 0.5;
+        let mut d = step;
+        while d <= reach {
+            if !self.inside(p + dir * d) {
+                return p;
+            }
+            if self.at(p + dir * d) >= 0.5 {
+                return p + dir * (d - step * 0.5 - lift);
+            }
+            d += step;
+        }
+        p
+    }
+
+    /// How far from `c` along the unit `n` the person ends (mask below one half), looking no
+    /// further than `max`; `None` when `c` is off the person or the person goes on past `max`
+    /// (an arm against the torso) or past the photo's edge.
+    pub fn extent(&self, c: Vec2, n: Vec2, max: f32) -> Option<f32> {
+        let mut prev = self.at(c);
+        if prev < 0.5 || !self.inside(c) {
+            return None;
+        }
+        let step = 0.5;
+        let mut d = step;
+        while d <= max {
+            if !self.inside(c + n * d) {
+                return None;
+            }
+            let m = self.at(c + n * d);
+            if m < 0.5 {
+                // Where the mask crosses one half between the two samples.
+                return Some(d - step + step * (prev - 0.5) / (prev - m).max(1e-6));
+            }
+            prev = m;
+            d += step;
+        }
+        None
+    }
+}
+
 /// Fits `g` to `f`; `ease` widens the garment beyond the body's seams (1 for a shirt, more
-/// for a jacket worn over one).
+/// for a jacket worn over one). The sleeves take the product's worn width (see
+/// [`fit_upper_to`] for sleeves as wide as the arm in the person mask).
 pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<UpperFit, GarmentError> {
+    fit_upper_to(g, f, ease, None)
+}
+
+/// [`fit_upper`], with each sleeve's cross-sections widened to the arm in the person `mask`
+/// where it is wider than the product's worn sleeve: a loose sleeve may be wider than the
+/// arm, never narrower (so no bare arm or old sleeve shows beside it). Across each
+/// cross-section the arm's edges come from the mask; an edge the mask does not show (an arm
+/// against the torso) keeps the product's width.
+pub fn fit_upper_to(
+    g: &GarmentLandmarks,
+    f: &BodyFrame,
+    ease: f32,
+    mask: Option<PersonMask<'_>>,
+) -> Result<UpperFit, GarmentError> {
     let gw = g.shoulder_width();
     let bw = f.seam[0].distance(f.seam[1]);
     if gw < 1.0 || bw < 1.0 {
@@ -80,6 +186,9 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
         (g.armpit[0] + g.hem[0]) * 0.5,
         (g.armpit[1] + g.hem[1]) * 0.5,
     ];
+    // The shoulder line from the neck to each shoulder seam: at the collar, halfway and at
+    // the seam.
+    let slope = [0, 1].map(|s| (g.neck[s] + g.shoulder[s]) * 0.5);
     let torso_g = vec![
         g.neck[0],
         g.neck[1],
@@ -93,8 +202,32 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
         g.hem[1],
         hem_mid,
         (g.armpit[0] + g.armpit[1] + g.hem[0] + g.hem[1]) * 0.25,
+        slope[0],
+        slope[1],
     ];
-    let torso_b: Vec<Vec2> = torso_g.iter().map(|p| sim.apply(*p)).collect();
+    let mut torso_b: Vec<Vec2> = torso_g.iter().map(|p| sim.apply(*p)).collect();
+    // The garment's shoulder line lies on the person's: each point of it on the mask's top
+    // contour (a jacket's padding a little above), so it rounds over the shoulder instead of
+    // poking out above it.
+    if let Some(m) = mask {
+        let lift = 1.0 + (ease - 1.0).max(0.0) * 0.2 * sw;
+        let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
+        for (i, k) in [(0, 0), (1, 1), (12, 0), (13, 1), (2, 0), (3, 1)] {
+            let p = torso_b[i];
+            // The collar's corners only come down onto the shoulders (up from them is the
+            // neck); the seams come in over the shoulder's round, down and towards the neck.
+            let (dir, back) = match i {
+                0 | 1 => (f.down, 0.0),
+                2 | 3 => {
+                    let inward = (mid - f.shoulder[k]).dot(f.across).signum() * f.across;
+                    ((f.down + inward).normalize_or(f.down), 0.05 * sw)
+                }
+                _ => (f.down, 0.05 * sw),
+            };
+            torso_b[i] = m.onto_contour(p, dir, back, 0.25 * sw, lift);
+        }
+    }
+    let seam_fit = [torso_b[2], torso_b[3]];
     let mut parts = Vec::new();
     let mut cuffs = [None, None];
     let mut sleeve_reach = [0.0; 2];
@@ -120,11 +253,11 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
         let to_wrist = start.distance(arm.chain[1]) + arm.chain[1].distance(arm.chain[2]);
         let len_b = (len_g * sim.s).min(to_wrist);
         let stations: &[f32] = if g.long_sleeves {
-            &[0.25, 0.5, 0.75, 1.0]
+            &[0.08, 0.2, 0.4, 0.6, 0.8, 1.0]
         } else {
-            &[0.33, 0.66, 1.0]
+            &[0.08, 0.25, 0.5, 0.75, 1.0]
         };
-        let seam_b = sim.apply(g.shoulder[s]);
+        let seam_b = seam_fit[s];
         let armpit_b = sim.apply(g.armpit[s]);
         // The sleeve's underarm starts where the arm leaves the torso. A garment cut wider
         // than the body puts its armpit out over an arm hanging beside the torso; pinned
@@ -143,7 +276,13 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
         let mut pb = vec![seam_b, armpit_sleeve];
         let seam_off = (seam_b - start).dot(perp(dir0) * out_sign).max(0.13 * sw);
         for &t in stations {
-            let (c_b, dir) = arm.along(start, len_b * t);
+            let (c_b, _) = arm.along(start, len_b * t);
+            // The cross-section square to the arm's direction averaged a little either side,
+            // so one near the elbow bisects the bend instead of reaching up the upper arm.
+            let bend = 0.12 * sw;
+            let dir = (arm.along(start, len_b * t - bend).1 + arm.along(start, len_b * t + bend).1)
+                .try_normalize()
+                .unwrap_or(arm.along(start, len_b * t).1);
             let nb = perp(dir) * out_sign;
             // The garment's cross-section at `t`: square to the sleeve's axis.
             let mid_g = sl.root + (sl.cuff - sl.root) * t;
@@ -160,7 +299,18 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
             } * sw;
             let r_cuff =
                 (sl.cuff_half_width * sim.s * std::f32::consts::FRAC_2_PI).max(arm_r * 1.1);
-            let r_b = (seam_off + (r_cuff - seam_off) * t).max(arm_r);
+            let r_worn = (seam_off + (r_cuff - seam_off) * t).max(arm_r);
+            // The arm's own edges (person mask) on each side of its axis, plus a margin for
+            // the mask's softness and the sleeve's anti-aliased edge; an edge further than a
+            // loose sleeve reaches (0.22 shoulder widths) is the torso's or another limb's.
+            let pad = 0.02 * sw + 1.0;
+            let side = |n: Vec2| {
+                mask.and_then(|m| m.extent(c_b, n, 0.22 * sw))
+                    .map_or(r_worn, |d| r_worn.max(d + pad))
+            };
+            let (r_out, r_in) = (side(nb), side(-nb));
+            let c_b = c_b + nb * (r_out - r_in) * 0.5;
+            let r_b = (r_out + r_in) * 0.5;
             // Across it the print is foreshortened towards the sides and true at the
             // centre: flat position u = hw · (m ξ + (1 − m) ξ³) for the body's ξ = x / r,
             // with m = r / (s · hw), so a dot on the sleeve's centre line keeps its aspect.
@@ -232,6 +382,62 @@ pub fn fit_upper(g: &GarmentLandmarks, f: &BodyFrame, ease: f32) -> Result<Upper
         scale: sim.s,
         cuffs,
     })
+}
+
+/// Cuts the warped garment back to the person's outline around the shoulders: above 0.4
+/// shoulder widths below the shoulder keypoints, garment pixels more than `allowance` pixels
+/// (square distance) from the person `mask` are taken away, with a one-pixel soft edge. A
+/// flat-lay's square shoulder corners (a jacket's padding) then round over the person's
+/// shoulders instead of poking out as horns.
+pub fn clip_to_shoulders(
+    warped: &mut WarpOutput,
+    mask: PersonMask<'_>,
+    f: &BodyFrame,
+    allowance: f32,
+) {
+    let (w, h) = (warped.width as usize, warped.height as usize);
+    if mask.size != (warped.width, warped.height) || mask.data.len() != w * h {
+        return;
+    }
+    let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
+    let depth = 0.4 * f.shoulder_width;
+    // The rows the shoulders' band reaches (the torso axis may lean).
+    let (mut y0, mut y1) = (h, 0);
+    for (i, px) in warped.rgba.iter().enumerate() {
+        if px[3] > 0 && (Vec2::new((i % w) as f32, (i / w) as f32) - mid).dot(f.down) < depth {
+            y0 = y0.min(i / w);
+            y1 = y1.max(i / w + 1);
+        }
+    }
+    if y0 >= y1 {
+        return;
+    }
+    let r = allowance.max(0.0).round() as usize;
+    // The band with a margin of `r` rows for the dilation.
+    let (b0, b1) = (y0.saturating_sub(r + 1), (y1 + r + 1).min(h));
+    let binary: Vec<f32> = mask.data[b0 * w..b1 * w]
+        .iter()
+        .map(|&m| if m >= 0.5 { 1.0 } else { 0.0 })
+        .collect();
+    let near = box_blur(&binary, w, b1 - b0, r);
+    let full = ((2 * r + 1) * (2 * r + 1)) as f32;
+    for y in y0..y1 {
+        for x in 0..w {
+            let i = y * w + x;
+            if warped.rgba[i][3] == 0 || (Vec2::new(x as f32, y as f32) - mid).dot(f.down) >= depth
+            {
+                continue;
+            }
+            // 1 within the allowance of the person, fading over the outermost pixel.
+            let k = (near[(y - b0) * w + x] * full).min(1.0);
+            if k < 1.0 {
+                warped.rgba[i] = warped.rgba[i].map(|c| (f32::from(c) * k).round() as u8);
+                if warped.rgba[i][3] == 0 {
+                    warped.top[i] = 0;
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

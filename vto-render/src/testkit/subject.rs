@@ -59,6 +59,9 @@ pub struct Subject {
     /// Per foot (left, right): the heel vertex's height above the floor (cm); a foot pushing
     /// off has its heel raised.
     pub heel_height_cm: [f32; 2],
+    /// Per arm (the side of the feet's order): every pixel whose visible surface is the upper
+    /// arm or the forearm (not the hand), from the id pass.
+    pub arms_px: [Vec<Vec2>; 2],
 }
 
 impl Subject {
@@ -510,10 +513,23 @@ pub fn render(
     let (ids, _) = raster.ids(&scene)?;
     let sw = (w * ss) as usize;
     let mut mask = vec![false; (w * h) as usize];
+    let mut arm_side = vec![0u8; (w * h) as usize];
     for (i, id) in ids[..sw * (h * ss) as usize].iter().enumerate() {
         if *id != u32::MAX {
             let (x, y) = ((i % sw) as u32 / ss, (i / sw) as u32 / ss);
             mask[(y * w + x) as usize] = true;
+            let v = body.triangles.get(*id as usize).map(|t| t[0] as usize);
+            if let Some(v) = v.filter(|&v| matches!(body.parts[v], Part::UpperArm | Part::LowerArm))
+            {
+                arm_side[(y * w + x) as usize] = if body.rest[v].x > 0.0 { 1 } else { 2 };
+            }
+        }
+    }
+    let mut arms_px: [Vec<Vec2>; 2] = [Vec::new(), Vec::new()];
+    for (i, &a) in arm_side.iter().enumerate() {
+        if a > 0 {
+            let p = Vec2::new((i as u32 % w) as f32, (i as u32 / w) as f32);
+            arms_px[usize::from(a - 1)].push(p);
         }
     }
     let mut feet_px: [Vec<Vec2>; 2] = [Vec::new(), Vec::new()];
@@ -535,5 +551,6 @@ pub fn render(
         height_px,
         feet_px,
         heel_height_cm,
+        arms_px,
     })
 }

@@ -2,7 +2,7 @@
 //!
 //! One renderer over the [`crate::garment`] pipeline: the garment from its photo
 //! ([`garment::product::prepare`]), the body frame ([`BodyFrame`]), the parts fitted to it
-//! ([`fit_upper`]), warped on the GPU ([`Warper`]) and composed over the photo
+//! ([`fit_upper_to`], each sleeve as wide as the arm in the person mask), warped on the GPU ([`Warper`]) and composed over the photo
 //! ([`compose`]). The three categories differ only in ease: a jacket is cut to go over what
 //! the person wears, so it sits a little wider; its open front (when the photo shows one)
 //! leaves the person's own top visible.
@@ -14,7 +14,7 @@ use vto_core::Category;
 
 use super::{Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
 use crate::garment::compose::{compose, Layers};
-use crate::garment::fit::fit_upper;
+use crate::garment::fit::{clip_to_shoulders, fit_upper_to, PersonMask};
 use crate::garment::{self, BodyFrame, GarmentError, PartWarp, Warper};
 use crate::raster::RasterError;
 
@@ -117,7 +117,15 @@ impl TryOn for UpperGarment {
                     .into(),
             )),
         };
-        let fit = fit_upper(&g.landmarks, &frame, self.ease())?;
+        let fit = fit_upper_to(
+            &g.landmarks,
+            &frame,
+            self.ease(),
+            Some(PersonMask {
+                data: &mask,
+                size: (w, h),
+            }),
+        )?;
         let warps = fit
             .parts
             .iter()
@@ -126,7 +134,18 @@ impl TryOn for UpperGarment {
         let t_fit = ms(t);
         let t = Instant::now();
         let warper = Warper::for_context(stages.raster.context());
-        let warped = warper.warp(&g, &warps, (w, h))?;
+        let mut warped = warper.warp(&g, &warps, (w, h))?;
+        // The garment's shoulders no further out than the person's (a pixel for the mask's
+        // soft edge): a flat-lay's square corners would poke out as horns.
+        clip_to_shoulders(
+            &mut warped,
+            PersonMask {
+                data: &mask,
+                size: (w, h),
+            },
+            &frame,
+            1.0,
+        );
         let t_warp = ms(t);
         let t = Instant::now();
         let (image, stats) = compose(&Layers {
