@@ -462,3 +462,26 @@ fn a_product_photo_without_trousers_is_processing_failed_and_says_so() {
         other => panic!("expected a rejection, got {other:?}"),
     }
 }
+
+/// The cutout of a dress photo ends at its hem: no hairline of the drop shadow under it
+/// stays in the mask (1–3 px spikes, worn as white ticks hanging from the hem; seven on the
+/// maxi dress before the mask's opening).
+#[test]
+fn no_shadow_spike_hangs_below_a_dress_hem_in_its_cutout() {
+    use vto_render::garment::product::cutout;
+    for sample in [SampleLower::MaxiDress, SampleLower::KneeDress] {
+        let cut = cutout(&sample.render()).expect("a garment");
+        let (w, h) = (cut.img.width() as usize, cut.img.height() as usize);
+        let row = |y: usize| cut.fg[y * w..(y + 1) * w].iter().filter(|&&v| v).count();
+        let widest = (0..h).map(row).max().unwrap_or(0);
+        // The hem: the lowest row at least half as wide as the garment's widest.
+        let hem = (0..h).rev().find(|&y| row(y) * 2 >= widest).expect("a hem");
+        let below: usize = (hem + 3..h).map(row).sum();
+        assert_eq!(
+            below,
+            0,
+            "{}: {below} mask pixels more than 2 rows below the hem (row {hem})",
+            sample.name()
+        );
+    }
+}

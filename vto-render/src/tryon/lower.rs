@@ -27,7 +27,7 @@ use crate::garment::compose_lower::{
     compose_pants, on_forearm, uncover_legs, worn_top_hem, Bared, Feet, PantsLayers, WornTop,
     FALLBACK_SKIN,
 };
-use crate::garment::fit::fit_upper;
+use crate::garment::fit::{clip_to_shoulders, fit_upper_to, PersonMask};
 use crate::garment::fit_lower::{fit_pants, fit_skirt, waist_on_body};
 use crate::garment::legs::Legs;
 use crate::garment::lower::{measure_pants, split_dress, waist_row, PantsLandmarks};
@@ -230,7 +230,7 @@ fn wear_dress(
     times.garment += ms(t);
     let t = Instant::now();
     let (w, h) = current.dimensions();
-    let upper = fit_upper(&lm.bodice, &b.frame, 1.0)?;
+    let upper = fit_upper_to(&lm.bodice, &b.frame, 1.0, Some(person_mask(b, (w, h))))?;
     let skirt = fit_skirt(&lm, &upper, &b.frame, &b.legs)?;
     let mut parts = upper.parts.clone();
     parts.push(skirt.part.clone());
@@ -240,7 +240,8 @@ fn wear_dress(
         .collect::<Result<Vec<_>, _>>()?;
     times.fit += ms(t);
     let t = Instant::now();
-    let warped = Warper::for_context(stages.raster.context()).warp(&g, &warps, (w, h))?;
+    let mut warped = Warper::for_context(stages.raster.context()).warp(&g, &warps, (w, h))?;
+    clip_to_shoulders(&mut warped, person_mask(b, (w, h)), &b.frame, 1.0);
     times.warp += ms(t);
     let t = Instant::now();
     let (mut image, stats) = compose(&Layers {
@@ -339,7 +340,12 @@ fn wear_jumpsuit(
     let (plm, mut labels) = measure_pants(&lower_fg, w0, h0).ok_or_else(no)?;
     labels[..(waist + 1) * w0].copy_from_slice(&upper_labels);
     times.garment += ms(t);
-    let upper = fit_upper(&bodice, &b.frame, 1.0)?;
+    let upper = fit_upper_to(
+        &bodice,
+        &b.frame,
+        1.0,
+        Some(person_mask(b, current.dimensions())),
+    )?;
     let sim = upper.similarity;
     let pants = PantsGarment {
         lm: plm,
@@ -374,7 +380,8 @@ fn wear_jumpsuit(
         .collect::<Result<Vec<_>, _>>()?;
     times.garment += ms(t);
     let t = Instant::now();
-    let warped = Warper::for_context(stages.raster.context()).warp(&g, &warps, (w, h))?;
+    let mut warped = Warper::for_context(stages.raster.context()).warp(&g, &warps, (w, h))?;
+    clip_to_shoulders(&mut warped, person_mask(b, (w, h)), &b.frame, 1.0);
     times.warp += ms(t);
     let t = Instant::now();
     let (image, _) = compose(&Layers {
@@ -599,5 +606,13 @@ impl TryOn for FullOutfit {
                 "stages_ms": times.json(),
             }),
         })
+    }
+}
+
+/// The person mask of `b` on a `size` photo, for the upper-garment fit and clip.
+fn person_mask(b: &Body, size: (u32, u32)) -> PersonMask<'_> {
+    PersonMask {
+        data: &b.mask,
+        size,
     }
 }
