@@ -24,6 +24,7 @@ use super::person::BodyFrame;
 use super::sample::box_blur;
 use super::skin::{self, FaceLight};
 use super::warp::WarpOutput;
+use super::{seg_dist, smoothstep};
 
 /// How far past a forearm's capsule (a multiple of its radius) old sleeve is still taken
 /// away (continued background): a loose old sleeve is wider than the arm.
@@ -69,12 +70,6 @@ pub struct Layers<'a> {
     pub sleeve_reach: [f32; 2],
 }
 
-fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> (f32, f32) {
-    let ab = b - a;
-    let t = ((p - a).dot(ab) / ab.length_squared().max(1e-6)).clamp(0.0, 1.0);
-    (p.distance(a + ab * t), t)
-}
-
 /// Inside a polygon (even–odd rule).
 pub(crate) fn inside(poly: &[Vec2], p: Vec2) -> bool {
     if poly.len() < 3 {
@@ -95,11 +90,6 @@ pub(crate) fn inside(poly: &[Vec2], p: Vec2) -> bool {
 fn ycc(p: [f32; 3]) -> [f32; 3] {
     let y = 0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2];
     [y, 0.564 * (p[2] - y), 0.713 * (p[0] - y)]
-}
-
-fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
-    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
-    t * t * (3.0 - 2.0 * t)
 }
 
 /// How skin-like a colour is (0–1) against the face's skin colour.

@@ -19,16 +19,12 @@ use super::compose::{shading, skin_likeness, ComposeStats, ARM_VISIBLE};
 use super::legs::Legs;
 use super::person::BodyFrame;
 use super::seg_dist;
+use super::smoothstep;
 pub use super::uncover::{uncover_legs, Bared, Feet};
 use super::warp::WarpOutput;
 
 /// The skin colour used when no face was found (sRGB).
 pub const FALLBACK_SKIN: [f32; 3] = [200.0, 160.0, 140.0];
-
-fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
-    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
-    t * t * (3.0 - 2.0 * t)
-}
 
 /// Whether `p` is on a foot: within the capsule heel → toe, below the ankle. The capsule is
 /// at least a shoe's half-width across (0.16 × the hip width, about 5–6 cm): a foot pointing

@@ -10,11 +10,7 @@ use image::RgbaImage;
 use super::compose::skin_likeness;
 use super::compose_lower::on_foot;
 use super::legs::Legs;
-
-fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
-    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
-    t * t * (3.0 - 2.0 * t)
-}
+use super::smoothstep;
 
 fn luma(c: [f32; 3]) -> f32 {
     0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]

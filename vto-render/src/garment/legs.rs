@@ -6,6 +6,7 @@
 
 use glam::Vec2;
 
+use super::smoothstep;
 use super::{mask_at, perp, GarmentError};
 use crate::tryon::Person;
 use crate::vision::pose::PoseKeypoint;
@@ -177,11 +178,6 @@ pub fn leg_profile(t: f32, tk: f32) -> f32 {
         let taper = smoothstep(0.2, 1.0, u);
         0.165 - 0.07 * taper + 0.022 * (-((u - 0.3) / 0.2).powi(2)).exp() - knee
     }
-}
-
-fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
-    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
-    t * t * (3.0 - 2.0 * t)
 }
 
 /// Where a pixel lies on a bared leg ([`BareLegs::at`]).

@@ -108,3 +108,9 @@ pub(crate) fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> (f32, f32) {
     let t = ((p - a).dot(ab) / ab.length_squared().max(1e-6)).clamp(0.0, 1.0);
     (p.distance(a + ab * t), t)
 }
+
+/// Hermite smoothstep: 0 below `e0`, 1 above `e1`, smooth between.
+pub(crate) fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
+    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
+}

@@ -126,9 +126,7 @@ fn mirror(pts: &[[f32; 2]]) -> [Vec<Vec2>; 2] {
 
 /// Distance from `p` to the segment `a`–`b`.
 pub(crate) fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> f32 {
-    let ab = b - a;
-    let t = ((p - a).dot(ab) / ab.length_squared().max(1e-6)).clamp(0.0, 1.0);
-    p.distance(a + ab * t)
+    super::seg_dist(p, a, b).0
 }
 
 /// Which part of the garment `p` is in: 0 none, 1 torso, 2 sleeve.

@@ -16,6 +16,7 @@ use image::RgbaImage;
 
 use super::compose::skin_likeness;
 use super::person::BodyFrame;
+use super::smoothstep;
 
 /// How the face is lit, for skin the garment uncovers.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -204,11 +205,6 @@ pub fn grain(x: u32, y: u32) -> f32 {
     v = v.wrapping_mul(0x2C1B_3C6D);
     v ^= v >> 12;
     (v & 0xFFFF) as f32 / 32767.5 - 1.0
-}
-
-fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
-    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
-    t * t * (3.0 - 2.0 * t)
 }
 
 #[cfg(test)]

@@ -29,11 +29,7 @@ use super::feet::{foot_points, garment_likeness, median, pixel};
 use super::legs::{BareLegs, Legs, OnLeg};
 use super::person::BodyFrame;
 use super::skin::{self, FaceLight};
-
-fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
-    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
-    t * t * (3.0 - 2.0 * t)
-}
+use super::smoothstep;
 
 /// The person's own leg tone: the median of the skin in view on the legs (near each leg's
 /// centre line, hip to ankle) and the feet, when at least 30 such pixels are seen. On the
