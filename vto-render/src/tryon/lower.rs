@@ -5,7 +5,7 @@
 //! - [`Pants`]: trousers' two halves fitted along the legs ([`fit_pants`]), warped by the
 //!   same kernel, composed with the top the person wears kept over the waistband, the shoes
 //!   in front of the hems and the legs below a short hem uncovered as skin.
-//! - [`Dress`]: the bodice fitted as a top ([`fit_upper`]), the skirt hung from the waist to
+//! - [`Dress`]: the bodice fitted as a top ([`fit_upper_to`]), the skirt hung from the waist to
 //!   the dress's own length ([`fit_skirt`]), composed as a top (face, hands, bare arms) and
 //!   then the legs below the hem uncovered and the shoes kept in front.
 //! - [`FullOutfit`]: the photo split into its pieces ([`split_outfit`]); the bottom (trousers,
