@@ -427,6 +427,137 @@ fn a_short_sleeved_tee_bares_the_forearms_of_a_long_sleeved_subject() {
     );
 }
 
+/// The tee on every frontal subject whose top is unlike its skin: (subject, result).
+fn plain_tees(w: &World) -> Vec<(&Subject, RgbaImage)> {
+    let tee = SampleGarment::PlainTee;
+    let photo = image::load_from_memory(&tee.png())
+        .expect("sample photo")
+        .to_rgba8();
+    w.subjects
+        .iter()
+        .filter(|(s, _)| {
+            frontal(s) && colour_distance(s.spec.look.top.map(f32::from), s.spec.look.skin) > 0.6
+        })
+        .map(|(s, person)| {
+            let out = try_on(
+                w,
+                s,
+                person,
+                tee.category(),
+                ProductInput::Image(photo.clone()),
+            );
+            (s, out)
+        })
+        .collect()
+}
+
+#[test]
+fn a_tee_neckline_lower_than_the_old_collar_shows_skin_not_the_old_top() {
+    let Some(w) = world() else { return };
+    let tee = SampleGarment::PlainTee;
+    let results = plain_tees(w);
+    assert!(results.len() >= 2, "at least two subjects to try");
+    for (s, out) in results {
+        // The chest under the neck (ground truth): 0.2 shoulder widths above the shoulders'
+        // line to 0.15 below, 0.15 either side of the middle. The old top's collar is high
+        // (at the neck); the tee's crew neck is lower, so part of this shows chest.
+        let (ls, rs) = (gt(s, 11), gt(s, 12));
+        let (mid, sw) = ((ls + rs) * 0.5, ls.distance(rs));
+        let across = (ls - rs).normalize();
+        let down = Vec2::new(-across.y, across.x) * across.x.signum();
+        let pts: Vec<Vec2> = (0..8)
+            .flat_map(|i| {
+                (0..8).map(move |j| {
+                    mid + across * sw * (-0.15 + 0.3 * i as f32 / 7.0)
+                        + down * sw * (-0.2 + 0.35 * j as f32 / 7.0)
+                })
+            })
+            .filter(|p| s.is_body(p.x as u32, p.y as u32))
+            .collect();
+        let old = share_nearest(
+            &out,
+            &pts,
+            s.spec.look.top,
+            &[s.spec.look.skin, tee.base_colour()],
+        );
+        assert!(
+            old <= 0.05,
+            "{} on {}: {:.0}% of the chest under the neck still shows the old top",
+            tee.name(),
+            s.spec.pose.name(),
+            old * 100.0
+        );
+    }
+}
+
+#[test]
+fn no_wall_shows_through_a_hole_in_a_tee() {
+    let Some(w) = world() else { return };
+    let tee = SampleGarment::PlainTee;
+    for (s, out) in plain_tees(w) {
+        let (wd, ht) = out.dimensions();
+        let (wu, hu) = (wd as usize, ht as usize);
+        // The wall: the photo's mean colour away from the body in the top rows.
+        let wall = {
+            let px: Vec<[f32; 3]> = (0..wd)
+                .flat_map(|x| (0..ht / 10).map(move |y| (x, y)))
+                .filter(|&(x, y)| !s.is_body(x, y))
+                .filter_map(|(x, y)| rgb(&s.image, Vec2::new(x as f32, y as f32)))
+                .collect();
+            let n = px.len().max(1) as f32;
+            [0, 1, 2].map(|k| (px.iter().map(|c| c[k]).sum::<f32>() / n).round() as u8)
+        };
+        let others = [s.spec.look.top, s.spec.look.skin, wall];
+        let is_tee = |x: usize, y: usize| {
+            let c = out.get_pixel(x as u32, y as u32).0;
+            let c = [c[0], c[1], c[2]].map(f32::from);
+            let d = colour_distance(c, tee.base_colour());
+            others.iter().all(|o| colour_distance(c, *o) > d)
+        };
+        // What the border reaches through pixels that are not the tee.
+        let mut reached = vec![false; wu * hu];
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        for x in 0..wu {
+            stack.extend([(x, 0), (x, hu - 1)]);
+        }
+        for y in 0..hu {
+            stack.extend([(0, y), (wu - 1, y)]);
+        }
+        while let Some((x, y)) = stack.pop() {
+            let i = y * wu + x;
+            if reached[i] || is_tee(x, y) {
+                continue;
+            }
+            reached[i] = true;
+            if x > 0 {
+                stack.push((x - 1, y));
+            }
+            if x + 1 < wu {
+                stack.push((x + 1, y));
+            }
+            if y > 0 {
+                stack.push((x, y - 1));
+            }
+            if y + 1 < hu {
+                stack.push((x, y + 1));
+            }
+        }
+        // Enclosed by the tee yet the wall (off the body in the photo): a hole.
+        let holes = (0..wu * hu)
+            .filter(|&i| {
+                let (x, y) = (i % wu, i / wu);
+                !reached[i] && !is_tee(x, y) && !s.is_body(x as u32, y as u32)
+            })
+            .count();
+        assert!(
+            holes <= 3,
+            "{} on {}: {holes} px of wall show through holes in the tee",
+            tee.name(),
+            s.spec.pose.name()
+        );
+    }
+}
+
 /// The body's pixels on the outer half of each upper arm (ground truth: the subject's mask
 /// within a capsule about shoulder → elbow, from 10 % to 80 % of the way, on the side away
 /// from the torso), where a long sleeve must lie from its shoulder seam down.

@@ -10,15 +10,19 @@
 //!   capsules, the colour sampled from the face).
 //! - **Uncovering**: where the old garment showed and the new one does not, the arms' and
 //!   the neck's capsules get skin (the face's colour, the photo's shading and a rounded
-//!   falloff across the limb); the rest near the garment gets the background continued from
-//!   outside the person (push–pull fill); below the hem nothing is invented (it is the
-//!   person's lower garment).
+//!   falloff across the limb), and so does the chest in a neckline lower than the old collar
+//!   (not a jacket's: its opening shows the top under it); the rest near the garment gets
+//!   the background continued from outside the person (push–pull fill); below the hem
+//!   nothing is invented (it is the person's lower garment).
+//! - **Holes**: small gaps ringed by the warped garment (a flat-lay's armpit notch swung
+//!   down with the sleeve) are filled with the garment around them ([`super::holes`]).
 
 use glam::Vec2;
 use image::RgbaImage;
 use rayon::prelude::*;
 
 pub(crate) use super::fill::push_pull;
+use super::holes;
 use super::label;
 use super::person::BodyFrame;
 use super::sample::box_blur;
@@ -49,6 +53,8 @@ pub struct ComposeStats {
     pub background_filled: usize,
     /// Pixels kept in front of the garment (face, hair, hands, forearms).
     pub kept_in_front: usize,
+    /// Pixels of small enclosed holes in the warped garment filled with it ([`holes`]).
+    pub holes_closed: usize,
 }
 
 /// The inputs of [`compose`].
@@ -68,6 +74,9 @@ pub struct Layers<'a> {
     pub torso_outline: &'a [Vec2],
     /// How far each sleeve reaches along its arm ([`super::fit::UpperFit::sleeve_reach`]).
     pub sleeve_reach: [f32; 2],
+    /// Whether the neckline's opening shows skin (a top or dress worn alone: the old top's
+    /// higher collar is taken away) or the top worn under the garment (a jacket).
+    pub neckline_skin: bool,
 }
 
 /// Inside a polygon (even–odd rule).
@@ -260,7 +269,22 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
         return (l.photo.clone(), ComposeStats::default());
     }
     if (x1 - x0) * (y1 - y0) >= w * h * 9 / 10 {
-        return compose_in(l, Vec2::ZERO);
+        let mut warped = l.warped.clone();
+        let closed = close_holes(&mut warped, l.frame, Vec2::ZERO);
+        let (out, stats) = compose_in(
+            &Layers {
+                warped: &warped,
+                ..*l
+            },
+            Vec2::ZERO,
+        );
+        return (
+            out,
+            ComposeStats {
+                holes_closed: closed,
+                ..stats
+            },
+        );
     }
     let (cw, ch) = (x1 - x0, y1 - y0);
     let crop = image::imageops::crop_imm(l.photo, x0, y0, cw, ch).to_image();
@@ -269,7 +293,7 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
         .flat_map(|y| (0..cw).map(move |x| (x, y)))
         .map(|(x, y)| l.person[idx(x, y)])
         .collect();
-    let warped = WarpOutput {
+    let mut warped = WarpOutput {
         width: cw,
         height: ch,
         rgba: (0..ch)
@@ -281,6 +305,7 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
             .map(|(x, y)| l.warped.top[idx(x, y)])
             .collect(),
     };
+    let closed = close_holes(&mut warped, l.frame, Vec2::new(x0 as f32, y0 as f32));
     let local = Layers {
         photo: &crop,
         person: &person,
@@ -290,7 +315,39 @@ pub fn compose(l: &Layers<'_>) -> (RgbaImage, ComposeStats) {
     let (part, stats) = compose_in(&local, Vec2::new(x0 as f32, y0 as f32));
     let mut out = l.photo.clone();
     image::imageops::replace(&mut out, &part, i64::from(x0), i64::from(y0));
-    (out, stats)
+    (
+        out,
+        ComposeStats {
+            holes_closed: closed,
+            ..stats
+        },
+    )
+}
+
+/// Closes the garment's small enclosed holes ([`holes`]) on `warped`, a crop whose top-left
+/// pixel is `offset` on the photo, except where a hole reaches into the neck (a neckline's
+/// opening ringed by a ghost mannequin's back collar is real) or the face. Returns the
+/// pixels filled.
+fn close_holes(warped: &mut WarpOutput, f: &BodyFrame, offset: Vec2) -> usize {
+    let sw = f.shoulder_width;
+    let wu = warped.width as usize;
+    let max_area = (0.15 * sw * 0.15 * sw).max(16.0) as usize;
+    let chin = f.chin();
+    let neck_hw = skin::neck_base(f);
+    let at = |i: usize| Vec2::new((i % wu) as f32, (i / wu) as f32) + offset;
+    let holes: Vec<Vec<usize>> = holes::enclosed(warped, max_area)
+        .into_iter()
+        .filter(|hole| {
+            hole.iter().all(|&i| {
+                let p = at(i);
+                let neck = chin
+                    .and_then(|c| skin::neck_zone(f, c, p, neck_hw))
+                    .is_some_and(|(s, t)| t < 1.2 && s.abs() < 1.0);
+                !neck && !inside(&f.face_oval, p)
+            })
+        })
+        .collect();
+    holes::fill(warped, &holes)
 }
 
 /// [`compose`] over `l.photo`, a crop of the photo whose top-left pixel is `offset` on it
@@ -391,7 +448,11 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
         // the photo shows no skin already).
         let under_jaw =
             z.neck.is_some_and(|(s, t)| t < 0.0 && s.abs() < 1.0) && !oval[i] && skin_p[i] < 0.5;
-        if (face[i] && !under_jaw) || (z.hand && !z.cuff) || (z.torso && !z.bare_arm) {
+        // Inside the torso's outline only the neckline's opening is uncovered: the chest
+        // below a collar lower than the old one (never a jacket's, which shows the top
+        // under it).
+        let opening = l.neckline_skin && z.neck.is_some() && old > 0.3;
+        if (face[i] && !under_jaw) || (z.hand && !z.cuff) || (z.torso && !z.bare_arm && !opening) {
             continue;
         }
         // The neck between the chin and the new collar is skin whatever showed there (an old

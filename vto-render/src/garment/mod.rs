@@ -28,6 +28,7 @@ pub mod figure;
 mod fill;
 pub mod fit;
 pub mod fit_lower;
+pub mod holes;
 pub mod legs;
 pub mod lower;
 pub mod mask;

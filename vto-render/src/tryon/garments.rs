@@ -156,6 +156,7 @@ impl TryOn for UpperGarment {
             hem_depth: fit.hem_depth,
             torso_outline: &fit.torso_outline,
             sleeve_reach: fit.sleeve_reach,
+            neckline_skin: !matches!(self, UpperGarment::Jacket),
         });
         let t_compose = ms(t);
         let lm = &g.landmarks;
@@ -187,6 +188,7 @@ impl TryOn for UpperGarment {
                 "skin_filled_px": stats.skin_filled,
                 "background_filled_px": stats.background_filled,
                 "kept_in_front_px": stats.kept_in_front,
+                "holes_closed_px": stats.holes_closed,
             },
             "stages_ms": {
                 "garment": t_garment,

@@ -252,6 +252,7 @@ fn wear_dress(
         hem_depth: skirt.hem_depth,
         torso_outline: &skirt.outline,
         sleeve_reach: upper.sleeve_reach,
+        neckline_skin: true,
     });
     // The shoes stay in front of a long hem, unless the skirt hangs past the middle of the
     // foot: then the foot is under it (a walking subject's back foot).
@@ -315,6 +316,7 @@ fn wear_dress(
             "skin_filled_px": stats.skin_filled + skin_n,
             "background_filled_px": stats.background_filled + bg_n,
             "kept_in_front_px": stats.kept_in_front,
+            "holes_closed_px": stats.holes_closed,
         },
     });
     Ok((image, meta))
@@ -392,6 +394,7 @@ fn wear_jumpsuit(
         hem_depth: upper.hem_depth,
         torso_outline: &upper.torso_outline,
         sleeve_reach: upper.sleeve_reach,
+        neckline_skin: true,
     });
     times.compose += ms(t);
     Ok((
