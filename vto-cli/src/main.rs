@@ -74,7 +74,8 @@ enum Command {
 
 #[derive(Debug, clap::Args)]
 struct TryOnArgs {
-    /// The category (built in: glasses, sunglasses, hats, jewelry, shoes).
+    /// The category: any of the eleven (`glasses`, `sunglasses`, `hats`, `jewelry`, `shoes`,
+    /// `shirt`, `tshirt`, `jacket`, `pants`, `dress`, `full_outfit`).
     #[arg(long)]
     category: String,
     /// The person photo: a path, an http(s) URL or a data: URL.

@@ -24,6 +24,7 @@ use rayon::prelude::*;
 pub(crate) use super::fill::push_pull;
 use super::holes;
 use super::label;
+use super::old_collar;
 use super::person::BodyFrame;
 use super::sample::box_blur;
 use super::skin::{self, FaceLight};
@@ -137,6 +138,9 @@ struct Zone {
     /// In the neck's zone ([`skin::neck_zone`]): signed distance across over the neck's
     /// half-width, and how far down from the chin (0 at the chin, 1 at the shoulder line).
     neck: Option<(f32, f32)>,
+    /// Inside the torso's outline: the neck's coordinates at any distance across (the
+    /// neckline's opening, where the chest beside the neck shows).
+    neck_open: Option<(f32, f32)>,
     /// Above the chin line, near the face (hair).
     head: bool,
     /// Below the hem.
@@ -199,14 +203,17 @@ fn zone(
         }
     }
     let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
+    z.torso = inside(torso, p);
     if let Some(c) = chin {
         z.neck = skin::neck_zone(f, c, p, neck_hw);
+        if z.torso {
+            z.neck_open = skin::neck_coords(f, c, p, neck_hw);
+        }
         if (p - c).dot(f.down) < 0.0 && (p - c).dot(f.across).abs() < 0.5 * sw {
             z.head = true;
         }
     }
     z.below_hem = (p - mid).dot(f.down) > hem_depth;
-    z.torso = inside(torso, p);
     z
 }
 
@@ -451,13 +458,13 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
         // Inside the torso's outline only the neckline's opening is uncovered: the chest
         // below a collar lower than the old one (never a jacket's, which shows the top
         // under it).
-        let opening = l.neckline_skin && z.neck.is_some() && old > 0.3;
+        let opening = l.neckline_skin && z.neck_open.is_some() && old > 0.3;
         if (face[i] && !under_jaw) || (z.hand && !z.cuff) || (z.torso && !z.bare_arm && !opening) {
             continue;
         }
         // The neck between the chin and the new collar is skin whatever showed there (an old
         // collar is often as light as pale skin), feathered along the neck's outline.
-        if z.neck.is_some() && z.arm.is_none() && alpha[i] < 0.5 && l.person[i] > 0.3 {
+        if (z.neck.is_some() || opening) && z.arm.is_none() && alpha[i] < 0.5 && l.person[i] > 0.3 {
             fill[i] = 1;
             bare[i] = 1.0;
             continue;
@@ -474,6 +481,28 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
         }
         bare[i] = old;
     }
+    let head: Vec<bool> = zones.iter().map(|z| z.head).collect();
+    let in_neck: Vec<bool> = zones
+        .iter()
+        .map(|z| z.neck.is_some_and(|(s, _)| s.abs() < 1.0))
+        .collect();
+    old_collar::climb(
+        &old_collar::Climb {
+            photo: l.photo,
+            person: l.person,
+            head: &head,
+            neck: &in_neck,
+            oval: &oval,
+            skin_p: &skin_p,
+            alpha: &alpha,
+            skin,
+        },
+        chin.map(|c| c - offset),
+        f.down,
+        sw,
+        &mut fill,
+        &mut bare,
+    );
     // Skin edges blend into the background where the old garment reached beyond the body.
     let behind_skin = |i: usize| {
         let z = zones[i];
@@ -498,16 +527,23 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
                     c = bg[i];
                 }
                 let grain = 1.0 + 0.012 * skin::grain(x + offset.x as u32, y + offset.y as u32);
-                let (base, shade, k) = if let (Some((s, t)), None) = (z.neck, z.arm) {
+                let (base, shade, k) = if let (Some((s, t)), None) = (z.neck.or(z.neck_open), z.arm)
+                {
                     // The neck: the face's light continued, a soft cylinder under the chin
                     // fading into the chest, the jaw's shadow, a soft outline.
-                    let round = s * 0.85 * (1.0 - smoothstep(0.4, 1.0, t));
+                    let round = s.clamp(-1.0, 1.0) * 0.85 * (1.0 - smoothstep(0.4, 1.0, t));
                     let cyl = skin::cylinder(round, light_dir) / skin::cylinder(0.0, light_dir);
                     let jaw = 0.7 + 0.3 * smoothstep(0.0, 0.4, t);
                     let lit = face_light.map_or(1.0, |fl| fl.at(p, f.across));
                     let hw = skin::neck_half_width(t, sw, neck_hw);
                     let fe = (0.05 * sw / hw).max(0.08);
-                    let k = (1.0 - smoothstep(1.0 - fe, 1.0 + fe, s.abs()))
+                    // Inside the torso's outline the opening is all body: no outline.
+                    let outline = if z.torso {
+                        1.0
+                    } else {
+                        1.0 - smoothstep(1.0 - fe, 1.0 + fe, s.abs())
+                    };
+                    let k = outline
                         * smoothstep(-0.45, -0.3, t)
                         // The person's own neck, where it shows, stays.
                         * (1.0 - 0.85 * skin_p[i] * (1.0 - smoothstep(0.2, 0.5, t)));

@@ -32,6 +32,7 @@ pub mod holes;
 pub mod legs;
 pub mod lower;
 pub mod mask;
+pub mod old_collar;
 pub mod outfit;
 pub mod person;
 pub mod product;

@@ -141,6 +141,11 @@ pub fn neck_half_width(t: f32, sw: f32, base: f32) -> f32 {
 /// The neck zone of photo pixel `p`: `(signed distance across over the half-width, t)`
 /// (see [`neck_half_width`]), when `p` lies below the chin within 1.3 half-widths.
 pub fn neck_zone(f: &BodyFrame, chin: Vec2, p: Vec2, base: f32) -> Option<(f32, f32)> {
+    neck_coords(f, chin, p, base).filter(|(s, _)| s.abs() < 1.3)
+}
+
+/// [`neck_zone`]'s coordinates of `p` at any distance across (`t` from −0.45 to 1.6).
+pub fn neck_coords(f: &BodyFrame, chin: Vec2, p: Vec2, base: f32) -> Option<(f32, f32)> {
     let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
     let axis = mid - chin;
     let len = axis.length();
@@ -154,8 +159,7 @@ pub fn neck_zone(f: &BodyFrame, chin: Vec2, p: Vec2, base: f32) -> Option<(f32, 
         return None;
     }
     let across = d.dot(super::perp(down)) * super::perp(down).dot(f.across).signum();
-    let s = across / neck_half_width(t, f.shoulder_width, base);
-    (s.abs() < 1.3).then_some((s, t))
+    Some((across / neck_half_width(t, f.shoulder_width, base), t))
 }
 
 /// The mean colour of the skin the old garment leaves in view on the neck (pixels of
