@@ -52,6 +52,21 @@ pub fn on_forearm(frame: &BodyFrame, p: Vec2) -> bool {
     })
 }
 
+/// Whether a pixel at `p` stays in front of new trousers: on a visible forearm (skin or
+/// sleeve), or on a hand's capsule where `hand` says it is the hand. The capsule is wider
+/// than the fingers: the old trousers showing between them go.
+pub fn arm_in_front(frame: &BodyFrame, p: Vec2, hand: bool) -> bool {
+    let sw = frame.shoulder_width;
+    frame.arms.iter().any(|a| {
+        if a.visibility < ARM_VISIBLE {
+            return false;
+        }
+        let [_, e, w, h] = a.chain;
+        let tip = h + (h - w) * 0.6;
+        seg_dist(p, e, w).0 < 0.12 * sw || (hand && seg_dist(p, w, tip).0 < 0.14 * sw)
+    })
+}
+
 /// The top the person wears, as far as it hangs over the hips.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WornTop {
@@ -76,6 +91,17 @@ impl WornTop {
 
 fn dist(a: [f32; 3], b: [f32; 3]) -> f32 {
     ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}
+
+/// The distance between two colours' `(r, g)` chromaticities: hue and saturation without
+/// lightness (a finger's shadowed edge keeps the skin's).
+fn hue_dist(a: [f32; 3], b: [f32; 3]) -> f32 {
+    let q = |c: [f32; 3]| {
+        let s = c[0] + c[1] + c[2] + 1.0;
+        [c[0] / s, c[1] / s]
+    };
+    let (a, b) = (q(a), q(b));
+    (a[0] - b[0]).hypot(a[1] - b[1])
 }
 
 /// Colours this far apart (sRGB distance) tell the top from the lower garment.
@@ -231,7 +257,13 @@ pub fn compose_pants(l: &PantsLayers<'_>) -> (RgbaImage, ComposeStats) {
         .into_par_iter()
         .map(|i| {
             let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
-            feet.in_front(p, px(i)) || on_forearm(l.frame, p)
+            // A hand's pixel: of a hue nearer the skin's than the old trousers' (where they
+            // are known), else skin-like at all.
+            let c = px(i);
+            let hand = l.top.or(l.replaced_top).map_or(skin_p[i] > 0.3, |t| {
+                hue_dist(c, skin) <= hue_dist(c, t.bottom)
+            });
+            feet.in_front(p, c) || arm_in_front(l.frame, p, hand)
         })
         .collect();
     let alpha: Vec<f32> = (0..wu * hu)

@@ -386,9 +386,18 @@ fn wear_jumpsuit(
     clip_to_shoulders(&mut warped, person_mask(b, (w, h)), &b.frame, 1.0);
     times.warp += ms(t);
     let t = Instant::now();
+    // The legs just dressed are the new garment, not old clothing: the bodice uncovers (and
+    // takes its light from) only what the trousers left as it was, so no background is
+    // continued over the new waistband below a tilted bodice's hem.
+    let unchanged: Vec<f32> = b
+        .mask
+        .iter()
+        .zip(current.pixels().zip(after_legs.pixels()))
+        .map(|(&m, (p, q))| if p == q { m } else { 0.0 })
+        .collect();
     let (image, _) = compose(&Layers {
         photo: &after_legs,
-        person: &b.mask,
+        person: &unchanged,
         frame: &b.frame,
         warped: &warped,
         hem_depth: upper.hem_depth,
