@@ -16,7 +16,8 @@
 //! 4. `coverage.wgsl` — per output pixel, product and occluder coverage of its samples;
 //! 5. `resolve.wgsl` — per sample: photo (under a blurred, offset contact shadow of the
 //!    product), shaded product (ambient + key light, metallic/rough Blinn–Phong, a
-//!    high-contrast studio environment in the photo's colours — dark floor, bright ceiling,
+//!    high-contrast studio environment in the photo's colours — a floor (lit for polished
+//!    metal, with a dark band along the horizon; dark for gems and glass), bright ceiling,
 //!    strip light and softboxes — so polished metal reads as metal; textures box-filtered
 //!    over each sample's footprint; cut gems facet by facet, see [`SHADING_GEM`]), then the
 //!    transparent layer (transmission with tint and Fresnel, faint reflection); samples averaged (S×S supersampling). Untouched pixels are
