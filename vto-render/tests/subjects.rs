@@ -20,6 +20,7 @@ use vto_render::engine::{builtin_tryon, Renderer};
 use vto_render::garment::sample::SampleGarment;
 use vto_render::garment::sample_lower::SampleLower;
 use vto_render::product;
+use vto_render::product::sample_jewelry::SampleJewel;
 use vto_render::product::shoe_sample::SampleShoe;
 use vto_render::testkit::{self, BaseBody, Subject};
 use vto_render::tryon::{Needs, Person, ProductInput};
@@ -1010,7 +1011,7 @@ fn a_bangle_on_a_hand_close_up_goes_round_the_wrist() {
     let spec = testkit::standard((768, 768))[0];
     let shot = testkit::render_hand(&body, &spec, w.renderer.rasterizer()).expect("render");
     let bytes = vto_render::engine::encode_png(&shot.image).expect("png");
-    let glb = vto_render::product::sample_jewelry::SampleJewel::BangleSilver.glb();
+    let glb = SampleJewel::BangleSilver.glb();
     let out = w
         .renderer
         .try_on(&vto_render::tryon::Jewelry, &bytes, &glb)
@@ -1458,8 +1459,18 @@ fn hand_skin(img: &RgbaImage, p: Vec2) -> bool {
     rgb(img, p).is_some_and(|[r, _, b]| r > 120.0 && r > b + 30.0)
 }
 
-#[test]
-fn a_ring_on_a_hand_close_up_is_square_to_the_ring_finger_and_as_wide() {
+/// `jewel` tried on (the whole engine, hand networks included) on the CG hand close-ups of
+/// the first two standard subjects: (pose name, the shot and its ground truth, the output);
+/// `None`, said why, without the models or the MPFB2 assets.
+fn jewel_on_hand_close_ups(
+    jewel: SampleJewel,
+) -> Option<
+    Vec<(
+        &'static str,
+        testkit::HandShot,
+        vto_render::engine::TryOnOutput,
+    )>,
+> {
     let models = models_dir();
     let assets = testkit::assets_dir(&models);
     if !models.join("hand_landmark_full.tflite").is_file() || !assets.join("base.obj").is_file() {
@@ -1467,18 +1478,33 @@ fn a_ring_on_a_hand_close_up_is_square_to_the_ring_finger_and_as_wide() {
             "skipped: models or MPFB2 assets missing in {}",
             models.display()
         );
-        return;
+        return None;
     }
     let renderer = Renderer::shared(&models).expect("renderer");
     let body = BaseBody::load(&assets).expect("assets");
-    let glb = vto_render::product::sample_jewelry::SampleJewel::RingSolitaire.glb();
-    for spec in testkit::standard((768, 768)).iter().take(2) {
-        let name = spec.pose.name();
-        let shot = testkit::render_hand(&body, spec, renderer.rasterizer()).expect("render");
-        let bytes = vto_render::engine::encode_png(&shot.image).expect("png");
-        let out = renderer
-            .try_on(&vto_render::tryon::Jewelry, &bytes, &glb)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let glb = jewel.glb();
+    let shots = testkit::standard((768, 768))
+        .iter()
+        .take(2)
+        .map(|spec| {
+            let name = spec.pose.name();
+            let shot = testkit::render_hand(&body, spec, renderer.rasterizer()).expect("render");
+            let bytes = vto_render::engine::encode_png(&shot.image).expect("png");
+            let out = renderer
+                .try_on(&vto_render::tryon::Jewelry, &bytes, &glb)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            (name, shot, out)
+        })
+        .collect();
+    Some(shots)
+}
+
+#[test]
+fn a_ring_on_a_hand_close_up_is_square_to_the_ring_finger_and_as_wide() {
+    let Some(shots) = jewel_on_hand_close_ups(SampleJewel::RingSolitaire) else {
+        return;
+    };
+    for (name, shot, out) in shots {
         // The rig's ring finger (ground truth): its axis, and where the ring is worn on it.
         let axis = (shot.ring_pip - shot.ring_mcp).normalize();
         let across = Vec2::new(-axis.y, axis.x);
@@ -1549,25 +1575,10 @@ fn a_silver_bangle_on_a_hand_close_up_reads_as_polished_silver() {
     // dark only in narrow bands. On the walking close-up the bangle's lower half mirrored a
     // black floor: median luminance 76 (120 on the front close-up); with the lit floor and
     // its dark horizon band, 110 and 109.
-    let models = models_dir();
-    let assets = testkit::assets_dir(&models);
-    if !models.join("hand_landmark_full.tflite").is_file() || !assets.join("base.obj").is_file() {
-        eprintln!(
-            "skipped: models or MPFB2 assets missing in {}",
-            models.display()
-        );
+    let Some(shots) = jewel_on_hand_close_ups(SampleJewel::BangleSilver) else {
         return;
-    }
-    let renderer = Renderer::shared(&models).expect("renderer");
-    let body = BaseBody::load(&assets).expect("assets");
-    let glb = vto_render::product::sample_jewelry::SampleJewel::BangleSilver.glb();
-    for spec in testkit::standard((768, 768)).iter().take(2) {
-        let name = spec.pose.name();
-        let shot = testkit::render_hand(&body, spec, renderer.rasterizer()).expect("render");
-        let bytes = vto_render::engine::encode_png(&shot.image).expect("png");
-        let out = renderer
-            .try_on(&vto_render::tryon::Jewelry, &bytes, &glb)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    };
+    for (name, shot, out) in shots {
         let mut lum = Vec::new();
         for (x, y, p) in out.image.enumerate_pixels() {
             let q = shot.image.get_pixel(x, y);

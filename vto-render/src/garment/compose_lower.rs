@@ -18,10 +18,10 @@ use rayon::prelude::*;
 use super::compose::{shading, skin_likeness, ComposeStats, ARM_VISIBLE};
 use super::legs::Legs;
 use super::person::BodyFrame;
-use super::seg_dist;
 use super::smoothstep;
 pub use super::uncover::{uncover_legs, Bared, Feet};
 use super::warp::WarpOutput;
+use super::{hue_dist, seg_dist};
 
 /// The skin colour used when no face was found (sRGB).
 pub const FALLBACK_SKIN: [f32; 3] = [200.0, 160.0, 140.0];
@@ -36,19 +36,6 @@ pub fn on_foot(legs: &Legs, p: Vec2) -> bool {
         let below = (p - l.chain[2]).dot(legs.down) > -0.05 * len;
         let radius = (0.45 * len).max(0.16 * legs.hip_width);
         below && seg_dist(p, l.heel, l.toe).0 < radius
-    })
-}
-
-/// Whether `p` is on a visible arm's forearm or hand (in front of the hips).
-pub fn on_forearm(frame: &BodyFrame, p: Vec2) -> bool {
-    let sw = frame.shoulder_width;
-    frame.arms.iter().any(|a| {
-        if a.visibility < ARM_VISIBLE {
-            return false;
-        }
-        let [_, e, w, h] = a.chain;
-        let tip = h + (h - w) * 0.6;
-        seg_dist(p, e, w).0 < 0.12 * sw || seg_dist(p, w, tip).0 < 0.14 * sw
     })
 }
 
@@ -91,17 +78,6 @@ impl WornTop {
 
 fn dist(a: [f32; 3], b: [f32; 3]) -> f32 {
     ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
-}
-
-/// The distance between two colours' `(r, g)` chromaticities: hue and saturation without
-/// lightness (a finger's shadowed edge keeps the skin's).
-fn hue_dist(a: [f32; 3], b: [f32; 3]) -> f32 {
-    let q = |c: [f32; 3]| {
-        let s = c[0] + c[1] + c[2] + 1.0;
-        [c[0] / s, c[1] / s]
-    };
-    let (a, b) = (q(a), q(b));
-    (a[0] - b[0]).hypot(a[1] - b[1])
 }
 
 /// Colours this far apart (sRGB distance) tell the top from the lower garment.

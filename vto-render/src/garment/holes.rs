@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 
+use super::neighbours4;
 use super::warp::WarpOutput;
 
 /// Coverage (alpha out of 255) below which a pixel counts as uncovered.
@@ -24,17 +25,7 @@ pub fn enclosed(w: &WarpOutput, max_area: usize) -> Vec<Vec<usize>> {
     let open = |i: usize| w.rgba[i][3] < OPEN;
     let mut seen = vec![false; wu * hu];
     let mut queue = VecDeque::new();
-    let neighbours = |i: usize| {
-        let (x, y) = (i % wu, i / wu);
-        [
-            (x > 0).then(|| i - 1),
-            (x + 1 < wu).then(|| i + 1),
-            (y > 0).then(|| i - wu),
-            (y + 1 < hu).then(|| i + wu),
-        ]
-        .into_iter()
-        .flatten()
-    };
+    let neighbours = |i: usize| neighbours4(i, wu, hu);
     // Everything uncovered that the border reaches.
     for (i, seen) in seen.iter_mut().enumerate() {
         let (x, y) = (i % wu, i / wu);

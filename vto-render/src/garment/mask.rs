@@ -172,11 +172,7 @@ fn background_fill(img: &RgbaImage) -> Vec<bool> {
                 if prev[i] == 1 || !close(i, true) {
                     continue;
                 }
-                let n = (x > 0 && prev[i - 1] == 1)
-                    || (x + 1 < wu && prev[i + 1] == 1)
-                    || (y > 0 && prev[i - wu] == 1)
-                    || (y + 1 < hu && prev[i + wu] == 1);
-                if n {
+                if super::neighbours4(i, wu, hu).any(|n| prev[n] == 1) {
                     bgm[i] = 1;
                 }
             }

@@ -103,6 +103,30 @@ pub(crate) fn mask_at(mask: &[f32], (w, h): (u32, u32), p: Vec2) -> f32 {
         .unwrap_or(0.0)
 }
 
+/// The 4-connected neighbours of pixel index `i` in a `w` × `h` row-major grid.
+pub(crate) fn neighbours4(i: usize, w: usize, h: usize) -> impl Iterator<Item = usize> {
+    let (x, y) = (i % w, i / w);
+    [
+        (x > 0).then(|| i - 1),
+        (x + 1 < w).then(|| i + 1),
+        (y > 0).then(|| i - w),
+        (y + 1 < h).then(|| i + w),
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// The distance between two sRGB colours' `(r, g)` chromaticities: hue and saturation
+/// without lightness (skin in shadow keeps the skin's).
+pub(crate) fn hue_dist(a: [f32; 3], b: [f32; 3]) -> f32 {
+    let q = |c: [f32; 3]| {
+        let s = c[0] + c[1] + c[2] + 1.0;
+        [c[0] / s, c[1] / s]
+    };
+    let (a, b) = (q(a), q(b));
+    (a[0] - b[0]).hypot(a[1] - b[1])
+}
+
 /// Distance from `p` to the segment `a`–`b`, and where along it (0 at `a`, 1 at `b`) the
 /// nearest point lies.
 pub(crate) fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> (f32, f32) {

@@ -6,6 +6,8 @@
 use glam::Vec2;
 use image::RgbaImage;
 
+use super::{hue_dist, neighbours4};
+
 /// What [`climb`] reads per pixel of the working crop.
 pub struct Climb<'a> {
     /// The photo (the crop).
@@ -29,12 +31,6 @@ pub struct Climb<'a> {
 /// Chromaticity distance under which a pixel has the skin's hue (a neck in the jaw's shadow
 /// is not skin-like by lightness, but keeps the hue).
 const SKIN_HUE: f32 = 0.05;
-
-/// `(r, g)` chromaticity: the colour without its lightness.
-fn chromaticity(c: [f32; 3]) -> [f32; 2] {
-    let sum = c[0] + c[1] + c[2] + 1.0;
-    [c[0] / sum, c[1] / sum]
-}
 
 /// How much a pixel's colour may differ from the one below it (sum of absolute channel
 /// differences) and still be the same old collar.
@@ -66,11 +62,9 @@ pub fn climb(
             .map(|k| (i32::from(raw[4 * i + k]) - i32::from(raw[4 * j + k])).abs())
             .sum::<i32>()
     };
-    let skin = chromaticity(c.skin);
     let skin_hued = |i: usize| {
         let px = [0, 1, 2].map(|k| f32::from(raw[4 * i + k]));
-        let q = chromaticity(px);
-        (q[0] - skin[0]).hypot(q[1] - skin[1]) < SKIN_HUE
+        hue_dist(px, c.skin) < SKIN_HUE
     };
     let eligible = |i: usize| {
         let p = Vec2::new((i % wu) as f32, (i / wu) as f32);
@@ -98,14 +92,7 @@ pub fn climb(
     }
     // Grown through continuous colour, sideways as well as up (a collar's top is not level).
     while let Some(i) = queue.pop_front() {
-        let (x, y) = (i % wu, i / wu);
-        let next = [
-            (x > 0).then(|| i - 1),
-            (x + 1 < wu).then(|| i + 1),
-            (y > 0).then(|| i - wu),
-            (y + 1 < hu).then(|| i + wu),
-        ];
-        for n in next.into_iter().flatten() {
+        for n in neighbours4(i, wu, hu) {
             if !climbed[n] && eligible(n) && step(i, n) <= COLLAR_STEP {
                 climbed[n] = true;
                 queue.push_back(n);
@@ -117,7 +104,6 @@ pub fn climb(
     for _ in 0..2 {
         let rim: Vec<usize> = (0..wu * hu)
             .filter(|&i| {
-                let (x, y) = (i % wu, i / wu);
                 !climbed[i]
                     && c.head[i]
                     && !c.neck[i]
@@ -127,10 +113,7 @@ pub fn climb(
                     && c.skin_p[i] <= 0.5
                     && c.person[i] < 0.8
                     && !skin_hued(i)
-                    && ((x > 0 && climbed[i - 1])
-                        || (x + 1 < wu && climbed[i + 1])
-                        || (y > 0 && climbed[i - wu])
-                        || (y + 1 < hu && climbed[i + wu]))
+                    && neighbours4(i, wu, hu).any(|n| climbed[n])
             })
             .collect();
         for i in rim {

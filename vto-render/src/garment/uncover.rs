@@ -27,6 +27,7 @@ use super::compose_lower::FALLBACK_SKIN;
 pub use super::feet::Feet;
 use super::feet::{foot_points, garment_likeness, median, pixel};
 use super::legs::{BareLegs, Legs, OnLeg};
+use super::neighbours4;
 use super::person::BodyFrame;
 use super::skin::{self, FaceLight};
 use super::smoothstep;
@@ -79,14 +80,7 @@ fn connected(like: &[f32], w: usize, h: usize, seeds: &[usize]) -> Vec<bool> {
         seen[i] = true;
     }
     while let Some(i) = stack.pop() {
-        let (x, y) = (i % w, i / w);
-        let around = [
-            (x > 0).then(|| i - 1),
-            (x + 1 < w).then(|| i + 1),
-            (y > 0).then(|| i - w),
-            (y + 1 < h).then(|| i + w),
-        ];
-        for j in around.into_iter().flatten() {
+        for j in neighbours4(i, w, h) {
             if !seen[j] && like[j] > 0.5 {
                 seen[j] = true;
                 stack.push(j);

@@ -24,7 +24,7 @@ use vto_core::Category;
 use super::{Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
 use crate::garment::compose::{compose, Layers};
 use crate::garment::compose_lower::{
-    compose_pants, on_forearm, uncover_legs, worn_top_hem, Bared, Feet, PantsLayers, WornTop,
+    arm_in_front, compose_pants, uncover_legs, worn_top_hem, Bared, Feet, PantsLayers, WornTop,
     FALLBACK_SKIN,
 };
 use crate::garment::fit::{clip_to_shoulders, fit_upper_to, PersonMask};
@@ -299,7 +299,7 @@ fn wear_dress(
         skin_from: None,
     };
     let (skin_n, bg_n) = uncover_legs(&mut image, &bared, |p: Vec2| {
-        (p - mid).dot(down) > hem - 2.0 && !on_forearm(&b.frame, p)
+        (p - mid).dot(down) > hem - 2.0 && !arm_in_front(&b.frame, p, true)
     });
     times.compose += ms(t);
     let meta = json!({
