@@ -57,6 +57,8 @@ pub mod math;
 pub mod models;
 pub mod product;
 pub mod raster;
+#[cfg(feature = "samples")]
+pub mod samples;
 pub mod scene;
 pub mod shaders;
 #[cfg(feature = "testkit")]
