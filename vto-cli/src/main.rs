@@ -4,6 +4,10 @@
 //! Every admin command works on the same SQLite file as the server, also while it runs, and
 //! prints either a short human summary or, with `--json`, one JSON document for scripts.
 //! An API key's secret is printed once, by `vto admin key create`, and never again.
+//!
+//! The models: `vto serve`, `vto try-on`, `vto inspect` and `vto models fetch` all use one
+//! directory, `models_dir` in the config or `VTO_MODELS_DIR`, else `./models` (where
+//! `scripts/quickstart.sh` and `scripts/fetch-models.sh` put them).
 
 mod builtin;
 mod vision;
@@ -22,7 +26,13 @@ use vto_server::Config;
 
 /// vto: self-hosted virtual try-on.
 #[derive(Debug, Parser)]
-#[command(name = "vto", version)]
+#[command(
+    name = "vto",
+    version,
+    after_help = "Models: `serve`, `try-on`, `inspect` and `models fetch` use one models \
+                  directory: `models_dir` in the config or VTO_MODELS_DIR, else ./models \
+                  (where scripts/quickstart.sh puts them)."
+)]
 struct Cli {
     /// A TOML config file (else `VTO_CONFIG`, else the embedded defaults).
     #[arg(long, global = true)]
@@ -60,9 +70,11 @@ enum Command {
         #[command(subcommand)]
         cmd: ModelsCmd,
     },
-    /// One try-on on this machine, with no server: writes the result image.
+    /// One try-on on this machine, with no server: writes the result image. Models from
+    /// `models_dir` / `VTO_MODELS_DIR`, else `./models`.
     TryOn(TryOnArgs),
     /// Run the vision stack on a photo: faces, landmarks, head pose, body keypoints, masks.
+    /// Models from `models_dir` / `VTO_MODELS_DIR`, else `./models`.
     Inspect {
         /// The photo (PNG, JPEG or WebP).
         photo: PathBuf,
@@ -93,7 +105,7 @@ struct TryOnArgs {
 #[derive(Debug, Subcommand)]
 enum ModelsCmd {
     /// Download mediapipe==0.10.14 with pip, extract the eight models into the models dir
-    /// (`models_dir` in the config or `VTO_MODELS_DIR`, else `<data dir>/models`) and check
+    /// (`models_dir` in the config or `VTO_MODELS_DIR`, else `./models`) and check
     /// their SHA-256. Idempotent.
     Fetch,
 }
@@ -610,12 +622,38 @@ async fn admin(config: &Config, json_mode: bool, what: Admin) -> anyhow::Result<
     Ok(())
 }
 
+/// A private `XDG_RUNTIME_DIR` for commands that open the GPU, when the environment has none.
+///
+/// Creating the wgpu instance makes the Vulkan driver's window-system code call
+/// libwayland-client, which prints `error: XDG_RUNTIME_DIR is invalid or not set in the
+/// environment.` (twice) to stderr when the variable is unset or not absolute — on a server or
+/// in a container, on every successful `vto try-on` and `vto inspect`. With an empty private
+/// directory (mode 0700, removed when `main` returns) it finds no display, quietly. Called
+/// first in `main`, before any thread exists, so setting the variable races with nothing.
+fn private_runtime_dir() -> Option<tempfile::TempDir> {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| std::path::Path::new(&d).is_absolute()) {
+        return None;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("vto-runtime-")
+        .tempdir()
+        .ok()?;
+    std::env::set_var("XDG_RUNTIME_DIR", dir.path());
+    Some(dir)
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     if let Command::DefaultConfig = cli.command {
         print!("{}", vto_server::config::DEFAULT_TOML);
         return Ok(());
     }
+    let _runtime_dir = match cli.command {
+        Command::Serve { .. } | Command::TryOn(_) | Command::Inspect { .. } => {
+            private_runtime_dir()
+        }
+        _ => None,
+    };
     let mut env: Vec<(String, String)> = std::env::vars().collect();
     if let Some(d) = &cli.data_dir {
         env.push(("VTO_DATA_DIR".into(), d.display().to_string()));

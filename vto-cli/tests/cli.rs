@@ -158,3 +158,95 @@ fn admin_commands_manage_accounts_keys_and_jobs_scriptably() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("workers: must be between 1 and 1024"));
 }
+
+/// The models `scripts/fetch-models.sh --test-photos` fetched: `VTO_MODELS_DIR`, else
+/// `<workspace>/models`.
+fn fetched_models() -> std::path::PathBuf {
+    std::env::var_os("VTO_MODELS_DIR")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join("models")
+        })
+}
+
+/// `vto` run in `cwd` as a new user runs it after `scripts/quickstart.sh`: no
+/// `VTO_MODELS_DIR`, no config, no `XDG_RUNTIME_DIR`.
+fn vto_in(cwd: &std::path::Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_vto"))
+        .current_dir(cwd)
+        .args(args)
+        .env_remove("VTO_MODELS_DIR")
+        .env_remove("VTO_DATA_DIR")
+        .env_remove("VTO_CONFIG")
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("run vto");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn every_command_uses_the_quickstarts_models_dir_and_a_success_prints_no_error() {
+    // Regressions: with the models where the quickstart puts them (./models), `vto try-on`
+    // said "models directory ./vto-data/models does not exist" (the default was
+    // `<data dir>/models`); and without XDG_RUNTIME_DIR every GPU command printed
+    // libwayland's "error: XDG_RUNTIME_DIR is invalid or not set in the environment." twice
+    // before succeeding.
+    let models = fetched_models();
+    let photo = models.join("test-photos/astronaut.png");
+    assert!(
+        photo.exists(),
+        "{} missing: scripts/fetch-models.sh --test-photos",
+        photo.display()
+    );
+    let cwd = tempfile::tempdir().unwrap();
+    let d = cwd.path();
+    std::os::unix::fs::symlink(std::path::absolute(&models).unwrap(), d.join("models")).unwrap();
+    std::fs::write(
+        d.join("frame.glb"),
+        vto_render::product::sample::SampleFrame::AviatorGoldTinted.glb(),
+    )
+    .unwrap();
+
+    let (ok, out, err) = vto_in(d, &["models", "fetch", "--json"]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["dir"], "./models", "{v}");
+    assert_eq!(v["status"], "already present and verified", "{v}");
+
+    let (ok, out, err) = vto_in(
+        d,
+        &[
+            "try-on",
+            "--category",
+            "sunglasses",
+            "--person",
+            "models/test-photos/astronaut.png",
+            "--product",
+            "frame.glb",
+            "-o",
+            "out.png",
+        ],
+    );
+    assert!(ok, "try-on failed: {err}");
+    assert!(
+        !err.to_lowercase().contains("error"),
+        "a successful try-on printed: {err}"
+    );
+    assert!(image::open(d.join("out.png")).is_ok(), "{out}");
+
+    let (ok, _, err) = vto_in(d, &["inspect", "models/test-photos/astronaut.png"]);
+    assert!(ok, "inspect failed: {err}");
+    assert!(
+        !err.to_lowercase().contains("error"),
+        "a successful inspect printed: {err}"
+    );
+}

@@ -287,7 +287,7 @@ mod tests {
     impl AuthGeneration for Shared {
         async fn auth_generation(&self) -> Result<u64, KeyStoreError> {
             if self.broken.load(Ordering::SeqCst) {
-                return Err(KeyStoreError::Backend("down".into()));
+                return Err(KeyStoreError::Backend(crate::BackendError::msg("down")));
             }
             Ok(self.generation.load(Ordering::SeqCst))
         }

@@ -18,6 +18,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::backend::BackendError;
 use crate::clock::Timestamp;
 use crate::ids::{hex, AccountId, RequestId};
 
@@ -79,7 +80,7 @@ pub fn request_id_for(account: &AccountId, key: &str, reserved_at: Timestamp) ->
 /// Idempotency store failures.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("idempotency store backend: {0}")]
-pub struct IdempotencyError(pub String);
+pub struct IdempotencyError(#[source] pub BackendError);
 
 /// Saved responses per (account, key).
 #[async_trait]

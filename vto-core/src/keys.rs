@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::backend::BackendError;
 use crate::clock::Timestamp;
 use crate::ids::{hex, AccountId, ApiKeyId, IdGen};
 
@@ -88,7 +89,7 @@ pub enum KeyStoreError {
     Exists,
     /// The storage backend failed.
     #[error("key store backend: {0}")]
-    Backend(String),
+    Backend(#[source] BackendError),
 }
 
 /// Stores API keys.

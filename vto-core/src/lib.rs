@@ -13,7 +13,8 @@
 //! sit behind one trait per concern: [`JobStore`] and [`JobQueue`], [`Ledger`], [`ApiKeyStore`],
 //! [`RateLimiter`], [`AccountLimitStore`], [`ResultStore`], [`Fetcher`], [`Engine`],
 //! [`WebhookSender`]. The memory
-//! versions live in the same file as their trait; `vto-server` adds SQLite versions. Every
+//! versions live in the same file as their trait; `vto-sqlite` and `vto-postgres` implement the
+//! storage traits on SQLite and PostgreSQL, `vto-s3` the result store on S3. Every
 //! backend runs the same conformance suites (`conformance`, behind the `conformance` feature),
 //! so "implements the trait" means "meets the contract".
 //!
@@ -48,6 +49,7 @@
 //! - [`Money`], [`PriceTable`], [`Balance`], [`Decision`]
 
 pub mod auth_cache;
+pub mod backend;
 pub mod billing;
 pub mod category;
 pub mod clock;
@@ -60,8 +62,6 @@ pub mod fetch;
 pub mod http_engine;
 #[cfg(feature = "http")]
 pub mod http_fetch;
-#[cfg(feature = "http")]
-pub mod http_webhook;
 pub mod idempotency;
 pub mod ids;
 pub mod job;
@@ -69,7 +69,6 @@ pub mod keys;
 #[cfg(feature = "media")]
 pub mod media;
 pub mod money;
-pub mod outbox;
 pub mod pricing;
 pub mod ratelimit;
 pub mod request;
@@ -78,9 +77,12 @@ pub mod results;
 pub mod service;
 pub mod store;
 pub mod stored;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod webhook;
 
 pub use auth_cache::AuthCache;
+pub use backend::BackendError;
 pub use billing::{Account, Balance, Ledger, LedgerEntry, MemoryLedger};
 pub use category::{Category, Mode, PriceUnit, ProductInput};
 pub use clock::{Clock, FakeClock, SystemClock, Timestamp};
@@ -104,3 +106,10 @@ pub use service::{
 };
 pub use store::{JobFilter, JobQueue, JobStore, MemoryJobStore, StorageHealth, StoreError};
 pub use webhook::{MemoryWebhookSender, WebhookEvent, WebhookSender};
+
+/// The webhook transport on `reqwest`, at its former path ([`webhook::http`]).
+#[cfg(feature = "http")]
+pub use webhook::http as http_webhook;
+/// The webhook outbox and dispatcher, at their former path ([`webhook::outbox`] and
+/// [`webhook::dispatcher`]).
+pub use webhook::outbox;

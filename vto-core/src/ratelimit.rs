@@ -17,6 +17,7 @@ use std::num::NonZeroU32;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use crate::backend::BackendError;
 use crate::clock::Timestamp;
 use crate::ids::AccountId;
 
@@ -264,7 +265,7 @@ impl Decision {
 /// Rate limiter failures (backend only: a denial is a [`Decision`], not an error).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("rate limiter backend: {0}")]
-pub struct RateLimitError(pub String);
+pub struct RateLimitError(#[source] pub BackendError);
 
 /// Counts requests per key and endpoint.
 #[async_trait]

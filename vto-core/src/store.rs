@@ -11,6 +11,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use crate::backend::BackendError;
 use crate::clock::Timestamp;
 use crate::ids::{AccountId, RequestId};
 use crate::job::{Job, JobEvent, JobStatus, JobSummary, TransitionError};
@@ -29,7 +30,7 @@ pub enum StoreError {
     Transition(#[from] TransitionError),
     /// The storage backend failed.
     #[error("job store backend: {0}")]
-    Backend(String),
+    Backend(#[source] BackendError),
 }
 
 /// Which jobs to list.

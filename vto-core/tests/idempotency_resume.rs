@@ -8,20 +8,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use vto_core::idempotency::{request_id_for, STALE_AFTER};
+use vto_core::testing::NeverEngine;
 use vto_core::*;
-
-/// Test double: an engine the tests never reach (no worker runs).
-struct NeverEngine;
-
-#[async_trait::async_trait]
-impl Engine for NeverEngine {
-    fn name(&self) -> &str {
-        "never-test-engine"
-    }
-    async fn render(&self, _input: RenderInput<'_>) -> Result<Rendered, EngineError> {
-        Err(EngineError::Internal("not in these tests".into()))
-    }
-}
 
 struct Setup {
     clock: Arc<FakeClock>,

@@ -9,6 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::json;
 use vto_core::results::ResultStoreError;
+use vto_core::testing::EchoEngine;
 use vto_core::*;
 
 /// Test double: the memory store, whose `url` fails while `broken` is set.
@@ -44,23 +45,6 @@ impl ResultStore for FlakySigner {
     }
 }
 
-/// Test double: returns the person bytes as the image.
-struct EchoEngine;
-
-#[async_trait]
-impl Engine for EchoEngine {
-    fn name(&self) -> &str {
-        "echo-test-engine"
-    }
-    async fn render(&self, input: RenderInput<'_>) -> Result<Rendered, EngineError> {
-        Ok(Rendered {
-            image: input.person.bytes.to_vec(),
-            content_type: "image/png".into(),
-            metadata: json!({}),
-        })
-    }
-}
-
 #[tokio::test]
 async fn an_unsignable_url_keeps_the_hold_open_until_maintenance_can_notify() {
     let clock = Arc::new(FakeClock::default());
@@ -68,7 +52,7 @@ async fn an_unsignable_url_keeps_the_hold_open_until_maintenance_can_notify() {
     let results = Arc::new(FlakySigner::default());
     mem.backends.results = results.clone();
     let mut engines = Engines::new();
-    engines.register(Category::Dress, Arc::new(EchoEngine));
+    engines.register(Category::Dress, Arc::new(EchoEngine::new()));
     let svc = TryOnService::new(mem.backends.clone(), engines, ServiceConfig::default());
     let acct = svc.create_account("shop").await.unwrap();
     svc.add_funds(&acct.id, "1.00".parse().unwrap(), "top-up")

@@ -3,35 +3,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use proptest::prelude::*;
 use rust_decimal::Decimal;
 use serde_json::json;
 use vto_core::billing::HoldStatus;
+use vto_core::testing::{data_url, EchoEngine};
 use vto_core::*;
-
-/// Test double: "renders" by echoing the person bytes behind a marker; a product whose bytes
-/// are `fail` is rejected like a photo without a face.
-struct EchoEngine;
-
-#[async_trait]
-impl Engine for EchoEngine {
-    fn name(&self) -> &str {
-        "echo-test-engine"
-    }
-    async fn render(&self, input: RenderInput<'_>) -> Result<Rendered, EngineError> {
-        if input.product.bytes == b"fail" {
-            return Err(EngineError::processing("no face found in person_image"));
-        }
-        let mut image = b"ECHO:".to_vec();
-        image.extend_from_slice(&input.person.bytes);
-        Ok(Rendered {
-            image,
-            content_type: "image/png".into(),
-            metadata: json!({}),
-        })
-    }
-}
 
 struct Harness {
     svc: TryOnService,
@@ -41,20 +18,12 @@ struct Harness {
     key: String,
 }
 
-fn data_url(bytes: &[u8]) -> String {
-    use base64::Engine as _;
-    format!(
-        "data:image/png;base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    )
-}
-
 async fn harness(funds: &str, config: ServiceConfig) -> Harness {
     let clock = Arc::new(FakeClock::default());
     let mem = Backends::in_memory_with(clock.clone(), Arc::new(SequentialIds::default()));
     let mut engines = Engines::new();
     for c in Category::ALL {
-        engines.register(c, Arc::new(EchoEngine));
+        engines.register(c, Arc::new(EchoEngine::marked()));
     }
     let svc = TryOnService::new(mem.backends.clone(), engines, config);
     let acct = svc.create_account("shop").await.unwrap();
@@ -80,7 +49,7 @@ fn body(category: &str, product: &[u8], webhook: bool) -> CreateRequest {
     } else {
         "product_image"
     };
-    let mut v = json!({"category": category, "person_image": data_url(b"person"), field: data_url(product)});
+    let mut v = json!({"category": category, "person_image": data_url("image/png", b"person"), field: data_url("image/png", product)});
     if webhook {
         v["webhook_url"] = json!("https://shop.example/hooks/vto");
     }

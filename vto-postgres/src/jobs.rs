@@ -25,7 +25,7 @@ impl From<PgError> for StoreError {
 /// [`vto_core::stored`]).
 fn job_from_row(r: &tokio_postgres::Row) -> Result<Job, PgError> {
     let request: Option<&str> = col(r, 1)?;
-    let request = request.ok_or_else(|| PgError("corrupt job record: no request".into()))?;
+    let request = request.ok_or_else(|| PgError::msg("corrupt job record: no request"))?;
     vto_core::stored::decode(col(r, 0)?, request).map_err(|e| PgError::ctx("corrupt job record", e))
 }
 

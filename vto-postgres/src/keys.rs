@@ -170,13 +170,13 @@ impl AccountLimitStore for PgStore {
             let endpoint = Endpoint::ALL
                 .into_iter()
                 .find(|e| e.as_str() == ep)
-                .ok_or_else(|| PgError(format!("account_limits: unknown endpoint {ep:?}")))?;
+                .ok_or_else(|| PgError::msg(format!("account_limits: unknown endpoint {ep:?}")))?;
             let burst = u32::try_from(burst)
                 .ok()
                 .and_then(std::num::NonZeroU32::new)
-                .ok_or_else(|| PgError(format!("account_limits: bad burst {burst}")))?;
+                .ok_or_else(|| PgError::msg(format!("account_limits: bad burst {burst}")))?;
             let period_ms = u64::try_from(period_ms)
-                .map_err(|_| PgError(format!("account_limits: bad period {period_ms}")))?;
+                .map_err(|_| PgError::msg(format!("account_limits: bad period {period_ms}")))?;
             out.insert(endpoint, Quota { burst, period_ms });
         }
         Ok((!out.is_empty()).then_some(out))

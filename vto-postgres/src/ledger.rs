@@ -26,12 +26,12 @@ impl From<PgError> for LedgerError {
 }
 
 fn dec(s: &str) -> Result<Decimal, PgError> {
-    Decimal::from_str(s).map_err(|e| PgError(format!("corrupt amount {s:?}: {e}")))
+    Decimal::from_str(s).map_err(|e| PgError::msg(format!("corrupt amount {s:?}: {e}")))
 }
 
 fn cur(s: &str) -> Result<Currency, PgError> {
     s.parse()
-        .map_err(|e: vto_core::money::InvalidCurrency| PgError(e.to_string()))
+        .map_err(|e: vto_core::money::InvalidCurrency| PgError::ctx("corrupt currency", e))
 }
 
 struct AccountRow {
@@ -153,12 +153,8 @@ async fn add_totals(
 }
 
 fn hold_status(s: &str) -> Result<HoldStatus, PgError> {
-    match s {
-        "open" => Ok(HoldStatus::Open),
-        "captured" => Ok(HoldStatus::Captured),
-        "released" => Ok(HoldStatus::Released),
-        other => Err(PgError(format!("corrupt hold status {other:?}"))),
-    }
+    s.parse()
+        .map_err(|e: String| PgError::msg(format!("corrupt hold: {e}")))
 }
 
 const HOLD_COLS: &str = "request_id, account_id, amount::text, currency, status, created_at";
@@ -204,10 +200,19 @@ async fn settle(
     now: Timestamp,
 ) -> Result<Settlement, LedgerError> {
     let (status, kind, settlement) = if capture {
-        ("captured", EntryKind::Capture, Settlement::Captured)
+        (
+            HoldStatus::Captured,
+            EntryKind::Capture,
+            Settlement::Captured,
+        )
     } else {
-        ("released", EntryKind::Release, Settlement::Released)
+        (
+            HoldStatus::Released,
+            EntryKind::Release,
+            Settlement::Released,
+        )
     };
+    let status = status.as_str();
     let mut c = store.conn().await?;
     let tx = c
         .transaction()
@@ -240,7 +245,12 @@ async fn settle(
     let amount = dec(col(&row, 1)?)?;
     push_entry(&tx, &account, kind, amount, Some(request_id), "", now)
         .await
-        .map_err(|e| LedgerError::Backend(format!("{e} (a second settlement of {request_id}?)")))?;
+        .map_err(|e| {
+            LedgerError::Backend(vto_core::BackendError::new(
+                format!("a second settlement of {request_id}?"),
+                e,
+            ))
+        })?;
     let balance_change = if capture { -amount } else { Decimal::ZERO };
     add_totals(&tx, &account, balance_change, -amount).await?;
     tx.commit().await.map_err(pg("committing a settlement"))?;
@@ -447,9 +457,9 @@ impl Ledger for PgStore {
             let seq: i64 = col(r, 0)?;
             let kind: &str = col(r, 1)?;
             out.push(LedgerEntry {
-                seq: u64::try_from(seq).map_err(|_| PgError(format!("corrupt seq {seq}")))?,
+                seq: u64::try_from(seq).map_err(|_| PgError::msg(format!("corrupt seq {seq}")))?,
                 account_id: id.clone(),
-                kind: kind.parse().map_err(PgError)?,
+                kind: kind.parse().map_err(PgError::msg)?,
                 amount: dec(col(r, 2)?)?,
                 request_id: col::<Option<uuid::Uuid>>(r, 3)?.map(RequestId),
                 memo: col(r, 4)?,

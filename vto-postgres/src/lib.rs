@@ -64,15 +64,16 @@ use tokio::sync::Notify;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::NoTls;
 
+mod idempotency;
 mod jobs;
 mod keys;
 mod ledger;
 mod notify;
+mod outbox;
 mod ratelimit;
-mod trust;
 
+pub use outbox::PgWebhookSecrets;
 pub use ratelimit::PgRateLimiter;
-pub use trust::PgWebhookSecrets;
 
 /// The schema migrations, in order: (version, name, SQL).
 pub const MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -90,21 +91,32 @@ const MIGRATION_LOCK: i64 = 0x7674_6f5f_6d69_6772;
 /// The channel a job becoming `queued` is announced on.
 pub const JOBS_CHANNEL: &str = "vto_jobs";
 
-/// A failure in the PostgreSQL layer, with what was being done (mapped to each trait's
-/// backend error).
+/// A failure in the PostgreSQL layer: what was being done, with the driver's error (or the
+/// decoder's) kept as the source. Mapped once to each trait's `Backend` variant, which carries
+/// the inner [`BackendError`](vto_core::BackendError).
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("postgres: {0}")]
-pub struct PgError(pub String);
+pub struct PgError(#[source] pub vto_core::BackendError);
 
 impl PgError {
-    /// A driver error with what was being done.
-    pub(crate) fn ctx(what: &str, e: impl std::fmt::Display) -> Self {
-        PgError(format!("{what}: {e}"))
+    /// A failure with no underlying error (a corrupt record).
+    pub(crate) fn msg(message: impl Into<String>) -> Self {
+        PgError(vto_core::BackendError::msg(message))
+    }
+
+    /// A driver (or decoding) error with what was being done.
+    pub(crate) fn ctx(
+        what: &str,
+        e: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        PgError(vto_core::BackendError::new(what, e))
     }
 }
 
 /// `map_err` helper: a driver error with context.
-pub(crate) fn pg<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> PgError {
+pub(crate) fn pg<E: Into<Box<dyn std::error::Error + Send + Sync + 'static>>>(
+    what: &'static str,
+) -> impl Fn(E) -> PgError {
     move |e| PgError::ctx(what, e)
 }
 

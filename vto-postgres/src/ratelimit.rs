@@ -99,7 +99,7 @@ impl RateLimiter for PgRateLimiter {
         let allowed: bool = col(&row, 0)?;
         let tat: f64 = col(&row, 1)?;
         if !tat.is_finite() {
-            return Err(PgError(format!("corrupt rate-limit state {tat}")).into());
+            return Err(PgError::msg(format!("corrupt rate-limit state {tat}")).into());
         }
         Ok(gcra_decision(allowed, tat, quota, now))
     }

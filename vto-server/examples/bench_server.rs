@@ -3,21 +3,8 @@
 //! finishes (so submitted jobs stay queued and the benchmark measures the API path: auth,
 //! rate limit, validation, the durable hold and insert). Not for production.
 
-use async_trait::async_trait;
-use vto_core::{Category, Engine, EngineError, Engines, RenderInput, Rendered};
-
-/// BENCH DOUBLE: never returns.
-struct NeverEngine;
-
-#[async_trait]
-impl Engine for NeverEngine {
-    fn name(&self) -> &str {
-        "bench-never"
-    }
-    async fn render(&self, _input: RenderInput<'_>) -> Result<Rendered, EngineError> {
-        std::future::pending().await
-    }
-}
+use vto_core::testing::NeverEngine;
+use vto_core::{Category, Engines};
 
 fn main() -> anyhow::Result<()> {
     vto_server::init_tracing();

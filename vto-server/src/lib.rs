@@ -41,6 +41,7 @@
 
 pub mod config;
 pub mod http;
+mod listener;
 pub mod metrics;
 pub mod openapi;
 pub mod playground;
@@ -405,21 +406,13 @@ pub async fn start_with(
         })
     };
     let server = {
-        let mut rx = stop_rx;
-        let routes = http::routes(state.clone());
-        tokio::spawn(async move {
-            warp::serve(routes)
-                .incoming(listener)
-                .graceful(async move {
-                    while !*rx.borrow() {
-                        if rx.changed().await.is_err() {
-                            break;
-                        }
-                    }
-                })
-                .run()
-                .await
-        })
+        let routes = warp::Filter::boxed(http::routes(state.clone()));
+        tokio::spawn(listener::serve(
+            listener,
+            routes,
+            stop_rx,
+            state.metrics.clone(),
+        ))
     };
     tracing::info!(
         %addr,

@@ -6,6 +6,8 @@
 //! - `vto_http_request_duration_seconds` (histogram, by route)
 //! - `vto_jobs{status}` — jobs in each state; `vto_queue_depth` — queued jobs
 //! - `vto_render_duration_seconds{category, outcome}` — engine render time (histogram)
+//! - `vto_http_client_connection_errors_total` — connections the client closed mid-request,
+//!   reset or spoke no HTTP on (logged at `DEBUG` only)
 //!
 //! External render engines report their own counters as sample lines
 //! ([`vto_core::Engine::prometheus`]); [`Metrics::encode`] appends them, grouped by family,
@@ -71,6 +73,7 @@ pub struct Metrics {
     renders: Family<RenderLabels, Histogram, fn() -> Histogram>,
     jobs: Family<StatusLabels, Gauge>,
     queue_depth: Gauge,
+    client_connection_errors: Counter,
 }
 
 impl Default for Metrics {
@@ -106,6 +109,12 @@ impl Default for Metrics {
             "Engine render time, by category and outcome",
             renders.clone(),
         );
+        let client_connection_errors = Counter::default();
+        registry.register(
+            "vto_http_client_connection_errors",
+            "Connections that ended on the client's side: closed mid-request, reset, or not HTTP",
+            client_connection_errors.clone(),
+        );
         Self {
             registry,
             requests,
@@ -113,6 +122,7 @@ impl Default for Metrics {
             renders,
             jobs,
             queue_depth,
+            client_connection_errors,
         }
     }
 }
@@ -130,6 +140,11 @@ impl Metrics {
         self.durations
             .get_or_create(&RouteLabels { route })
             .observe(took.as_secs_f64());
+    }
+
+    /// Counts one connection that ended in an error on the client's side.
+    pub fn client_connection_error(&self) {
+        self.client_connection_errors.inc();
     }
 
     /// Records one engine render.

@@ -1,6 +1,9 @@
 //! The one place where backends are chosen from the config: `[storage] url` picks the records'
 //! backend (SQLite by default, PostgreSQL for several instances: `vto-postgres`). Everything else in the server
 //! and the CLI sees only vto-core's traits, through [`Storage`].
+//!
+//! PostgreSQL and S3 are cargo features (`postgres`, `s3`, both on by default). An embedder
+//! that builds without one gets a start-up error naming the feature if the config asks for it.
 
 use std::sync::Arc;
 
@@ -13,7 +16,9 @@ use vto_core::ratelimit::{AccountLimitStore, RateLimiter};
 use vto_core::{
     FsResultStore, IdGen, JobQueue, JobStore, MemoryRateLimiter, ResultStore, StorageHealth,
 };
+#[cfg(feature = "postgres")]
 use vto_postgres::{PgOptions, PgRateLimiter, PgStore, PgWebhookSecrets};
+#[cfg(feature = "s3")]
 use vto_s3::{S3Options, S3ResultStore};
 use vto_sqlite::{SqliteStore, SqliteWebhookSecrets};
 
@@ -73,6 +78,12 @@ impl Storage {
                     .with_context(|| format!("opening {shown}"))?;
                 Ok(Storage::sqlite(store, ids))
             }
+            #[cfg(not(feature = "postgres"))]
+            StorageLocation::Postgres(_) => anyhow::bail!(
+                "storage.url names PostgreSQL, but this build has no PostgreSQL support \
+                 (vto-server's `postgres` feature)"
+            ),
+            #[cfg(feature = "postgres")]
             StorageLocation::Postgres(url) => {
                 let options = PgOptions {
                     pool_size: config.storage.pool_size,
@@ -89,6 +100,7 @@ impl Storage {
 
     /// Every backend on one PostgreSQL store, the rate limiter included: every instance on the
     /// database shares each key's limit.
+    #[cfg(feature = "postgres")]
     pub fn postgres(store: PgStore, ids: Arc<dyn IdGen>) -> Storage {
         let s = Arc::new(store.clone());
         Storage {
@@ -146,6 +158,11 @@ pub async fn open_results(
             ));
             Ok((signed.clone(), Some(signed)))
         }
+        #[cfg(not(feature = "s3"))]
+        ResultsLocation::S3 { .. } => anyhow::bail!(
+            "results.url names S3, but this build has no S3 support (vto-server's `s3` feature)"
+        ),
+        #[cfg(feature = "s3")]
         ResultsLocation::S3 { bucket, prefix } => {
             let r = &config.results;
             let given = |v: &str| Some(v.trim().to_string()).filter(|v| !v.is_empty());

@@ -6,16 +6,8 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use serde_json::{json, Value};
+use vto_core::testing::png;
 use warp::Filter;
-
-fn png() -> Vec<u8> {
-    let img = image::RgbImage::from_pixel(8, 8, image::Rgb([200, 100, 50]));
-    let mut out = std::io::Cursor::new(Vec::new());
-    image::DynamicImage::ImageRgb8(img)
-        .write_to(&mut out, image::ImageFormat::Png)
-        .unwrap();
-    out.into_inner()
-}
 
 async fn render_service() -> std::net::SocketAddr {
     let render = warp::post()
@@ -24,7 +16,7 @@ async fn render_service() -> std::net::SocketAddr {
         .map(|_b: bytes::Bytes| {
             warp::http::Response::builder()
                 .header("content-type", "image/png")
-                .body(png())
+                .body(png(8, 8, [200, 100, 50]))
                 .unwrap()
         });
     let health = warp::get().and(warp::path("healthz")).map(warp::reply);
@@ -106,7 +98,7 @@ async fn configured_render_services_are_routed_probed_and_counted() {
         .secret;
     let url = format!(
         "data:image/png;base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(png())
+        base64::engine::general_purpose::STANDARD.encode(png(8, 8, [200, 100, 50]))
     );
     let r: Value = http
         .post(format!("{base}/v1/virtual-try-on"))

@@ -11,32 +11,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use base64::Engine as _;
 use reqwest::StatusCode;
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use vto_core::billing::EntryKind;
+use vto_core::testing::{data_url, png};
 use vto_core::{Category, Engine, EngineError, Engines, RenderInput, Rendered, RequestId};
 use vto_server::{Config, RunningServer};
 
 // ------------------------------------------------------------------ test engines
-
-fn png(w: u32, h: u32, rgb: [u8; 3]) -> Vec<u8> {
-    let img = image::RgbImage::from_pixel(w, h, image::Rgb(rgb));
-    let mut out = std::io::Cursor::new(Vec::new());
-    image::DynamicImage::ImageRgb8(img)
-        .write_to(&mut out, image::ImageFormat::Png)
-        .unwrap();
-    out.into_inner()
-}
-
-fn data_url(mime: &str, bytes: &[u8]) -> String {
-    format!(
-        "data:{mime};base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    )
-}
 
 /// TEST DOUBLE: tints the person photo red. A 1×1 person photo is "no face found".
 #[derive(Default)]
@@ -577,6 +561,55 @@ async fn internal_errors_are_opaque_500s() {
     }
     assert!(h.contains_key("x-request-id"));
     server.kill();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn clients_dropping_connections_are_counted_not_server_errors() {
+    // Regression: warp logged every connection a client dropped mid-request as `ERROR server
+    // connection error: hyper::Error(IncompleteMessage)` (391,893 lines in 8 s of `wrk -c
+    // 2000`); they are now DEBUG lines and this counter.
+    use tokio::io::AsyncWriteExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let server = vto_server::start(config(dir.path(), &[]), Engines::new())
+        .await
+        .unwrap();
+    let api = Api::new(&server);
+    let mut half = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    half.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    drop(half);
+    let mut garbage = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    garbage
+        .write_all(b"\x01\x02 not http\r\n\r\n")
+        .await
+        .unwrap();
+    let mut counted = String::new();
+    for _ in 0..100 {
+        let text = api
+            .http
+            .get(format!("{}/metrics", api.base))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        counted = text
+            .lines()
+            .find(|l| l.starts_with("vto_http_client_connection_errors_total "))
+            .unwrap_or("")
+            .to_string();
+        if counted.ends_with(" 2") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(counted, "vto_http_client_connection_errors_total 2");
+    let (s, _, _) = api.get(None, "/healthz").await;
+    assert_eq!(s, StatusCode::OK);
+    drop(garbage);
+    server.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -11,51 +11,17 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use base64::Engine as _;
 use serde_json::{json, Value};
 use vto_core::outbox::DeliveryStatus;
-use vto_core::{Category, Engine, EngineError, Engines, RenderInput, Rendered};
+use vto_core::testing::{data_url, png, EchoEngine};
+use vto_core::{Category, Engines};
 use vto_server::{Config, RunningServer};
-
-/// TEST DOUBLE: returns the person photo as the "result".
-struct EchoEngine;
-
-#[async_trait]
-impl Engine for EchoEngine {
-    fn name(&self) -> &str {
-        "test-echo"
-    }
-    async fn render(&self, input: RenderInput<'_>) -> Result<Rendered, EngineError> {
-        Ok(Rendered {
-            image: input.person.bytes.clone(),
-            content_type: "image/png".into(),
-            metadata: json!({}),
-        })
-    }
-}
 
 fn engines() -> Engines {
     let mut e = Engines::new();
-    e.register(Category::Shirt, Arc::new(EchoEngine));
-    e.register(Category::Glasses, Arc::new(EchoEngine));
+    e.register(Category::Shirt, Arc::new(EchoEngine::new()));
+    e.register(Category::Glasses, Arc::new(EchoEngine::new()));
     e
-}
-
-fn png() -> Vec<u8> {
-    let img = image::RgbImage::from_pixel(4, 4, image::Rgb([10, 20, 30]));
-    let mut out = std::io::Cursor::new(Vec::new());
-    image::DynamicImage::ImageRgb8(img)
-        .write_to(&mut out, image::ImageFormat::Png)
-        .unwrap();
-    out.into_inner()
-}
-
-fn data_url(bytes: &[u8]) -> String {
-    format!(
-        "data:image/png;base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    )
 }
 
 fn config(dir: &Path, allow_loopback: bool) -> Config {
@@ -170,8 +136,8 @@ async fn webhooks_are_signed_retried_with_a_stable_id_and_survive_a_restart() {
     let rx = receiver(dir.path(), &secret, 2);
     let hook = format!("http://127.0.0.1:{}/hooks/vto", rx.port);
 
-    let body = json!({"category": "shirt", "person_image": data_url(&png()),
-                      "product_image": data_url(&png()), "webhook_url": hook});
+    let body = json!({"category": "shirt", "person_image": data_url("image/png", &png(4, 4, [10, 20, 30])),
+                      "product_image": data_url("image/png", &png(4, 4, [10, 20, 30])), "webhook_url": hook});
     let (status, created, _) = submit(&server, &key, &body, None).await;
     assert_eq!(status, 202);
     let id = created["request_id"].as_str().unwrap().to_string();
@@ -236,8 +202,8 @@ async fn webhooks_to_internal_addresses_are_refused_by_default() {
         "http://10.1.2.3/hook".to_string(),
         "http://[::ffff:127.0.0.1]/hook".to_string(),
     ] {
-        let body = json!({"category": "shirt", "person_image": data_url(&png()),
-                          "product_image": data_url(&png()), "webhook_url": hook});
+        let body = json!({"category": "shirt", "person_image": data_url("image/png", &png(4, 4, [10, 20, 30])),
+                          "product_image": data_url("image/png", &png(4, 4, [10, 20, 30])), "webhook_url": hook});
         let (status, created, _) = submit(&server, &key, &body, None).await;
         assert_eq!(status, 202);
         let msg = format!(
@@ -279,8 +245,8 @@ async fn idempotency_key_replays_over_http() {
         .await
         .unwrap();
     let (acct, key, _) = account(&server).await;
-    let body = json!({"category": "glasses", "person_image": data_url(&png()),
-                      "product_model": data_url(b"glTF")});
+    let body = json!({"category": "glasses", "person_image": data_url("image/png", &png(4, 4, [10, 20, 30])),
+                      "product_model": data_url("image/png", b"glTF")});
     let (s1, r1, rep1) = submit(&server, &key, &body, Some("order-1")).await;
     let (s2, r2, rep2) = submit(&server, &key, &body, Some("order-1")).await;
     assert_eq!((s1, s2), (200, 200));
@@ -294,8 +260,8 @@ async fn idempotency_key_replays_over_http() {
         .await
         .unwrap();
     assert_eq!(b.balance, "9.95".parse().unwrap(), "charged once");
-    let other = json!({"category": "glasses", "person_image": data_url(&png()),
-                       "product_model": data_url(b"glTF2")});
+    let other = json!({"category": "glasses", "person_image": data_url("image/png", &png(4, 4, [10, 20, 30])),
+                       "product_model": data_url("image/png", b"glTF2")});
     let (s3, r3, _) = submit(&server, &key, &other, Some("order-1")).await;
     assert_eq!(s3, 409);
     assert_eq!(r3["error"]["code"], "idempotency_conflict");

@@ -29,8 +29,8 @@ pub const CAPACITY: usize = 20_000;
 
 /// Writes `job`'s summary row (insert or replace), in the caller's transaction.
 pub(crate) fn save(c: &Connection, job: &Job) -> Result<(), DbError> {
-    let summary =
-        serde_json::to_string(&JobSummary::from(job)).map_err(|e| DbError(e.to_string()))?;
+    let summary = serde_json::to_string(&JobSummary::from(job))
+        .map_err(|e| DbError::ctx("encoding a job summary", e))?;
     c.prepare_cached("INSERT OR REPLACE INTO job_summaries (id, summary) VALUES (?1, ?2)")?
         .execute([job.id.to_string(), summary])?;
     Ok(())
@@ -43,8 +43,10 @@ pub(crate) fn load(c: &Connection, id: RequestId) -> Result<Option<JobSummary>, 
         .prepare_cached("SELECT summary FROM job_summaries WHERE id = ?1")?
         .query_row([id.to_string()], |r| r.get(0))
         .optional()?;
-    text.map(|t| serde_json::from_str(&t).map_err(|e| DbError(format!("corrupt job summary: {e}"))))
-        .transpose()
+    text.map(|t| {
+        serde_json::from_str(&t).map_err(|e| DbError::msg(format!("corrupt job summary: {e}")))
+    })
+    .transpose()
 }
 
 #[derive(Debug, Default)]

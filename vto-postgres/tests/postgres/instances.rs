@@ -6,34 +6,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use rust_decimal::Decimal;
+use vto_core::testing::EchoEngine;
 use vto_core::{
-    Backends, Category, CreateRequest, Created, Engine, EngineError, Engines, JobStatus,
-    MemoryResultStore, RenderInput, Rendered, ServiceConfig, TryOnService,
+    Backends, Category, CreateRequest, Created, Engines, JobStatus, MemoryResultStore,
+    ServiceConfig, TryOnService,
 };
 use vto_postgres::{PgRateLimiter, PgStore};
 
 use crate::common::{cluster_url, fresh_database, options};
-
-/// Test double for the renderer (the storage is real): echoes the person bytes.
-struct EchoEngine;
-
-#[async_trait]
-impl Engine for EchoEngine {
-    fn name(&self) -> &str {
-        "echo-test-engine"
-    }
-    async fn render(&self, input: RenderInput<'_>) -> Result<Rendered, EngineError> {
-        let mut image = b"ECHO:".to_vec();
-        image.extend_from_slice(&input.person.bytes);
-        Ok(Rendered {
-            image,
-            content_type: "image/png".into(),
-            metadata: serde_json::json!({}),
-        })
-    }
-}
 
 /// An instance: every record on PostgreSQL, results in a store shared by the test.
 async fn instance(url: &str, results: Arc<MemoryResultStore>) -> TryOnService {
@@ -50,7 +31,7 @@ async fn instance(url: &str, results: Arc<MemoryResultStore>) -> TryOnService {
     b.results = results;
     let mut engines = Engines::new();
     for c in Category::ALL {
-        engines.register(c, Arc::new(EchoEngine));
+        engines.register(c, Arc::new(EchoEngine::marked()));
     }
     TryOnService::new(b, engines, ServiceConfig::default())
 }

@@ -125,13 +125,22 @@ const IDENTITY: [[f32; 4]; 4] = [
     [0.0, 0.0, 0.0, 1.0],
 ];
 
+/// Walks `node`'s subtree; `ancestors` holds the nodes above it (a node among its own
+/// ancestors is a cycle, reported as such rather than as the depth limit it would reach).
 fn collect_instances(
     node: gltf::Node<'_>,
     parent: &[[f32; 4]; 4],
-    depth: usize,
+    ancestors: &mut Vec<usize>,
     limits: &Limits,
     out: &mut Vec<(usize, [[f32; 4]; 4])>,
 ) -> Result<(), ProductError> {
+    if ancestors.contains(&node.index()) {
+        return Err(malformed(format!(
+            "node {} is part of a cycle (it is its own ancestor)",
+            node.index()
+        )));
+    }
+    let depth = ancestors.len();
     if depth > limits.max_node_depth {
         return Err(ProductError::TooLarge {
             what: "node depth",
@@ -153,9 +162,11 @@ fn collect_instances(
             });
         }
     }
+    ancestors.push(node.index());
     for child in node.children() {
-        collect_instances(child, &m, depth + 1, limits, out)?;
+        collect_instances(child, &m, ancestors, limits, out)?;
     }
+    ancestors.pop();
     Ok(())
 }
 
@@ -388,7 +399,7 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
         }
     };
     for node in roots {
-        collect_instances(node, &IDENTITY, 0, limits, &mut instances)?;
+        collect_instances(node, &IDENTITY, &mut Vec::new(), limits, &mut instances)?;
     }
 
     // Count before reading anything.
@@ -635,4 +646,24 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
         extras,
         hints,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_cycle_is_named_a_cycle_not_the_depth_limit() {
+        // Regression: nodes 0 → 1 → 0 was "node depth is 33, the limit is 32".
+        let doc = br#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
+            "nodes":[{"children":[1]},{"children":[0]}]}"#;
+        let e = load(doc, &Limits::default(), Format::Gltf).unwrap_err();
+        assert_eq!(e.code(), "product_malformed", "{e}");
+        assert!(e.to_string().contains("node 0 is part of a cycle"), "{e}");
+        // A node shared by two parents is not a cycle.
+        let shared = br#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
+            "nodes":[{"children":[1,2]},{"children":[3]},{"children":[3]},{}]}"#;
+        let e = load(shared, &Limits::default(), Format::Gltf).unwrap_err();
+        assert!(!e.to_string().contains("cycle"), "{e}");
+    }
 }

@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! eval "$(scripts/pg.sh start)"
-//! cargo run --release -p vto-postgres --example pg_bench -- [submits] [concurrency] [accounts]
+//! cargo run --release -p vto-bench-stores -- [submits] [concurrency] [accounts]
 //! ```
 //!
 //! Defaults: 4000 submits, 32 at a time, over 16 accounts. PostgreSQL runs on a fresh database

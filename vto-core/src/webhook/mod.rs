@@ -1,8 +1,24 @@
 //! Completion webhooks: the service hands each finished asynchronous job to a [`WebhookSender`].
+//!
+//! The reliable path, in the order a webhook travels:
+//! - [`outbox`]: the [`OutboxSender`](outbox::OutboxSender) writes the event to the persisted
+//!   [`Outbox`](outbox::Outbox), with the per-account signing secrets beside it;
+//! - [`dispatcher`]: the [`Dispatcher`](dispatcher::Dispatcher) takes due deliveries, signs and
+//!   POSTs them through a [`WebhookTransport`](dispatcher::WebhookTransport), and schedules
+//!   retries;
+//! - `http` (feature `http`): the transport on `reqwest`, behind the SSRF guard.
+//!
+//! [`MemoryWebhookSender`] records events instead, for tests and embedding examples.
+
+pub mod dispatcher;
+#[cfg(feature = "http")]
+pub mod http;
+pub mod outbox;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use crate::backend::BackendError;
 use crate::clock::Timestamp;
 use crate::ids::AccountId;
 use crate::result::ResultObject;
@@ -24,7 +40,7 @@ pub struct WebhookEvent {
 /// sender's job).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("webhook sender: {0}")]
-pub struct WebhookError(pub String);
+pub struct WebhookError(#[source] pub BackendError);
 
 /// Accepts completions for delivery.
 #[async_trait]

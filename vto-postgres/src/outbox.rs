@@ -1,4 +1,4 @@
-//! The webhook outbox, signing secrets ([`PgWebhookSecrets`]) and idempotency keys on
+//! The webhook outbox ([`Outbox`]) and signing secrets ([`PgWebhookSecrets`]) on
 //! PostgreSQL. Deliveries are claimed with `FOR UPDATE SKIP LOCKED`, so dispatchers in several
 //! processes never send the same delivery at once.
 
@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use vto_core::idempotency::{unfinished, Begin, IdempotencyError, IdempotencyStore};
 use vto_core::outbox::{
     apply_attempt, Delivery, DeliveryAttempt, NextStep, Outbox, OutboxError, WebhookSecret,
     WebhookSecrets,
@@ -19,12 +18,6 @@ use crate::{col, pg, PgError, PgStore};
 impl From<PgError> for OutboxError {
     fn from(e: PgError) -> Self {
         OutboxError(e.0)
-    }
-}
-
-impl From<PgError> for IdempotencyError {
-    fn from(e: PgError) -> Self {
-        IdempotencyError(e.0)
     }
 }
 
@@ -41,12 +34,12 @@ fn delivery_from_row(r: &tokio_postgres::Row) -> Result<Delivery, PgError> {
         account_id: AccountId(col(r, 2)?),
         url: col(r, 3)?,
         body: col(r, 4)?,
-        status: status.parse().map_err(PgError)?,
+        status: status.parse().map_err(PgError::msg)?,
         attempts: u32::try_from(attempts)
-            .map_err(|_| PgError(format!("corrupt attempt count {attempts}")))?,
+            .map_err(|_| PgError::msg(format!("corrupt attempt count {attempts}")))?,
         next_attempt_at: Timestamp(col(r, 7)?),
         last_status: last_status
-            .map(|s| u16::try_from(s).map_err(|_| PgError(format!("corrupt status {s}"))))
+            .map(|s| u16::try_from(s).map_err(|_| PgError::msg(format!("corrupt status {s}"))))
             .transpose()?,
         last_error: col(r, 9)?,
         created_at: Timestamp(col(r, 10)?),
@@ -135,7 +128,12 @@ impl Outbox for PgStore {
             )
             .await
             .map_err(pg("locking a webhook delivery"))?
-            .ok_or_else(|| OutboxError(format!("no delivery {}", attempt.delivery_id)))?;
+            .ok_or_else(|| {
+                OutboxError(vto_core::BackendError::msg(format!(
+                    "no delivery {}",
+                    attempt.delivery_id
+                )))
+            })?;
         let mut d = delivery_from_row(&row)?;
         apply_attempt(&mut d, attempt, next);
         tx.execute(
@@ -236,10 +234,12 @@ impl Outbox for PgStore {
             let duration: i64 = col(r, 5)?;
             out.push(DeliveryAttempt {
                 delivery_id: col(r, 0)?,
-                n: u32::try_from(n).map_err(|_| PgError(format!("corrupt attempt {n}")))?,
+                n: u32::try_from(n).map_err(|_| PgError::msg(format!("corrupt attempt {n}")))?,
                 at: Timestamp(col(r, 2)?),
                 http_status: status
-                    .map(|s| u16::try_from(s).map_err(|_| PgError(format!("corrupt status {s}"))))
+                    .map(|s| {
+                        u16::try_from(s).map_err(|_| PgError::msg(format!("corrupt status {s}")))
+                    })
                     .transpose()?,
                 error: col(r, 4)?,
                 duration_ms: u64::try_from(duration).unwrap_or(0),
@@ -270,7 +270,11 @@ impl PgWebhookSecrets {
 }
 
 fn parse_secret(s: &str) -> Result<WebhookSecret, OutboxError> {
-    WebhookSecret::parse(s).map_err(|e| OutboxError(format!("stored webhook secret: {e}")))
+    WebhookSecret::parse(s).map_err(|e| {
+        OutboxError(vto_core::BackendError::msg(format!(
+            "stored webhook secret: {e}"
+        )))
+    })
 }
 
 #[async_trait]
@@ -330,99 +334,5 @@ impl WebhookSecrets for PgWebhookSecrets {
             .await
             .map_err(pg("rotating a webhook secret"))?;
         parse_secret(col(&row, 0)?)
-    }
-}
-
-#[async_trait]
-impl IdempotencyStore for PgStore {
-    async fn begin(
-        &self,
-        account: &AccountId,
-        key: &str,
-        fingerprint: &str,
-        now: Timestamp,
-    ) -> Result<Begin, IdempotencyError> {
-        let c = self.conn().await?;
-        let insert = c
-            .prepare_cached(
-                "INSERT INTO idempotency_keys (account_id, key, fingerprint, response, created_at)
-                 VALUES ($1, $2, $3, NULL, $4) ON CONFLICT (account_id, key) DO NOTHING",
-            )
-            .await
-            .map_err(pg("preparing an idempotency key insert"))?;
-        let read = c
-            .prepare_cached(
-                "SELECT fingerprint, response, created_at FROM idempotency_keys
-                 WHERE account_id = $1 AND key = $2",
-            )
-            .await
-            .map_err(pg("preparing an idempotency key read"))?;
-        // Inserted: new. Present: what it holds. Gone in between (abandoned): try again.
-        for _ in 0..3 {
-            let n = c
-                .execute(&insert, &[&account.as_str(), &key, &fingerprint, &now.0])
-                .await
-                .map_err(pg("reserving an idempotency key"))?;
-            if n == 1 {
-                return Ok(Begin::New);
-            }
-            let row = c
-                .query_opt(&read, &[&account.as_str(), &key])
-                .await
-                .map_err(pg("reading an idempotency key"))?;
-            if let Some(r) = row {
-                let stored: &str = col(&r, 0)?;
-                let response: Option<String> = col(&r, 1)?;
-                let reserved: i64 = col(&r, 2)?;
-                return Ok(match response {
-                    _ if stored != fingerprint => Begin::Conflict,
-                    Some(saved) => Begin::Replay(saved),
-                    None => unfinished(Timestamp(reserved), now),
-                });
-            }
-        }
-        Err(IdempotencyError(format!(
-            "idempotency key {key:?} keeps appearing and disappearing"
-        )))
-    }
-
-    async fn finish(
-        &self,
-        account: &AccountId,
-        key: &str,
-        response: &str,
-    ) -> Result<(), IdempotencyError> {
-        let c = self.conn().await?;
-        c.execute(
-            "UPDATE idempotency_keys SET response = $3 WHERE account_id = $1 AND key = $2",
-            &[&account.as_str(), &key, &response],
-        )
-        .await
-        .map_err(pg("saving an idempotent response"))?;
-        Ok(())
-    }
-
-    async fn abandon(&self, account: &AccountId, key: &str) -> Result<(), IdempotencyError> {
-        let c = self.conn().await?;
-        c.execute(
-            "DELETE FROM idempotency_keys
-             WHERE account_id = $1 AND key = $2 AND response IS NULL",
-            &[&account.as_str(), &key],
-        )
-        .await
-        .map_err(pg("abandoning an idempotency key"))?;
-        Ok(())
-    }
-
-    async fn purge_before(&self, cutoff: Timestamp) -> Result<usize, IdempotencyError> {
-        let c = self.conn().await?;
-        let n = c
-            .execute(
-                "DELETE FROM idempotency_keys WHERE created_at < $1",
-                &[&cutoff.0],
-            )
-            .await
-            .map_err(pg("purging idempotency keys"))?;
-        Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 }

@@ -1,5 +1,5 @@
-//! SQLite backends for the trust features: the webhook outbox, signing secrets and
-//! idempotency keys (migration 0002). Same writer thread and read pool as the rest of
+//! The webhook outbox ([`Outbox`]) and the signing secrets ([`SqliteWebhookSecrets`]) on
+//! SQLite (tables of migration 0002). Same writer thread and read pool as the rest of
 //! [`SqliteStore`].
 
 use std::sync::Arc;
@@ -8,24 +8,17 @@ use std::time::Duration;
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
 
-use vto_core::idempotency::{unfinished, Begin, IdempotencyError, IdempotencyStore};
 use vto_core::outbox::{
     apply_attempt, Delivery, DeliveryAttempt, NextStep, Outbox, OutboxError, WebhookSecret,
     WebhookSecrets,
 };
-use vto_core::{AccountId, IdGen, Timestamp};
+use vto_core::{AccountId, BackendError, IdGen, Timestamp};
 
 use super::{DbError, SqliteStore};
 
 impl From<DbError> for OutboxError {
     fn from(e: DbError) -> Self {
         OutboxError(e.0)
-    }
-}
-
-impl From<DbError> for IdempotencyError {
-    fn from(e: DbError) -> Self {
-        IdempotencyError(e.0)
     }
 }
 
@@ -129,8 +122,12 @@ impl Outbox for SqliteStore {
     async fn record(&self, attempt: &DeliveryAttempt, next: NextStep) -> Result<(), OutboxError> {
         let attempt = attempt.clone();
         self.write(move |c| {
-            let mut d = load_delivery(c, &attempt.delivery_id)?
-                .ok_or_else(|| OutboxError(format!("no delivery {}", attempt.delivery_id)))?;
+            let mut d = load_delivery(c, &attempt.delivery_id)?.ok_or_else(|| {
+                OutboxError(BackendError::msg(format!(
+                    "no delivery {}",
+                    attempt.delivery_id
+                )))
+            })?;
             apply_attempt(&mut d, &attempt, next);
             c.execute(
                 "UPDATE webhook_deliveries SET status = ?2, attempts = ?3, next_attempt_at = ?4, \
@@ -268,7 +265,8 @@ impl SqliteWebhookSecrets {
                 Ok::<_, OutboxError>(s)
             })
             .await?;
-        WebhookSecret::parse(&exposed).map_err(|e| OutboxError(e.to_string()))
+        WebhookSecret::parse(&exposed)
+            .map_err(|e| OutboxError(BackendError::new("corrupt webhook secret", e.to_string())))
     }
 }
 
@@ -291,94 +289,14 @@ impl WebhookSecrets for SqliteWebhookSecrets {
             })
             .await?;
         match existing {
-            Some(s) => WebhookSecret::parse(&s).map_err(|e| OutboxError(e.to_string())),
+            Some(s) => WebhookSecret::parse(&s).map_err(|e| {
+                OutboxError(BackendError::new("corrupt webhook secret", e.to_string()))
+            }),
             None => self.put(account, false).await,
         }
     }
 
     async fn rotate(&self, account: &AccountId) -> Result<WebhookSecret, OutboxError> {
         self.put(account, true).await
-    }
-}
-
-#[async_trait]
-impl IdempotencyStore for SqliteStore {
-    async fn begin(
-        &self,
-        account: &AccountId,
-        key: &str,
-        fingerprint: &str,
-        now: Timestamp,
-    ) -> Result<Begin, IdempotencyError> {
-        let (account, key, fp) = (account.clone(), key.to_string(), fingerprint.to_string());
-        self.write(move |c| {
-            let row: Option<(String, Option<String>, i64)> = c
-                .query_row(
-                    "SELECT fingerprint, response, created_at FROM idempotency_keys \
-                     WHERE account_id = ?1 AND key = ?2",
-                    params![account.as_str(), key],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
-                .optional()
-                .map_err(DbError::from)?;
-            Ok(match row {
-                None => {
-                    c.execute(
-                        "INSERT INTO idempotency_keys (account_id, key, fingerprint, response, \
-                         created_at) VALUES (?1, ?2, ?3, NULL, ?4)",
-                        params![account.as_str(), key, fp, now.0],
-                    )
-                    .map_err(DbError::from)?;
-                    Begin::New
-                }
-                Some((stored, _, _)) if stored != fp => Begin::Conflict,
-                Some((_, Some(response), _)) => Begin::Replay(response),
-                Some((_, None, reserved)) => unfinished(Timestamp(reserved), now),
-            })
-        })
-        .await
-    }
-
-    async fn finish(
-        &self,
-        account: &AccountId,
-        key: &str,
-        response: &str,
-    ) -> Result<(), IdempotencyError> {
-        let (account, key, response) = (account.clone(), key.to_string(), response.to_string());
-        self.write(move |c| {
-            c.execute(
-                "UPDATE idempotency_keys SET response = ?3 WHERE account_id = ?1 AND key = ?2",
-                params![account.as_str(), key, response],
-            )
-            .map_err(DbError::from)?;
-            Ok(())
-        })
-        .await
-    }
-
-    async fn abandon(&self, account: &AccountId, key: &str) -> Result<(), IdempotencyError> {
-        let (account, key) = (account.clone(), key.to_string());
-        self.write(move |c| {
-            c.execute(
-                "DELETE FROM idempotency_keys \
-                 WHERE account_id = ?1 AND key = ?2 AND response IS NULL",
-                params![account.as_str(), key],
-            )
-            .map_err(DbError::from)?;
-            Ok(())
-        })
-        .await
-    }
-
-    async fn purge_before(&self, cutoff: Timestamp) -> Result<usize, IdempotencyError> {
-        self.write(move |c| {
-            Ok(c.execute(
-                "DELETE FROM idempotency_keys WHERE created_at < ?1",
-                [cutoff.0],
-            )
-            .map_err(DbError::from)?)
-        })
-        .await
     }
 }

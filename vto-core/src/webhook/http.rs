@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+use crate::backend::BackendError;
 use crate::http_fetch::{AddressPolicy, FetchConfigError};
 use crate::outbox::WebhookTransport;
 
@@ -37,9 +38,10 @@ impl WebhookTransport for HttpWebhookTransport {
         headers: &[(String, String)],
         body: &str,
         timeout: Duration,
-    ) -> Result<u16, String> {
-        let parsed = url::Url::parse(url).map_err(|e| format!("invalid webhook URL: {e}"))?;
-        self.policy.check_url(&parsed)?;
+    ) -> Result<u16, BackendError> {
+        let parsed =
+            url::Url::parse(url).map_err(|e| BackendError::new("invalid webhook URL", e))?;
+        self.policy.check_url(&parsed).map_err(BackendError::msg)?;
         let mut req = self
             .client
             .post(parsed)
@@ -50,21 +52,16 @@ impl WebhookTransport for HttpWebhookTransport {
         }
         let resp = req.send().await.map_err(|e| {
             if e.is_timeout() {
-                return "timed out".to_string();
+                return BackendError::msg("timed out");
             }
-            // The guard's refusal sits deep in the source chain of a connect error.
-            let mut text = e.to_string();
-            let mut cause = std::error::Error::source(&e);
-            while let Some(c) = cause {
-                text = format!("{text}: {c}");
-                cause = c.source();
-            }
-            text
+            // The guard's refusal sits deep in the source chain of a connect error; the
+            // error's Display shows the whole chain.
+            BackendError::new("sending the webhook", e)
         })?;
         if let Some(addr) = resp.remote_addr() {
             self.policy
                 .check(url, addr.ip())
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| BackendError::msg(e.to_string()))?;
         }
         Ok(resp.status().as_u16())
     }
@@ -91,7 +88,10 @@ mod tests {
                 .await
                 .unwrap_err();
             // Refused by the guard, not by a failed connection attempt.
-            assert!(err.contains("vto does not connect to"), "{url}: {err}");
+            assert!(
+                err.to_string().contains("vto does not connect to"),
+                "{url}: {err}"
+            );
         }
     }
 }

@@ -1,0 +1,110 @@
+//! Test doubles and helpers shared by the workspace's tests (feature `testing`; production code
+//! never imports it): engines that echo the person photo or never finish, and small valid
+//! PNGs and `data:` URLs to send as inputs.
+//!
+//! Every double says what it is in its [`Engine::name`], so a log or a metric line from a test
+//! never looks like a real renderer's.
+
+use std::io::Cursor;
+
+use async_trait::async_trait;
+use base64::Engine as _;
+
+use crate::engine::{Engine, EngineError, RenderInput, Rendered};
+
+/// TEST DOUBLE: "renders" by returning the person photo's bytes, optionally behind the
+/// marker `ECHO:` (so a test can tell a rendered result from its input). A product whose
+/// bytes are `fail` is rejected as a photo without a face (`processing_failed`).
+#[derive(Debug, Clone, Default)]
+pub struct EchoEngine {
+    marked: bool,
+}
+
+impl EchoEngine {
+    /// Returns the person photo unchanged (a valid image whenever the input is one).
+    pub fn new() -> Self {
+        Self { marked: false }
+    }
+
+    /// Returns `ECHO:` followed by the person photo's bytes.
+    pub fn marked() -> Self {
+        Self { marked: true }
+    }
+}
+
+#[async_trait]
+impl Engine for EchoEngine {
+    fn name(&self) -> &str {
+        "echo-test-engine"
+    }
+
+    async fn render(&self, input: RenderInput<'_>) -> Result<Rendered, EngineError> {
+        if input.product.bytes == b"fail" {
+            return Err(EngineError::processing("no face found in person_image"));
+        }
+        let mut image = if self.marked {
+            b"ECHO:".to_vec()
+        } else {
+            Vec::new()
+        };
+        image.extend_from_slice(&input.person.bytes);
+        Ok(Rendered {
+            image,
+            content_type: "image/png".into(),
+            metadata: serde_json::json!({}),
+        })
+    }
+}
+
+/// TEST DOUBLE: a render that never finishes (jobs stay `processing` until their deadline or
+/// a cancel; a benchmark of the API path keeps every job queued behind it).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NeverEngine;
+
+#[async_trait]
+impl Engine for NeverEngine {
+    fn name(&self) -> &str {
+        "never-test-engine"
+    }
+
+    async fn render(&self, _input: RenderInput<'_>) -> Result<Rendered, EngineError> {
+        std::future::pending().await
+    }
+}
+
+/// A `w`×`h` PNG of one colour.
+pub fn png(w: u32, h: u32, rgb: [u8; 3]) -> Vec<u8> {
+    let img = image::RgbImage::from_pixel(w, h, image::Rgb(rgb));
+    let mut out = Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(img)
+        .write_to(&mut out, image::ImageFormat::Png)
+        .expect("encoding a PNG in memory");
+    out.into_inner()
+}
+
+/// `bytes` as a base64 `data:` URL of media type `mime`.
+pub fn data_url(mime: &str, bytes: &[u8]) -> String {
+    format!(
+        "data:{mime};base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_png_decodes_to_its_size_and_colour_and_the_data_url_round_trips() {
+        let bytes = png(3, 2, [1, 2, 3]);
+        let img = image::load_from_memory(&bytes).unwrap().to_rgb8();
+        assert_eq!((img.width(), img.height()), (3, 2));
+        assert_eq!(img.get_pixel(2, 1).0, [1, 2, 3]);
+        let url = data_url("image/png", &bytes);
+        let b64 = url.strip_prefix("data:image/png;base64,").unwrap();
+        let back = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap();
+        assert_eq!(back, bytes);
+    }
+}
