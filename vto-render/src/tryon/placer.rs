@@ -8,8 +8,8 @@
 //! [`ProductInput`], place it, rasterize the scene over the photo (or return the photo as it
 //! is when there is nothing to draw), and pair the image with the metadata in a [`Look`].
 //!
-//! Head-worn categories build their scene with [`crate::scene::head::HeadScene`] on the face
-//! [`worn_face`] returns.
+//! Head-worn categories build their scene with [`crate::scene::head_scene::HeadScene`] on
+//! the face [`worn_face`] returns.
 
 use image::RgbaImage;
 use vto_core::Category;
