@@ -7,7 +7,8 @@
 
 use std::path::PathBuf;
 
-use vto_render::product::sample::{write_obj, SampleFrame};
+use vto_render::product::write::write_obj;
+use vto_render::samples::product::eyewear::SampleFrame;
 
 fn main() -> std::io::Result<()> {
     let out = std::env::args()

@@ -97,7 +97,7 @@ pub fn playground_samples(models_dir: &Path) -> Vec<vto_server::playground::Samp
         })
         .collect();
     samples.extend(
-        vto_render::product::catalog::all()
+        vto_render::samples::product::catalog::all()
             .into_iter()
             .map(|item| Sample {
                 id: item.id,

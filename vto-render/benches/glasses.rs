@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use vto_render::engine::{encode_png, Renderer};
-use vto_render::product::sample::SampleFrame;
+use vto_render::samples::product::eyewear::SampleFrame;
 use vto_render::tryon::eyewear::{self, Eyewear};
 
 fn workspace() -> PathBuf {
@@ -105,7 +105,7 @@ fn main() {
         let t = Instant::now();
         renderer
             .rasterizer()
-            .render(&photo, &prepared.scene)
+            .render(&photo, prepared.scene.as_ref().expect("a scene"))
             .expect("render");
         gpu.push(t.elapsed());
     }

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use vto_render::engine::{default_models_dir, Renderer};
-use vto_render::product::sample::SampleFrame;
+use vto_render::samples::product::eyewear::SampleFrame;
 use vto_render::tryon::Eyewear;
 
 fn escape(s: &str) -> String {

@@ -25,7 +25,7 @@ use std::time::Instant;
 use image::imageops::FilterType;
 use image::{Rgba, RgbaImage};
 use vto_render::engine::{default_models_dir, encode_png, Renderer};
-use vto_render::product::sample_jewelry::SampleJewel;
+use vto_render::samples::product::jewelry::SampleJewel;
 use vto_render::tryon::jewelry::hand;
 use vto_render::tryon::jewelry::kind::kind_of;
 use vto_render::tryon::{Jewelry, Options};
@@ -307,30 +307,35 @@ fn main() {
                 )
                 .expect("placement");
                 place_times.push(t.elapsed().as_secs_f64() * 1e3);
-                let (img, stats) = raster.render(&photo, &prepared.scene).expect("render");
+                let (img, stats) = raster
+                    .render(&photo, prepared.scene.as_ref().expect("a scene"))
+                    .expect("render");
                 times.push(t.elapsed().as_secs_f64() * 1e3);
                 last = Some((prepared, img, stats));
             }
             let (prepared, img, stats) = last.expect("five runs");
+            let scene = prepared.scene.as_ref().expect("a scene");
             raster_ms.push((
                 format!(
                     "{} {} (placement {:.1} ms, roi {:?}, ss {})",
                     pose.name,
                     jewel.name(),
                     median(place_times),
-                    prepared.scene.roi,
-                    prepared.scene.ss
+                    scene.roi,
+                    scene.ss
                 ),
                 median(times),
             ));
             let file = format!("{}_{}.png", pose.name, jewel.name());
             img.save(out.join(&file)).expect("write");
             let zname = format!("{}_{}_zoom.png", pose.name, jewel.name());
-            zoom(&img, prepared.scene.roi)
-                .save(out.join(&zname))
-                .expect("write");
-            let meta = serde_json::to_string_pretty(&hand::metadata(&prepared, &stats))
-                .unwrap_or_default();
+            zoom(&img, scene.roi).save(out.join(&zname)).expect("write");
+            let meta = serde_json::to_string_pretty(&hand::metadata(
+                &prepared.placement,
+                Some(scene),
+                &stats,
+            ))
+            .unwrap_or_default();
             let _ = write!(
                 html,
                 "<tr><td colspan=3><h3>{} · {}</h3></td></tr><tr><td><img src=\"{input_name}\"></td>\

@@ -16,8 +16,8 @@ use std::time::Instant;
 use image::imageops::FilterType;
 use image::{Rgba, RgbaImage};
 use vto_render::engine::{default_models_dir, encode_png, Renderer};
-use vto_render::product::sample_hats::SampleHat;
-use vto_render::product::sample_jewelry::SampleJewel;
+use vto_render::samples::product::hats::SampleHat;
+use vto_render::samples::product::jewelry::SampleJewel;
 use vto_render::tryon::jewelry::{collar, necklace};
 use vto_render::tryon::{Hats, Jewelry, TryOn};
 

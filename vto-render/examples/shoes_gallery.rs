@@ -14,8 +14,8 @@ use image::{Rgba, RgbaImage};
 use vto_render::engine::{default_models_dir, Renderer};
 use vto_render::gpu::GpuContext;
 use vto_render::math::Vec2;
-use vto_render::product::shoe_sample::SampleShoe;
 use vto_render::raster::Rasterizer;
+use vto_render::samples::product::shoes::SampleShoe;
 use vto_render::tryon::shoes::{self, Shoes};
 use vto_render::tryon::Options;
 use vto_render::vision::{Body, Detection, Mask, PoseKeypoint, RotatedRect};
@@ -180,23 +180,25 @@ fn bench(raster: &Rasterizer, renderer: &Renderer, out: &std::path::Path) {
             5,
         );
         let prepared = shoes::prepare(&photo, &b, &product, &options).expect("prepare");
+        let drawn = prepared.photo.as_ref().expect("a photo");
+        let scene = prepared.scene.as_ref().expect("a scene");
         let draw = median_ms(
             || {
-                let _ = raster.render(&prepared.photo, &prepared.scene);
+                let _ = raster.render(drawn, scene);
             },
             5,
         );
-        if let Ok((img, _)) = raster.render(&prepared.photo, &prepared.scene) {
+        if let Ok((img, _)) = raster.render(drawn, scene) {
             let _ = img.save(out.join(format!("drawn-{}.png", shoe.name())));
         }
-        let roi = prepared.scene.roi;
+        let roi = scene.roi;
         println!(
             "bench 1024²: {} shoes stage {prep:.1} ms + rasterizer {draw:.1} ms (ROI {}×{}, {}× supersampling, {} triangles)",
             shoe.name(),
             roi[2],
             roi[3],
-            prepared.scene.ss * prepared.scene.ss,
-            prepared.scene.product.triangles.len()
+            scene.ss * scene.ss,
+            scene.product.triangles.len()
         );
     }
 }
@@ -260,11 +262,13 @@ fn main() {
             let product = shoe.product();
             let prepared = shoes::prepare(&photo, &b, &product, &Options::default())
                 .unwrap_or_else(|e| panic!("{e}"));
-            let mut scene = prepared.scene.clone();
+            let mut scene = prepared.scene.clone().expect("a scene");
             if std::env::var_os("SHOES_NO_OCCLUDERS").is_some() {
                 scene.occluders.clear();
             }
-            let (img, _) = raster.render(&prepared.photo, &scene).expect("render");
+            let (img, _) = raster
+                .render(prepared.photo.as_ref().expect("a photo"), &scene)
+                .expect("render");
             let name = format!("studio-{}-{view}.png", shoe.name());
             img.save(out.join(&name)).expect("save");
             let _ = write!(html, "<td><img src={name}><br>{} {view}</td>", shoe.name());

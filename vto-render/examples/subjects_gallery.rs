@@ -20,7 +20,7 @@ use vto_render::engine::{default_models_dir, Renderer};
 use vto_render::garment::sample::SampleGarment;
 use vto_render::garment::sample_lower::SampleLower;
 use vto_render::math::Vec2;
-use vto_render::product::shoe_sample::SampleShoe;
+use vto_render::samples::product::shoes::SampleShoe;
 use vto_render::testkit::{self, BaseBody, Subject};
 use vto_render::tryon::{Needs, Person};
 

@@ -24,6 +24,17 @@
 //! [`engine::builtin`] returns the `Engines` of every built-in category; the `vto` binary
 //! passes them to the server.
 //!
+//! ## A 3D try-on (eyewear, hats, jewelry, shoes), module by module
+//! [`engine`] → [`product`] (the model's bytes become a [`product::Product`]: triangles,
+//! materials, and the file's [`product::ProductMeta`] parsed once) → [`vision`] (the face,
+//! body or hands the category's [`tryon::Needs`] ask for) → [`tryon::placer`] (the one
+//! adapter: it hands the model to the category's [`tryon::Placer::place`] in
+//! [`tryon::eyewear`], [`tryon::hats`], [`tryon::jewelry`] or [`tryon::shoes`]) → [`scene`]
+//! (the category's placement in camera space: [`scene::head_scene::HeadScene`] for the
+//! head-worn ones, lights, occluders, and [`scene::SceneBuilder`] into a [`raster::Scene`])
+//! → [`raster`] ([`raster::Rasterizer::render`] over the photo) → back in [`tryon::placer`]
+//! (the category's metadata, a [`tryon::Look`]) → [`engine`] (PNG and timings).
+//!
 //! ## Design decisions
 //! - **One device per process** ([`gpu::GpuContext::shared`]): device creation costs ~250 ms
 //!   on lavapipe. A real GPU is preferred; `VTO_WGPU_BACKEND` / `VTO_WGPU_ADAPTER` override;
@@ -37,8 +48,12 @@
 //!   [`image_ops`]. Models are fetched and SHA-256-checked by [`models`].
 //! - **Products are real 3D** ([`product`], [`scene`], [`raster`], [`tryon`]): glTF/OBJ placed
 //!   with the person's pose, rasterized with 32-bit atomic depth, occluders and photo-matched
-//!   shading. A category is one module implementing [`tryon::TryOn`]; [`engine`] is the one
+//!   shading. A category is one module implementing [`tryon::TryOn`] (a 3D category only
+//!   [`tryon::Placer`]: where its product goes and what hides it); [`engine`] is the one
 //!   generic adapter around them.
+//! - **Samples are not the library**: the procedural sample products and drawn figures live in
+//!   `samples`, behind the cargo feature `samples` (the `vto` binary's playground, the tests,
+//!   examples and benches turn it on); nothing in the loading or rendering code imports them.
 //! - **One maths module** ([`math`], on `glam`), **one GPU kernel helper** (pipelines,
 //!   buffers, dispatch and readback on [`gpu::GpuContext`]) and **one shader table**
 //!   ([`shaders`]): one WGSL kernel per file under `shaders/`, every one validated by naga in
@@ -47,7 +62,8 @@
 //! ## Main types
 //! [`gpu::GpuContext`], [`tflite::Model`] / [`tflite::Executor`], [`vision::Vision`],
 //! [`vision::InspectReport`], [`engine::Renderer`], [`engine::BuiltinEngine`],
-//! [`tryon::TryOn`], [`scene::SceneBuilder`], [`raster::Rasterizer`].
+//! [`tryon::TryOn`], [`tryon::Placer`], [`product::ProductMeta`], [`scene::SceneBuilder`],
+//! [`raster::Rasterizer`].
 
 pub mod engine;
 pub mod garment;

@@ -15,14 +15,16 @@ use image::RgbaImage;
 use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, RequestId};
 use vto_render::engine::{encode_png, BuiltinEngine, Renderer};
 use vto_render::gpu::GpuContext;
-use vto_render::product::sample::{write_glb, SampleFrame};
+use vto_render::product::write::write_glb;
 use vto_render::product::{self, AlphaMode};
 use vto_render::raster::{
     cpu_ids, Lighting, Mesh, RasterMaterial, RasterVertex, Rasterizer, Scene, Shadow, Transparency,
 };
+use vto_render::samples::product::eyewear::SampleFrame;
 use vto_render::scene::camera::HeadCamera;
 use vto_render::scene::light;
-use vto_render::tryon::eyewear::{self, Eyewear, Fit, Prepared};
+use vto_render::tryon::eyewear::{self, Eyewear, EyewearPlacement, Fit};
+use vto_render::tryon::Placed;
 use vto_render::tryon::{Options, TryOn};
 use vto_render::vision::Face;
 
@@ -87,8 +89,8 @@ fn dist(a: [f32; 2], b: [f32; 2]) -> f32 {
 }
 
 /// Output pixels (x, y) covered by any product sample (opaque or lens), from the CPU reference.
-fn footprint(p: &Prepared, width: u32, height: u32) -> (Vec<bool>, Vec<u8>) {
-    let s = &p.scene;
+fn footprint(p: &Placed<EyewearPlacement>, width: u32, height: u32) -> (Vec<bool>, Vec<u8>) {
+    let s = p.scene.as_ref().expect("a scene");
     let (ids, _) = cpu_ids(s);
     let [x0, y0, w, _h] = s.roi;
     let ww = (w * s.ss) as usize;
@@ -331,7 +333,10 @@ fn sample_frames_sit_on_the_astronaut() {
             );
         }
 
-        let (out, stats) = r.rasterizer().render(&photo, &prepared.scene).unwrap();
+        let (out, stats) = r
+            .rasterizer()
+            .render(&photo, prepared.scene.as_ref().expect("a scene"))
+            .unwrap();
         assert_eq!(out.dimensions(), photo.dimensions(), "{name}");
         assert!(
             stats.occluded_fragments > 0,
@@ -344,7 +349,7 @@ fn sample_frames_sit_on_the_astronaut() {
 
         // Pixels farther than the shadow's reach from the footprint are untouched.
         let (covered, _) = footprint(&prepared, photo.width(), photo.height());
-        let margin = prepared.scene.shadow.reach() as i64 + 1;
+        let margin = prepared.scene.as_ref().expect("a scene").shadow.reach() as i64 + 1;
         let near = dilate(&covered, photo.width(), photo.height(), margin);
         let mut changed_inside = 0;
         for (i, (a, b)) in out.pixels().zip(photo.pixels()).enumerate() {
@@ -360,7 +365,10 @@ fn sample_frames_sit_on_the_astronaut() {
         );
 
         // Same input, same output.
-        let (again, stats2) = r.rasterizer().render(&photo, &prepared.scene).unwrap();
+        let (again, stats2) = r
+            .rasterizer()
+            .render(&photo, prepared.scene.as_ref().expect("a scene"))
+            .unwrap();
         assert!(again == out, "{name}: a second render differs");
         assert_eq!(stats, stats2);
     }
@@ -386,10 +394,13 @@ fn lens_check_model(name: &str, model: &[u8], expect: Transparency) -> RgbaImage
         &Options::default(),
     )
     .unwrap();
-    assert_eq!(prepared.scene.transparency, expect);
+    assert_eq!(
+        prepared.scene.as_ref().expect("a scene").transparency,
+        expect
+    );
     let (out, _) = renderer()
         .rasterizer()
-        .render(&photo, &prepared.scene)
+        .render(&photo, prepared.scene.as_ref().expect("a scene"))
         .unwrap();
     let (_, lens_only) = footprint(&prepared, photo.width(), photo.height());
     let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -465,7 +476,7 @@ fn a_model_in_other_units_is_auto_fitted_and_says_so() {
     }
     let (_, stats) = renderer()
         .rasterizer()
-        .render(&photo, &prepared.scene)
+        .render(&photo, prepared.scene.as_ref().expect("a scene"))
         .unwrap();
     let meta = eyewear::metadata(Eyewear::Glasses, &prepared, &stats, face);
     assert_eq!(meta["fit"], "auto_fit");
@@ -668,7 +679,7 @@ fn every_alpha_mode_and_format_loads() {
     assert_eq!(p.format, product::Format::Gltf);
     assert!(p.materials.iter().any(|m| m.alpha_mode == AlphaMode::Blend));
     assert!(p.materials.iter().any(|m| m.base_color_texture.is_some()));
-    let obj = vto_render::product::sample::write_obj(&SampleFrame::RoundBlack.product());
+    let obj = vto_render::product::write::write_obj(&SampleFrame::RoundBlack.product());
     let o = product::load(obj.as_bytes()).unwrap();
     assert_eq!(o.format, product::Format::Obj);
     assert_eq!(
@@ -939,7 +950,7 @@ fn edit_glb(glb: &[u8], edit: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
 /// and lenses made with `KHR_materials_transmission` over a near-black base colour (plus
 /// `KHR_materials_volume`, which vto ignores).
 fn shop_style_sunglasses() -> Vec<u8> {
-    use vto_render::product::sample::write_glb;
+    use vto_render::product::write::write_glb;
     let frame = SampleFrame::AviatorGoldTinted.product();
     let tortoise = SampleFrame::RectTortoise.product();
     let (lo, _) = frame.bounds();

@@ -12,10 +12,11 @@ use std::sync::{Arc, OnceLock};
 use image::RgbaImage;
 use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, RequestId};
 use vto_render::engine::{encode_png, BuiltinEngine, Renderer};
-use vto_render::product::sample_hats::SampleHat;
 use vto_render::raster::cpu_ids;
+use vto_render::samples::product::hats::SampleHat;
 use vto_render::tryon::hats::fit::{HatKind, HEAD_BREADTH_PER_FACE_WIDTH};
-use vto_render::tryon::hats::{self, Prepared};
+use vto_render::tryon::hats::{self, HatPlacement};
+use vto_render::tryon::Placed;
 use vto_render::tryon::{Hats, Options, Person, TryOn};
 
 fn models_dir() -> PathBuf {
@@ -58,7 +59,7 @@ fn person(name: &'static str) -> &'static Person {
     p
 }
 
-fn prepare(p: &Person, hat: SampleHat) -> Prepared {
+fn prepare(p: &Person, hat: SampleHat) -> Placed<HatPlacement> {
     let face = &p.face.as_ref().unwrap().face;
     hats::prepare(
         &p.photo,
@@ -132,8 +133,8 @@ fn the_opening_sits_above_the_forehead_and_is_as_wide_as_the_head() {
 }
 
 /// Output pixels covered by any product sample, from the CPU reference.
-fn footprint(p: &Prepared, width: u32, height: u32) -> Vec<bool> {
-    let s = &p.scene;
+fn footprint(p: &Placed<HatPlacement>, width: u32, height: u32) -> Vec<bool> {
+    let s = p.scene.as_ref().expect("a scene");
     let (ids, _) = cpu_ids(s);
     let [x0, y0, w, _] = s.roi;
     let ww = (w * s.ss) as usize;
@@ -160,13 +161,13 @@ fn only_the_footprint_and_its_shadow_change_and_the_forehead_darkens() {
         let prepared = prepare(p, hat);
         let (out, stats) = renderer()
             .rasterizer()
-            .render(&p.photo, &prepared.scene)
+            .render(&p.photo, prepared.scene.as_ref().expect("a scene"))
             .unwrap();
         assert_eq!(out.dimensions(), p.photo.dimensions());
         assert!(stats.occluded_fragments > 0, "the head hides the back");
         assert!(stats.drawn_fragments > 1000);
         let covered = footprint(&prepared, w, h);
-        let reach = prepared.scene.shadow.reach() as i64 + 1;
+        let reach = prepared.scene.as_ref().expect("a scene").shadow.reach() as i64 + 1;
         let mut near = vec![false; covered.len()];
         for y in 0..h as i64 {
             for x in 0..w as i64 {

@@ -19,10 +19,11 @@ use std::sync::Arc;
 use image::{Rgba, RgbaImage};
 use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, RequestId};
 use vto_render::engine::{encode_png, BuiltinEngine, Renderer};
-use vto_render::product::sample_jewelry::SampleJewel;
+use vto_render::samples::product::jewelry::SampleJewel;
 use vto_render::tryon::jewelry::earrings::{LOBE_BELOW_CM, LOBE_OUT_CM};
 use vto_render::tryon::jewelry::necklace::NeckSource;
-use vto_render::tryon::jewelry::{self, Prepared, Worn, CANONICAL_FACE_WIDTH_CM};
+use vto_render::tryon::jewelry::{self, HeadJewel, Worn, CANONICAL_FACE_WIDTH_CM};
+use vto_render::tryon::Placed;
 use vto_render::tryon::{Jewelry, Options, Person, TryOn};
 
 fn models_dir() -> PathBuf {
@@ -53,7 +54,7 @@ fn see(photo: &RgbaImage) -> Person {
     p
 }
 
-fn prepare(p: &Person, jewel: SampleJewel) -> Prepared {
+fn prepare(p: &Person, jewel: SampleJewel) -> Placed<HeadJewel> {
     jewelry::prepare(
         &p.photo,
         &p.face.as_ref().unwrap().face,
@@ -87,7 +88,7 @@ fn earrings_hang_from_each_lobe_of_a_frontal_face() {
             SampleJewel::DropSapphire,
         ] {
             let prepared = prepare(&p, jewel);
-            let Worn::Ears(ears) = &prepared.worn else {
+            let Worn::Ears(ears) = &prepared.placement.worn else {
                 panic!("earrings")
             };
             assert_eq!(ears.len(), 2);
@@ -120,7 +121,7 @@ fn an_ear_turned_away_shows_no_earring() {
     // camera.png: the photographer's head is turned about 50° to the side.
     let p = see(&photo("camera.png"));
     let prepared = prepare(&p, SampleJewel::HoopGold);
-    let Worn::Ears(ears) = &prepared.worn else {
+    let Worn::Ears(ears) = &prepared.placement.worn else {
         panic!("earrings")
     };
     let visible: Vec<bool> = ears.iter().map(|e| e.visible).collect();
@@ -151,7 +152,7 @@ fn drops_hang_down_in_the_photo_when_the_head_tilts() {
         .yaw_pitch_roll_deg[2];
     assert!(roll.abs() > 12.0, "the head is rolled ({roll}°)");
     let prepared = prepare(&p, SampleJewel::DropSapphire);
-    let Worn::Ears(ears) = &prepared.worn else {
+    let Worn::Ears(ears) = &prepared.placement.worn else {
         panic!("earrings")
     };
     let scene = prepared.scene.as_ref().unwrap();
@@ -193,7 +194,7 @@ fn the_pendant_rests_on_the_midline_below_the_chin() {
         let prepared = prepare(&p, SampleJewel::NecklacePendant);
         let Worn::Neck {
             neck, pendant_px, ..
-        } = &prepared.worn
+        } = &prepared.placement.worn
         else {
             panic!("a necklace")
         };
@@ -234,7 +235,7 @@ fn the_pendant_hangs_on_the_necks_midline_not_the_shoulders_middle() {
         let prepared = prepare(&p, SampleJewel::NecklacePendant);
         let Worn::Neck {
             neck, pendant_px, ..
-        } = &prepared.worn
+        } = &prepared.placement.worn
         else {
             panic!("a necklace")
         };
@@ -269,7 +270,7 @@ fn the_chain_stays_in_the_collars_opening_not_over_the_lapels() {
         pendant_px,
         squeeze,
         ..
-    } = &prepared.worn
+    } = &prepared.placement.worn
     else {
         panic!("a necklace")
     };
@@ -318,7 +319,7 @@ fn the_pendant_hangs_as_far_as_its_chain_allows() {
         let p = see(&photo(name));
         let lm = &p.face.as_ref().unwrap().face.landmarks;
         let prepared = prepare(&p, SampleJewel::NecklacePendant);
-        let Worn::Neck { pendant_px, .. } = &prepared.worn else {
+        let Worn::Neck { pendant_px, .. } = &prepared.placement.worn else {
             panic!("a necklace")
         };
         // The face's width is the ruler (13.2 cm on an adult); the face's vertical gives
@@ -347,7 +348,7 @@ fn a_portrait_cropped_at_the_chest_still_gets_its_necklace() {
     let crop = image::imageops::crop_imm(&full, 60, 60, 400, 400).to_image();
     let p = see(&crop);
     let prepared = prepare(&p, SampleJewel::NecklacePendant);
-    let Worn::Neck { pendant_px, .. } = &prepared.worn else {
+    let Worn::Neck { pendant_px, .. } = &prepared.placement.worn else {
         panic!("a necklace")
     };
     let lm = &p.face.as_ref().unwrap().face.landmarks;

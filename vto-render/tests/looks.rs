@@ -15,10 +15,10 @@ use image::{Rgba, RgbaImage};
 use vto_render::engine::Renderer;
 use vto_render::gpu::GpuContext;
 use vto_render::math::{Mat3, Vec3};
-use vto_render::product::sample_hats::SampleHat;
-use vto_render::product::sample_jewelry::SampleJewel;
 use vto_render::product::Product;
 use vto_render::raster::{cpu_ids, Rasterizer, Scene};
+use vto_render::samples::product::hats::SampleHat;
+use vto_render::samples::product::jewelry::SampleJewel;
 use vto_render::scene::camera::PhotoCamera;
 use vto_render::scene::{light, SceneBuilder};
 use vto_render::tryon::jewelry::{self, Worn};
@@ -382,7 +382,7 @@ fn the_caps_crown_and_visor_meet_without_a_crack() {
             &Options::default(),
         )
         .unwrap();
-        let s = &prepared.scene;
+        let s = prepared.scene.as_ref().expect("a scene");
         let found = cracks(s, 2 * s.ss as usize);
         assert!(
             found.len() <= 2,
@@ -406,7 +406,7 @@ fn studs_are_real_size_and_readable() {
         &Options::default(),
     )
     .unwrap();
-    let Worn::Ears(ears) = &prepared.worn else {
+    let Worn::Ears(ears) = &prepared.placement.worn else {
         panic!("studs are worn on the ears")
     };
     assert!(!ears.is_empty());
@@ -458,7 +458,11 @@ fn a_necklace_goes_under_the_collar() {
         &Options::default(),
     )
     .unwrap();
-    assert!(prepared.collar_px > 500, "collar {} px", prepared.collar_px);
+    assert!(
+        prepared.placement.collar_px > 500,
+        "collar {} px",
+        prepared.placement.collar_px
+    );
     let s = prepared.scene.as_ref().expect("a necklace");
     let (out, _) = renderer().rasterizer().render(&p.photo, s).unwrap();
     dump(&out, "necklace_gh");
@@ -499,7 +503,10 @@ fn a_necklace_goes_under_the_collar() {
         &Options::default(),
     )
     .unwrap();
-    assert_eq!(grey_necklace.collar_px, 0, "camera.png is grey-scale");
+    assert_eq!(
+        grey_necklace.placement.collar_px, 0,
+        "camera.png is grey-scale"
+    );
     // Drawn over the collar, 74 samples lie on it; hidden under it, the chain's anti-aliased
     // edges leave about 15 (31 with the drape shortened to the chain's 42 cm).
     assert!(

@@ -20,10 +20,11 @@ use image::{Rgba, RgbaImage};
 use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, RequestId};
 use vto_render::engine::{encode_png, BuiltinEngine, Renderer};
 use vto_render::gpu::GpuContext;
-use vto_render::product::sample_jewelry::SampleJewel;
 use vto_render::raster::{RasterStats, Rasterizer};
-use vto_render::tryon::jewelry::hand::{self, HandPrepared, SideSource};
+use vto_render::samples::product::jewelry::SampleJewel;
+use vto_render::tryon::jewelry::hand::{self, HandJewel, SideSource};
 use vto_render::tryon::jewelry::kind::kind_of;
+use vto_render::tryon::Placed;
 use vto_render::tryon::{Jewelry, Options, TryOnError};
 use vto_render::vision::{Body, Detection, Hand, Handedness, Mask, PoseKeypoint, RotatedRect};
 
@@ -209,7 +210,7 @@ fn prepare(
     hands: &[Hand],
     body: Option<&Body>,
     jewel: SampleJewel,
-) -> Result<HandPrepared, TryOnError> {
+) -> Result<Placed<HandJewel>, TryOnError> {
     let product = jewel.product();
     hand::prepare(
         photo,
@@ -226,11 +227,13 @@ fn prepare(
 fn render(
     r: &Rasterizer,
     photo: &RgbaImage,
-    prepared: &HandPrepared,
+    prepared: &Placed<HandJewel>,
 ) -> (RgbaImage, RasterStats, Vec<[f32; 2]>) {
-    let (out, stats) = r.render(photo, &prepared.scene).unwrap();
+    let (out, stats) = r
+        .render(photo, prepared.scene.as_ref().expect("a scene"))
+        .unwrap();
     assert_eq!(out.dimensions(), photo.dimensions());
-    let roi = prepared.scene.roi;
+    let roi = prepared.scene.as_ref().expect("a scene").roi;
     let mut changed = Vec::new();
     for (x, y, px) in out.enumerate_pixels() {
         if px != photo.get_pixel(x, y) {
@@ -263,7 +266,7 @@ fn the_ring_sits_on_the_ring_finger_between_its_knuckles() {
         let hands = [Hand::from_landmarks(lm.clone(), Handedness::Left)];
         let prepared = prepare(&photo, &hands, None, SampleJewel::RingSolitaire).unwrap();
         let (mcp, pip) = ([lm[13][0], lm[13][1]], [lm[14][0], lm[14][1]]);
-        let (off, t) = dist_to_segment(prepared.worn.anchor_px.to_array(), mcp, pip);
+        let (off, t) = dist_to_segment(prepared.placement.worn.anchor_px.to_array(), mcp, pip);
         assert!(
             off < 1.0,
             "{angle}: the anchor is {off} px off the finger's axis"
@@ -282,16 +285,16 @@ fn the_ring_sits_on_the_ring_finger_between_its_knuckles() {
         // finger width of the axis, between the knuckles.
         let (off, t) = dist_to_segment(centroid(&changed), mcp, pip);
         assert!(
-            off < 0.5 * prepared.worn.width_px,
+            off < 0.5 * prepared.placement.worn.width_px,
             "{angle}: centroid {off} px off"
         );
         assert!((0.1..=0.8).contains(&t), "{angle}: centroid at {t}");
         // As wide as the finger and a band's thickness, no more: every drawn pixel (the
         // shadow aside) is within 1.6 finger widths of the anchor.
-        let a = prepared.worn.anchor_px;
+        let a = prepared.placement.worn.anchor_px;
         let far = changed
             .iter()
-            .filter(|p| (a.x - p[0]).hypot(a.y - p[1]) > 1.6 * prepared.worn.width_px)
+            .filter(|p| (a.x - p[0]).hypot(a.y - p[1]) > 1.6 * prepared.placement.worn.width_px)
             .count();
         assert!(
             far * 20 < changed.len(),
@@ -317,9 +320,11 @@ fn the_stone_faces_the_camera_on_the_back_of_the_hand_and_hides_on_the_palm() {
     let depth_of_stone = |side| {
         let hands = [Hand::from_landmarks(lm.clone(), side)];
         let p = prepare(&photo, &hands, None, SampleJewel::RingSolitaire).unwrap();
-        let v = &p.scene.product.vertices;
+        let v = &p.scene.as_ref().expect("a scene").product.vertices;
         let stone: Vec<f32> = p
             .scene
+            .as_ref()
+            .expect("a scene")
             .product
             .triangles
             .iter()
@@ -330,6 +335,8 @@ fn the_stone_faces_the_camera_on_the_back_of_the_hand_and_hides_on_the_palm() {
         // would pull a mean towards the stone).
         let metal = p
             .scene
+            .as_ref()
+            .expect("a scene")
             .product
             .triangles
             .iter()
@@ -381,14 +388,19 @@ fn prongs_hold_the_stone_on_the_back_of_the_hand() {
         let (photo, _) = draw(&lm, [lm[0][0], 700.0]);
         let hands = [Hand::from_landmarks(lm.clone(), Handedness::Left)];
         let p = prepare(&photo, &hands, None, SampleJewel::RingSolitaire).unwrap();
-        let mut metal_only = p.scene.clone();
+        let mut metal_only = p.scene.clone().expect("a scene");
         metal_only.product.triangles.retain(|t| t[3] == 0);
         let (out, _) = r.render(&photo, &metal_only).unwrap();
         // The stone's outline from its projected vertices (material 1).
-        let (ss, roi) = (p.scene.ss as f32, p.scene.roi);
-        let v = &p.scene.product.vertices;
+        let (ss, roi) = (
+            p.scene.as_ref().expect("a scene").ss as f32,
+            p.scene.as_ref().expect("a scene").roi,
+        );
+        let v = &p.scene.as_ref().expect("a scene").product.vertices;
         let stone: Vec<[f32; 2]> = p
             .scene
+            .as_ref()
+            .expect("a scene")
             .product
             .triangles
             .iter()
@@ -446,15 +458,22 @@ fn the_bracelet_sits_at_the_wrist_up_the_forearm_and_hangs_with_gravity() {
     let b = body(&[(13, [320.0, 760.0]), (15, [320.0, 565.0])], mask);
     let hands = [Hand::from_landmarks(lm.clone(), Handedness::Left)];
     let p = prepare(&photo, &hands, Some(&b), SampleJewel::BangleSilver).unwrap();
-    assert!(p.worn.forearm_from_elbow);
-    assert_eq!(p.worn.side, Handedness::Left);
-    assert_eq!(p.worn.side_source, SideSource::Body);
+    assert!(p.placement.worn.forearm_from_elbow);
+    assert_eq!(p.placement.worn.side, Handedness::Left);
+    assert_eq!(p.placement.worn.side_source, SideSource::Body);
     // The forearm is drawn 96 px wide: the mask measures it.
-    assert!(p.worn.width_from_mask);
-    assert!((p.worn.width_px - 96.0).abs() < 6.0, "{}", p.worn.width_px);
-    let a = p.worn.anchor_px;
+    assert!(p.placement.worn.width_from_mask);
+    assert!(
+        (p.placement.worn.width_px - 96.0).abs() < 6.0,
+        "{}",
+        p.placement.worn.width_px
+    );
+    let a = p.placement.worn.anchor_px;
     assert!((a.x - 320.0).abs() < 3.0, "{a}");
-    assert!(a.y > 560.0 && a.y < 560.0 + 0.6 * p.worn.width_px, "{a}");
+    assert!(
+        a.y > 560.0 && a.y < 560.0 + 0.6 * p.placement.worn.width_px,
+        "{a}"
+    );
     let (_, stats, changed) = render(&r, &photo, &p);
     assert!(changed.len() > 500, "drawn ({} px)", changed.len());
     assert!(
@@ -466,9 +485,9 @@ fn the_bracelet_sits_at_the_wrist_up_the_forearm_and_hangs_with_gravity() {
     let span =
         xs.iter().cloned().fold(f32::MIN, f32::max) - xs.iter().cloned().fold(f32::MAX, f32::min);
     assert!(
-        (1.0..=1.6).contains(&(span / p.worn.width_px)),
+        (1.0..=1.6).contains(&(span / p.placement.worn.width_px)),
         "span {span} vs wrist {}",
-        p.worn.width_px
+        p.placement.worn.width_px
     );
 
     // Hand pointing right, the forearm level to its left: without a body the hand's axis
@@ -477,8 +496,8 @@ fn the_bracelet_sits_at_the_wrist_up_the_forearm_and_hangs_with_gravity() {
     let (photo, _) = draw(&lm, [0.0, lm[0][1]]);
     let hands = [Hand::from_landmarks(lm.clone(), Handedness::Left)];
     let p = prepare(&photo, &hands, None, SampleJewel::BangleSilver).unwrap();
-    assert!(!p.worn.forearm_from_elbow && !p.worn.width_from_mask);
-    let a = p.worn.anchor_px;
+    assert!(!p.placement.worn.forearm_from_elbow && !p.placement.worn.width_from_mask);
+    let a = p.placement.worn.anchor_px;
     assert!(a.x < lm[0][0] - 5.0, "up the forearm (to the left): {a}");
     assert!(
         a.y > lm[0][1] + 2.0,

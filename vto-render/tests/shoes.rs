@@ -14,11 +14,12 @@ use image::{Rgba, RgbaImage};
 use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, RequestId};
 use vto_render::engine::{BuiltinEngine, Renderer};
 use vto_render::gpu::GpuContext;
-use vto_render::product::sample::write_gltf_embedded;
-use vto_render::product::shoe_sample::SampleShoe;
+use vto_render::product::write::write_gltf_embedded;
 use vto_render::product::{self, Primitive, Product};
 use vto_render::raster::{RasterStats, Rasterizer};
-use vto_render::tryon::shoes::{self, Prepared, Shoes};
+use vto_render::samples::product::shoes::SampleShoe;
+use vto_render::tryon::shoes::{self, Shoes, ShoesPlacement};
+use vto_render::tryon::Placed;
 use vto_render::tryon::{Options, TryOnError};
 use vto_render::vision::{Body, Detection, Mask, PoseKeypoint, RotatedRect};
 
@@ -164,18 +165,21 @@ fn render(
     photo: &RgbaImage,
     body: &Body,
     product: &Product,
-) -> (Prepared, RgbaImage, RasterStats) {
+) -> (Placed<ShoesPlacement>, RgbaImage, RasterStats) {
     let prepared =
         shoes::prepare(photo, body, product, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
     let (image, stats) = raster
-        .render(&prepared.photo, &prepared.scene)
+        .render(
+            prepared.photo.as_ref().expect("a photo"),
+            prepared.scene.as_ref().expect("a scene"),
+        )
         .expect("render");
     (prepared, image, stats)
 }
 
 /// Whether the product covers the pixel `(x, y)` (any of its samples) in the scene's ids.
-fn covered(raster: &Rasterizer, prepared: &Prepared, pts: &[[f32; 2]]) -> Vec<bool> {
-    let scene = &prepared.scene;
+fn covered(raster: &Rasterizer, prepared: &Placed<ShoesPlacement>, pts: &[[f32; 2]]) -> Vec<bool> {
+    let scene = prepared.scene.as_ref().expect("a scene");
     let (ids, _) = raster.ids(scene).expect("ids");
     let [x0, y0, w, h] = scene.roi;
     let ss = scene.ss;
@@ -208,13 +212,14 @@ fn each_visible_foot_wears_the_shoe_over_its_heel_and_toe() {
         let (photo, body) = scene(&pts);
         for shoe in [SampleShoe::Sneaker, SampleShoe::Boot] {
             let (prepared, image, _) = render(&raster, &photo, &body, &shoe.product());
-            assert_eq!(prepared.feet.len(), 2, "{pose} {}", shoe.name());
+            assert_eq!(prepared.placement.feet.len(), 2, "{pose} {}", shoe.name());
             // VTO_SHOES_DUMP=DIR keeps the renders for a person to look at.
             if let Some(dir) = std::env::var_os("VTO_SHOES_DUMP") {
                 let _ = image.save(PathBuf::from(dir).join(format!("{pose}-{}.png", shoe.name())));
             }
             assert_eq!(image.dimensions(), photo.dimensions());
             let keypoints: Vec<[f32; 2]> = prepared
+                .placement
                 .feet
                 .iter()
                 .flat_map(|f| [f.pose.heel_px.to_array(), f.pose.toe_px.to_array()])
@@ -226,7 +231,7 @@ fn each_visible_foot_wears_the_shoe_over_its_heel_and_toe() {
                 shoe.name()
             );
             // One model, two feet: the left foot wears the mirror image of the right shoe.
-            for f in &prepared.feet {
+            for f in &prepared.placement.feet {
                 let left = f.pose.side == shoes::feet::Side::Left;
                 assert_eq!(f.mirrored, left, "{pose} {:?}", f.pose.side);
             }
@@ -285,9 +290,9 @@ fn the_old_shoes_do_not_peek_out_and_the_floor_gets_a_contact_shadow() {
             "{}: {after} red pixels left of {before}",
             shoe.name()
         );
-        assert!(prepared.filled_px > 1000 && prepared.shadow_px > 200);
+        assert!(prepared.placement.filled_px > 1000 && prepared.placement.shadow_px > 200);
         // Floor right beside a sole is darker than the same floor far away.
-        let f = &prepared.feet[0];
+        let f = &prepared.placement.feet[0];
         let [_, _, x1, y1] = f.footprint_px;
         let near = image.get_pixel((x1 + 3.0) as u32, (y1 - 4.0) as u32)[0];
         let far = photo.get_pixel((x1 + 3.0) as u32, (y1 - 4.0) as u32)[0];
@@ -298,7 +303,7 @@ fn the_old_shoes_do_not_peek_out_and_the_floor_gets_a_contact_shadow() {
         );
         // The shins hide the back of the collar.
         assert!(stats.occluded_fragments > 0, "{}", shoe.name());
-        assert_eq!(prepared.legs, 2);
+        assert_eq!(prepared.placement.legs, 2);
     }
 }
 
@@ -308,8 +313,11 @@ fn a_hidden_foot_gets_no_shoe_and_no_visible_foot_is_not_found() {
     let (photo, mut body) = scene(&standing());
     body.keypoints[31].visibility = 0.1;
     let (prepared, _, _) = render(&raster, &photo, &body, &SampleShoe::Sneaker.product());
-    assert_eq!(prepared.feet.len(), 1);
-    assert_eq!(prepared.feet[0].pose.side, shoes::feet::Side::Right);
+    assert_eq!(prepared.placement.feet.len(), 1);
+    assert_eq!(
+        prepared.placement.feet[0].pose.side,
+        shoes::feet::Side::Right
+    );
     let meta = shoes::metadata(&prepared, &RasterStats::default());
     let hidden = &meta["feet"][1];
     assert_eq!(hidden["shoe"], false);
@@ -347,9 +355,7 @@ fn shop_gltf() -> Vec<u8> {
         }
         prims.push((p, [0.0; 3]));
     }
-    let mut materials = product::shoe_sample::SampleShoe::Sneaker
-        .product()
-        .materials;
+    let mut materials = SampleShoe::Sneaker.product().materials;
     let mut red = materials[0].clone();
     red.name = "upper red".into();
     red.base_color = [0.8, 0.1, 0.1, 1.0];
@@ -397,10 +403,11 @@ fn a_shop_gltf_with_variants_and_a_left_foot_loads_and_is_worn() {
     let (photo, body) = scene(&standing());
     let (prepared, _, _) = render(&raster, &photo, &body, &model);
     // A left model: the right foot wears its mirror image.
-    for f in &prepared.feet {
+    for f in &prepared.placement.feet {
         assert_eq!(f.mirrored, f.pose.side == shoes::feet::Side::Right);
     }
     let pts: Vec<[f32; 2]> = prepared
+        .placement
         .feet
         .iter()
         .flat_map(|f| [f.pose.heel_px.to_array(), f.pose.toe_px.to_array()])
@@ -491,16 +498,23 @@ fn the_nearer_foot_hides_the_farther_one() {
     let (photo, body) = scene(&pts);
     let raster = raster();
     let (prepared, _, _) = render(&raster, &photo, &body, &SampleShoe::Sneaker.product());
-    assert_eq!(prepared.feet.len(), 2);
-    let (left, right) = (&prepared.feet[0], &prepared.feet[1]);
+    assert_eq!(prepared.placement.feet.len(), 2);
+    let (left, right) = (&prepared.placement.feet[0], &prepared.placement.feet[1]);
     assert_eq!(left.pose.side, shoes::feet::Side::Left);
     assert!(
         right.pose.heel.z < left.pose.heel.z,
         "the right foot is nearer"
     );
     // Triangles: the left shoe's first, then the right shoe's.
-    let per_shoe = prepared.scene.product.triangles.len() as u32 / 2;
-    let scene = &prepared.scene;
+    let per_shoe = prepared
+        .scene
+        .as_ref()
+        .expect("a scene")
+        .product
+        .triangles
+        .len() as u32
+        / 2;
+    let scene = prepared.scene.as_ref().expect("a scene");
     let (ids, _) = raster.ids(scene).expect("ids");
     let [x0, y0, w, h] = scene.roi;
     let ww = (w * scene.ss) as usize;

@@ -20,8 +20,8 @@ use vto_render::engine::{builtin_tryon, Renderer};
 use vto_render::garment::sample::SampleGarment;
 use vto_render::garment::sample_lower::SampleLower;
 use vto_render::product;
-use vto_render::product::sample_jewelry::SampleJewel;
-use vto_render::product::shoe_sample::SampleShoe;
+use vto_render::samples::product::jewelry::SampleJewel;
+use vto_render::samples::product::shoes::SampleShoe;
 use vto_render::testkit::{self, BaseBody, Subject};
 use vto_render::tryon::{Needs, Person, ProductInput};
 
@@ -918,7 +918,10 @@ fn shoes_see_the_floor_at_the_true_angle_and_pitch_with_a_raised_heel() {
         let (img, _) = w
             .renderer
             .rasterizer()
-            .render(&p.photo, &p.scene)
+            .render(
+                p.photo.as_ref().expect("a photo"),
+                p.scene.as_ref().expect("a scene"),
+            )
             .expect("render");
         // The old (dark) shoe does not peek out above the new low collar: across each ankle
         // (±2 cm of the true ankle, up to 5 cm above it), few pixels keep its colour.
@@ -963,16 +966,18 @@ fn shoes_see_the_floor_at_the_true_angle_and_pitch_with_a_raised_heel() {
         }
         println!(
             "{name}: floor seen {:.1}° down (truth {truth:.1}°, focal {:.0} px from {})",
-            p.frame.view_down_deg, p.frame.camera.focal, p.frame.focal_source
+            p.placement.frame.view_down_deg,
+            p.placement.frame.camera.focal,
+            p.placement.frame.focal_source
         );
-        if p.frame.focal_source == "feet" {
+        if p.placement.frame.focal_source == "feet" {
             assert!(
-                (p.frame.view_down_deg - truth).abs() < 4.0,
+                (p.placement.frame.view_down_deg - truth).abs() < 4.0,
                 "{name}: the floor is seen {:.1}° down, the truth is {truth:.1}°",
-                p.frame.view_down_deg
+                p.placement.frame.view_down_deg
             );
         }
-        for f in &p.feet {
+        for f in &p.placement.feet {
             let side = usize::from(f.pose.side == vto_render::tryon::shoes::feet::Side::Right);
             let raised = s.heel_height_cm[side];
             println!(

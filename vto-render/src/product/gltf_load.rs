@@ -7,8 +7,8 @@ use gltf::accessor::{DataType, Dimensions};
 use gltf::mesh::Mode;
 
 use super::{
-    compute_normals, AlphaMode, Format, Hints, Limits, Material, Primitive, Product, ProductError,
-    Texture,
+    compute_normals, AlphaMode, Format, Limits, Material, Primitive, Product, ProductError,
+    ProductMeta, Texture,
 };
 
 fn malformed(e: impl std::fmt::Display) -> ProductError {
@@ -236,31 +236,10 @@ fn json_chunk(bytes: &[u8], format: Format) -> Result<&[u8], ProductError> {
         .ok_or_else(|| malformed("GLB JSON chunk is truncated"))
 }
 
-/// The `vto` objects of the `extras` of the default (else first) scene, its root nodes and
-/// every mesh, in that order.
-fn vto_extras(json: &serde_json::Value) -> Vec<serde_json::Value> {
-    let scene_index = json["scene"].as_u64().unwrap_or(0) as usize;
-    let scene = &json["scenes"][scene_index];
-    let mut found = vec![scene["extras"]["vto"].clone()];
-    for n in scene["nodes"].as_array().into_iter().flatten() {
-        if let Some(i) = n.as_u64() {
-            found.push(json["nodes"][i as usize]["extras"]["vto"].clone());
-        }
-    }
-    for m in json["meshes"].as_array().into_iter().flatten() {
-        found.push(m["extras"]["vto"].clone());
-    }
-    found.retain(|v| v.is_object());
-    found
-}
-
 /// What the file's JSON says beyond the `gltf` crate's model: required extensions (checked
 /// against [`REFUSED_EXTENSIONS`] and [`RENDERED_EXTENSIONS`]), each material's
-/// `KHR_materials_transmission` factor and the `vto` extras ([`vto_extras`]).
-fn read_extensions(
-    bytes: &[u8],
-    format: Format,
-) -> Result<(Vec<f32>, Vec<serde_json::Value>), ProductError> {
+/// `KHR_materials_transmission` factor and the [`ProductMeta`] (`extras.vto` and names).
+fn read_extensions(bytes: &[u8], format: Format) -> Result<(Vec<f32>, ProductMeta), ProductError> {
     let json: serde_json::Value =
         serde_json::from_slice(json_chunk(bytes, format)?).map_err(malformed)?;
     let required = json["extensionsRequired"]
@@ -295,35 +274,7 @@ fn read_extensions(
                 .collect()
         })
         .unwrap_or_default();
-    Ok((transmission, vto_extras(&json)))
-}
-
-/// The product's [`Hints`]: `extras.vto.kind` of the asset, scenes, nodes or meshes (the
-/// first found), and the node and mesh names.
-fn read_hints(bytes: &[u8], format: Format) -> Hints {
-    let Ok(json) = json_chunk(bytes, format)
-        .and_then(|j| serde_json::from_slice::<serde_json::Value>(j).map_err(malformed))
-    else {
-        return Hints::default();
-    };
-    let mut objects = vec![&json["asset"]];
-    for key in ["scenes", "nodes", "meshes"] {
-        if let Some(a) = json[key].as_array() {
-            objects.extend(a);
-        }
-    }
-    let kind = objects.iter().find_map(|o| {
-        o["extras"]["vto"]["kind"]
-            .as_str()
-            .map(|k| k.trim().to_ascii_lowercase())
-    });
-    let names = ["nodes", "meshes"]
-        .iter()
-        .filter_map(|k| json[*k].as_array())
-        .flatten()
-        .filter_map(|o| o["name"].as_str().map(str::to_string))
-        .collect();
-    Hints { kind, names }
+    Ok((transmission, ProductMeta::from_gltf(&json)))
 }
 
 /// The lens tint of a transmissive material: the base colour's hue, its luminance raised to
@@ -358,8 +309,7 @@ fn transmission_tint(base: [f32; 4], transmission: f32) -> [f32; 4] {
 pub const MIN_LENS_TRANSMITTANCE: f32 = 0.15;
 
 fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, ProductError> {
-    let (transmission, extras) = read_extensions(bytes, format)?;
-    let hints = read_hints(bytes, format);
+    let (transmission, meta) = read_extensions(bytes, format)?;
     let gltf = gltf::Gltf::from_slice(bytes).map_err(malformed)?;
     let doc = &gltf.document;
 
@@ -643,8 +593,7 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
         primitives,
         materials,
         textures,
-        extras,
-        hints,
+        meta,
     })
 }
 

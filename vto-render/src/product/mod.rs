@@ -6,24 +6,22 @@
 //! - Node transforms are applied (the default scene, else the first, else every root node), so
 //!   a [`Product`] is a list of [`Primitive`]s in the asset's own frame (glTF: metres, +Y up,
 //!   front +Z — see `RENDERING.md`, "Asset conventions").
+//! - What the file says about itself (glTF `extras.vto`: kind, foot, chain length; node and
+//!   mesh names) is parsed once, into [`Product::meta`] ([`ProductMeta`]; [`meta`] documents
+//!   where it is read and which value wins).
 //! - A malformed file gives a [`ProductError`] with a stable [`ProductError::code`], never a
 //!   panic.
-//! - [`sample`] generates procedural glasses frames (used by the tests, the gallery and
-//!   `examples/make_glasses.rs`); [`shoe_sample`] a sneaker and a boot; [`sample_hats`] a
-//!   cap, a fedora and a beanie, [`sample_jewelry`] earrings, a necklace, a ring and a bangle,
-//!   both built with [`build`]; [`catalog`] lists every generated sample product (the
-//!   server's playground offers them).
+//! - [`write`] is the inverse: a product's primitives, materials and textures as GLB, `.gltf`
+//!   or OBJ (test assets, and the procedural samples of `crate::samples`, feature `samples`).
 
 use crate::math::{normalize_or, Vec3};
 
-pub mod build;
-pub mod catalog;
 mod gltf_load;
+pub mod meta;
 mod obj;
-pub mod sample;
-pub mod sample_hats;
-pub mod sample_jewelry;
-pub mod shoe_sample;
+pub mod write;
+
+pub use meta::{Foot, ProductMeta};
 
 /// Limits checked before anything large is allocated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,22 +187,9 @@ pub struct Product {
     pub materials: Vec<Material>,
     /// Its textures.
     pub textures: Vec<Texture>,
-    /// The `vto` objects of the glTF `extras` (`{"vto": {...}}`) on the scene, its root nodes
-    /// and the meshes, in that order (product hints such as a shoe's foot; empty for OBJ).
-    pub extras: Vec<serde_json::Value>,
-    /// What the file says about itself (glTF extras, node and mesh names).
-    pub hints: Hints,
-}
-
-/// What a model file says about itself, for categories that take several kinds of product
-/// (hats, jewelry): the `{"vto": {"kind": ...}}` extras of the asset, a scene, a node or a
-/// mesh (the first found, lower-cased), and the names of its nodes and meshes.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Hints {
-    /// The declared kind, from glTF extras `{"vto": {"kind": "..."}}`.
-    pub kind: Option<String>,
-    /// Node and mesh names, in file order.
-    pub names: Vec<String>,
+    /// What the file says about itself: `extras.vto` (kind, foot, chain length, the rest raw)
+    /// and the node and mesh names, parsed once at load time (see [`meta`] for the scope).
+    pub meta: ProductMeta,
 }
 
 impl Product {

@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use super::{
-    compute_normals, AlphaMode, Format, Hints, Limits, Material, Primitive, Product, ProductError,
+    compute_normals, AlphaMode, Format, Limits, Material, Primitive, Product, ProductError,
+    ProductMeta,
 };
 
 fn bad(line: usize, what: impl std::fmt::Display) -> ProductError {
@@ -147,14 +148,13 @@ pub(super) fn load(bytes: &[u8], limits: &Limits) -> Result<Product, ProductErro
             double_sided: true,
         }],
         textures: Vec::new(),
-        extras: Vec::new(),
-        hints: Hints {
-            kind: None,
+        meta: ProductMeta {
             names: String::from_utf8_lossy(bytes)
                 .lines()
                 .filter_map(|l| l.strip_prefix("o ").or_else(|| l.strip_prefix("g ")))
                 .map(|n| n.trim().to_string())
                 .collect(),
+            ..ProductMeta::default()
         },
     })
 }

@@ -4,6 +4,8 @@
 //! - [`camera`]: the photo's pinhole camera and the head frame (where head-worn products are
 //!   placed);
 //! - [`head`]: points of the canonical head that products rest on (ears, centre);
+//! - [`head_scene`]: the head camera, the light from the face, a builder and the head
+//!   occluder of a head-worn product, in one place for every head-worn category;
 //! - [`light`]: ambient and key light estimated from the photo;
 //! - [`occluder`]: depth-only meshes of the person (the head) that hide parts of a product;
 //! - [`SceneBuilder`]: materials and textures packed for the GPU, the region of interest (the
@@ -15,6 +17,7 @@
 
 pub mod camera;
 pub mod head;
+pub mod head_scene;
 pub mod light;
 pub mod occluder;
 

@@ -26,13 +26,15 @@ use image::RgbaImage;
 use serde_json::json;
 use vto_core::Category;
 
-use super::{Look, Needs, Options, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
+use super::placer::{worn_face, Placed, Placer};
+use super::{Needs, Options, Person, TryOnError};
 use crate::math::{dist_xy, Vec2, Vec3};
 use crate::product::{AlphaMode, Product};
-use crate::raster::{RasterStats, Scene, Transparency};
-use crate::scene::camera::{HeadCamera, FOCAL_FACTOR};
+use crate::raster::{RasterStats, Transparency};
+use crate::scene::camera::FOCAL_FACTOR;
 use crate::scene::head::ear_point;
-use crate::scene::{light, occluder, SceneBuilder, NEAR_CM};
+use crate::scene::head_scene::HeadScene;
+use crate::scene::NEAR_CM;
 use crate::vision::Face;
 
 /// Auto-fit: frame width as a fraction of the face width (landmarks 234–454).
@@ -60,7 +62,9 @@ impl Eyewear {
     }
 }
 
-impl TryOn for Eyewear {
+impl Placer for Eyewear {
+    type Placement = EyewearPlacement;
+
     fn category(&self) -> Category {
         match self {
             Eyewear::Glasses => Category::Glasses,
@@ -79,28 +83,24 @@ impl TryOn for Eyewear {
         }
     }
 
-    fn product_kind(&self) -> ProductKind {
-        ProductKind::Model
+    fn place(
+        &self,
+        person: &Person,
+        product: &Product,
+        options: &Options,
+    ) -> Result<Placed<EyewearPlacement>, TryOnError> {
+        let face = worn_face(person, Placer::category(self))?;
+        prepare(&person.photo, face, product, *self, options)
     }
 
-    fn try_on(
+    fn metadata(
         &self,
-        stages: Stages<'_>,
         person: &Person,
-        product: &ProductInput,
-    ) -> Result<Look, TryOnError> {
-        let ProductInput::Model(product) = product else {
-            return Err(TryOnError::BadProduct("eyewear needs a 3D model".into()));
-        };
-        let choice = person.face.as_ref().ok_or_else(|| {
-            TryOnError::NotFound(
-                "no face was found in the person photo; glasses need a visible face".into(),
-            )
-        })?;
-        let prepared = prepare(&person.photo, &choice.face, product, *self, stages.options)?;
-        let (image, stats) = stages.raster.render(&person.photo, &prepared.scene)?;
-        let metadata = metadata(*self, &prepared, &stats, &choice.face);
-        Ok(Look { image, metadata })
+        placed: &Placed<EyewearPlacement>,
+        stats: &RasterStats,
+    ) -> Result<serde_json::Value, TryOnError> {
+        let face = worn_face(person, Placer::category(self))?;
+        Ok(metadata(*self, placed, stats, face))
     }
 }
 
@@ -115,7 +115,7 @@ pub enum Fit {
 
 /// Where things landed, in image pixels.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Placement {
+pub struct EyewearPlacement {
     /// Real units or auto-fit.
     pub fit: Fit,
     /// Asset units → centimetres.
@@ -264,29 +264,18 @@ fn temple_bends(points: &[Vec3], anchor_x: f32) -> Option<[TempleBend; 2]> {
     (a.is_some() || b.is_some()).then(|| [a.unwrap_or(none), b.unwrap_or(none)])
 }
 
-/// A scene ready for [`crate::raster::Rasterizer::render`], with the placement.
-#[derive(Debug, Clone)]
-pub struct Prepared {
-    /// The scene.
-    pub scene: Scene,
-    /// Where things land.
-    pub placement: Placement,
-}
-
-/// Places `product` on `face` in a `photo` and builds the scene.
+/// Places `product` on `face` in a `photo` and builds the scene (always drawn: its
+/// [`Placed::scene`] is `Some`).
 pub fn prepare(
     photo: &RgbaImage,
     face: &Face,
     product: &Product,
     kind: Eyewear,
     options: &Options,
-) -> Result<Prepared, TryOnError> {
-    let (w, h) = (photo.width(), photo.height());
-    let cam = HeadCamera::new(face, w, h)?;
-    let lm = &face.landmarks;
-    if lm.len() < 468 {
-        return Err(crate::scene::camera::NoHeadPose.into());
-    }
+) -> Result<Placed<EyewearPlacement>, TryOnError> {
+    let head = HeadScene::new(photo, face)?;
+    let cam = head.cam();
+    let lm = head.landmarks();
     let face_width_px = dist_xy(lm[234], lm[454]);
     let (fit, k, origin) = fit_product(product, face_width_px / cam.scale());
     let anchor = cam.anchor_model() + Vec3::new(0.0, 0.0, BRIDGE_OFFSET_CM);
@@ -306,9 +295,8 @@ pub fn prepare(
             .map(|b| b[usize::from(m.x >= anchor.x)])
     };
 
-    let lighting = light::from_face(photo, face, &cam);
-    let mut builder = SceneBuilder::new(*cam.camera(), w, h, product)
-        .lighting(lighting)
+    let mut builder = head
+        .builder(product)
         .transparency(transparency(kind, product))
         .supersampling(options.supersampling)
         .contact_shadow(options.shadow_strength, cam.scale());
@@ -319,7 +307,7 @@ pub fn prepare(
             None => (cam.to_camera(m), cam.dir_to_camera(n)),
         }
     });
-    builder.occluders.push(occluder::head(face, &cam));
+    builder.occluders.push(head.head_occluder());
 
     // Lens boxing centres: the bounding box of each side's lens vertices (asset x < 0, ≥ 0).
     let mut lens_box = [(Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)); 2];
@@ -355,8 +343,8 @@ pub fn prepare(
         eyes.swap(0, 1);
     }
     let scene = builder.build()?;
-    Ok(Prepared {
-        placement: Placement {
+    Ok(Placed {
+        placement: EyewearPlacement {
             fit,
             scale_to_cm: k,
             focal_px: cam.focal(),
@@ -368,7 +356,8 @@ pub fn prepare(
             temple_droop_deg: bends.map(|b| b.map(|t| t.angle.to_degrees())),
             roi: scene.roi,
         },
-        scene,
+        scene: Some(scene),
+        photo: None,
     })
 }
 
@@ -395,12 +384,12 @@ fn transparency(kind: Eyewear, product: &Product) -> Transparency {
 /// Result metadata (JSON) for a placement and a render's counts.
 pub fn metadata(
     kind: Eyewear,
-    prepared: &Prepared,
+    placed: &Placed<EyewearPlacement>,
     stats: &RasterStats,
     face: &Face,
 ) -> serde_json::Value {
-    let p = &prepared.placement;
-    let s = &prepared.scene;
+    let p = &placed.placement;
+    let s = placed.scene.as_ref();
     let (fit, reason) = match &p.fit {
         Fit::RealUnits => ("real_units", None),
         Fit::AutoFit(r) => ("auto_fit", Some(r.clone())),
@@ -422,17 +411,17 @@ pub fn metadata(
         "face_width_px": p.face_width_px,
         "temple_droop_deg": p.temple_droop_deg,
         "roi": p.roi,
-        "supersampling": s.ss * s.ss,
-        "lens": match s.transparency {
+        "supersampling": s.map(|s| s.ss * s.ss),
+        "lens": s.map(|s| match s.transparency {
             Transparency::Clear => "clear",
             Transparency::Material => "tinted_material",
             Transparency::DefaultGradient => "tinted_default_gradient",
-        },
-        "lighting": {
+        }),
+        "lighting": s.map(|s| json!({
             "ambient": s.lighting.ambient,
             "key_dir": s.lighting.key_dir,
             "key_color": s.lighting.key_color,
-        },
+        })),
         "occluded_fragments": stats.occluded_fragments,
         "drawn_fragments": stats.drawn_fragments,
     })
@@ -441,7 +430,7 @@ pub fn metadata(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::product::sample::SampleFrame;
+    use crate::samples::product::eyewear::SampleFrame;
 
     #[test]
     fn samples_are_real_units_and_rescaled_copies_auto_fit() {

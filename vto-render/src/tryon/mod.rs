@@ -7,6 +7,10 @@
 //! light and occluders). The generic engine ([`crate::engine`]) does everything around it:
 //! decoding, vision (only what [`TryOn::needs`] asks for), encoding, errors and metadata.
 //!
+//! A 3D category implements only [`Placer`] (where its product goes, its occluders, its
+//! metadata); [`placer`] makes every `Placer` a `TryOn` the same way. The head-worn ones
+//! build their scene on [`crate::scene::head_scene::HeadScene`].
+//!
 //! Categories today: [`eyewear`] (`glasses`, `sunglasses`), [`hats`], [`jewelry`], [`shoes`],
 //! [`garments`] (`shirt`, `tshirt`, `jacket`), [`lower`] (`pants`, `dress`, `full_outfit`).
 
@@ -15,6 +19,7 @@ pub mod garments;
 pub mod hats;
 pub mod jewelry;
 pub mod lower;
+pub mod placer;
 pub mod shoes;
 
 use image::RgbaImage;
@@ -31,6 +36,7 @@ pub use garments::UpperGarment;
 pub use hats::Hats;
 pub use jewelry::Jewelry;
 pub use lower::{Dress, FullOutfit, Pants};
+pub use placer::{Placed, Placer};
 pub use shoes::Shoes;
 
 /// What a category needs the vision stage to find in the photo.

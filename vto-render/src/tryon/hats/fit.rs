@@ -225,11 +225,11 @@ fn kind_of(
     breadth: f32,
     height: f32,
 ) -> (HatKind, KindSource) {
-    if let Some(k) = product.hints.kind.as_deref().and_then(HatKind::from_word) {
+    if let Some(k) = product.meta.kind.as_deref().and_then(HatKind::from_word) {
         return (k, KindSource::Extras);
     }
     if let Some(k) = product
-        .hints
+        .meta
         .names
         .iter()
         .find_map(|n| HatKind::from_word(n))
@@ -351,7 +351,7 @@ pub fn band(kind: HatKind, skull: &Skull, forehead: Vec3, hair: f32) -> Band {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::product::sample_hats::{SampleHat, OPENING};
+    use crate::samples::product::hats::{SampleHat, OPENING};
 
     #[test]
     fn samples_follow_the_conventions_and_their_kinds_are_read_three_ways() {
@@ -368,9 +368,9 @@ mod tests {
             );
             let want = HatKind::from_word(hat.kind()).unwrap();
             assert_eq!(m.kind, (want, KindSource::Extras));
-            p.hints.kind = None;
+            p.meta.kind = None;
             assert_eq!(read_model(&p).unwrap().kind, (want, KindSource::Name));
-            p.hints.names.clear();
+            p.meta.names.clear();
             assert_eq!(read_model(&p).unwrap().kind, (want, KindSource::Shape));
         }
     }

@@ -34,12 +34,14 @@ use image::RgbaImage;
 use serde_json::json;
 use vto_core::Category;
 
-use super::{Look, Needs, Options, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
+use super::placer::{worn_face, Placed, Placer};
+use super::{Needs, Options, Person, TryOnError};
 use crate::math::{Mat3, Vec3};
 use crate::product::Product;
-use crate::raster::{RasterStats, Scene, Transparency};
+use crate::raster::{RasterStats, Transparency};
 use crate::scene::camera::{HeadCamera, NoHeadPose};
-use crate::scene::{light, occluder, SceneBuilder};
+use crate::scene::head_scene::HeadScene;
+use crate::scene::occluder;
 use crate::vision::{Face, Mask};
 use fit::{
     band, read_model, HatKind, KindSource, Skull, HAIR_CM, HAIR_RANGE_CM,
@@ -56,7 +58,9 @@ pub const SHADOW_SPREAD: f32 = 2.5;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Hats;
 
-impl TryOn for Hats {
+impl Placer for Hats {
+    type Placement = HatPlacement;
+
     fn category(&self) -> Category {
         Category::Hats
     }
@@ -73,40 +77,30 @@ impl TryOn for Hats {
         }
     }
 
-    fn product_kind(&self) -> ProductKind {
-        ProductKind::Model
+    fn place(
+        &self,
+        person: &Person,
+        product: &Product,
+        options: &Options,
+    ) -> Result<Placed<HatPlacement>, TryOnError> {
+        let face = worn_face(person, Category::Hats)?;
+        prepare(&person.photo, face, person.mask.as_ref(), product, options)
     }
 
-    fn try_on(
+    fn metadata(
         &self,
-        stages: Stages<'_>,
         person: &Person,
-        product: &ProductInput,
-    ) -> Result<Look, TryOnError> {
-        let ProductInput::Model(product) = product else {
-            return Err(TryOnError::BadProduct("hats need a 3D model".into()));
-        };
-        let choice = person.face.as_ref().ok_or_else(|| {
-            TryOnError::NotFound(
-                "no face was found in the person photo; hats need a visible face".into(),
-            )
-        })?;
-        let prepared = prepare(
-            &person.photo,
-            &choice.face,
-            person.mask.as_ref(),
-            product,
-            stages.options,
-        )?;
-        let (image, stats) = stages.raster.render(&person.photo, &prepared.scene)?;
-        let metadata = metadata(&prepared, &stats, &choice.face);
-        Ok(Look { image, metadata })
+        placed: &Placed<HatPlacement>,
+        stats: &RasterStats,
+    ) -> Result<serde_json::Value, TryOnError> {
+        let face = worn_face(person, Category::Hats)?;
+        Ok(metadata(placed, stats, face))
     }
 }
 
 /// Where the hat landed, in image pixels unless said otherwise.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Placement {
+pub struct HatPlacement {
     /// The kind and where it came from.
     pub kind: (HatKind, KindSource),
     /// `None` for a model that follows the conventions, else why it was auto-fitted.
@@ -131,15 +125,6 @@ pub struct Placement {
     pub face_height_px: f32,
     /// The region that was rendered: x0, y0, width, height.
     pub roi: [u32; 4],
-}
-
-/// A scene ready for the rasterizer, with the placement.
-#[derive(Debug, Clone)]
-pub struct Prepared {
-    /// The scene.
-    pub scene: Scene,
-    /// Where things land.
-    pub placement: Placement,
 }
 
 fn dist3(a: [f32; 3], b: [f32; 3]) -> f32 {
@@ -214,20 +199,17 @@ pub fn hair_thickness(mask: &Mask, cam: &HeadCamera, skull: &Skull, forehead: Ve
 }
 
 /// Places `product` on `face` in `photo` (whose person mask, when given, measures the hair)
-/// and builds the scene.
+/// and builds the scene (always drawn: its [`Placed::scene`] is `Some`).
 pub fn prepare(
     photo: &RgbaImage,
     face: &Face,
     mask: Option<&Mask>,
     product: &Product,
     options: &Options,
-) -> Result<Prepared, TryOnError> {
-    let (w, h) = (photo.width(), photo.height());
-    let cam = HeadCamera::new(face, w, h)?;
-    let lm = &face.landmarks;
-    if lm.len() < 468 {
-        return Err(NoHeadPose.into());
-    }
+) -> Result<Placed<HatPlacement>, TryOnError> {
+    let head = HeadScene::new(photo, face)?;
+    let cam = head.cam();
+    let lm = head.landmarks();
     let s = cam.scale();
     let face_width_px = dist3(lm[234], lm[454]);
     let face_height_px = dist3(lm[10], lm[152]);
@@ -238,7 +220,7 @@ pub fn prepare(
     let model = read_model(product)
         .ok_or_else(|| TryOnError::BadProduct("the hat model has no extent".into()))?;
     let hair = mask
-        .and_then(|m| hair_thickness(m, &cam, &skull, forehead))
+        .and_then(|m| hair_thickness(m, cam, &skull, forehead))
         .unwrap_or(HAIR_CM);
     let band = band(model.kind.0, &skull, forehead, hair);
     // Breadth to the head's; the length follows the head's too, within 0.9–1.25 × the
@@ -249,9 +231,8 @@ pub fn prepare(
     let rot = tilt_rotation(band.tilt);
     let to_model = |q: Vec3| band.centre + rot * ((q - model.origin) * scale);
 
-    let lighting = light::from_face(photo, face, &cam);
-    let mut builder = SceneBuilder::new(*cam.camera(), w, h, product)
-        .lighting(lighting)
+    let mut builder = head
+        .builder(product)
         .transparency(Transparency::Material)
         .supersampling(options.supersampling)
         .contact_shadow(options.shadow_strength, s * SHADOW_SPREAD);
@@ -262,8 +243,8 @@ pub fn prepare(
     let under = skull;
     builder
         .occluders
-        .push(occluder::ellipsoid(&cam, under.centre, under.radii));
-    builder.occluders.push(occluder::head(face, &cam));
+        .push(occluder::ellipsoid(cam, under.centre, under.radii));
+    builder.occluders.push(head.head_occluder());
 
     let half = Vec3::new(band.breadth / 2.0, 0.0, 0.0);
     let ends = [
@@ -271,8 +252,8 @@ pub fn prepare(
         cam.project_model(band.centre + rot * half).to_array(),
     ];
     let scene = builder.build()?;
-    Ok(Prepared {
-        placement: Placement {
+    Ok(Placed {
+        placement: HatPlacement {
             kind: model.kind,
             auto_fit: model.auto_fit,
             scale_to_cm: k,
@@ -285,14 +266,19 @@ pub fn prepare(
             face_height_px,
             roi: scene.roi,
         },
-        scene,
+        scene: Some(scene),
+        photo: None,
     })
 }
 
 /// Result metadata (JSON).
-pub fn metadata(prepared: &Prepared, stats: &RasterStats, face: &Face) -> serde_json::Value {
-    let p = &prepared.placement;
-    let s = &prepared.scene;
+pub fn metadata(
+    placed: &Placed<HatPlacement>,
+    stats: &RasterStats,
+    face: &Face,
+) -> serde_json::Value {
+    let p = &placed.placement;
+    let s = placed.scene.as_ref();
     json!({
         "category": "hats",
         "kind": p.kind.0.as_str(),
@@ -311,12 +297,12 @@ pub fn metadata(prepared: &Prepared, stats: &RasterStats, face: &Face) -> serde_
         "head_width_px": p.head_width_px,
         "face_height_px": p.face_height_px,
         "roi": p.roi,
-        "supersampling": s.ss * s.ss,
-        "lighting": {
+        "supersampling": s.map(|s| s.ss * s.ss),
+        "lighting": s.map(|s| json!({
             "ambient": s.lighting.ambient,
             "key_dir": s.lighting.key_dir,
             "key_color": s.lighting.key_color,
-        },
+        })),
         "occluded_fragments": stats.occluded_fragments,
         "drawn_fragments": stats.drawn_fragments,
     })

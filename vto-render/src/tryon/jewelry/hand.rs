@@ -41,7 +41,7 @@ use crate::product::Product;
 use crate::raster::{RasterStats, Scene, Transparency};
 use crate::scene::camera::PhotoCamera;
 use crate::scene::{light, CameraMesh, SceneBuilder};
-use crate::tryon::{Options, TryOnError};
+use crate::tryon::{Options, Placed, TryOnError};
 use crate::vision::{Body, Hand, Handedness, Mask};
 
 /// The knuckles' span (index MCP to pinky MCP), cm: sets the hand's scale.
@@ -94,11 +94,9 @@ pub struct HandWorn {
     pub px_per_cm: f32,
 }
 
-/// A ring or bracelet scene with what was decided.
-#[derive(Debug, Clone)]
-pub struct HandPrepared {
-    /// The scene.
-    pub scene: Scene,
+/// What was decided for a ring or a bracelet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandJewel {
     /// The kind and where it came from.
     pub kind: (JewelryKind, KindSource),
     /// Where it landed.
@@ -268,7 +266,7 @@ pub fn prepare(
     product: &Product,
     kind: (JewelryKind, KindSource),
     options: &Options,
-) -> Result<HandPrepared, TryOnError> {
+) -> Result<Placed<HandJewel>, TryOnError> {
     let what = kind.0.as_str();
     let Some((hand, side, side_source)) = choose_hand(hands, body) else {
         return Err(TryOnError::NotFound(format!(
@@ -405,26 +403,33 @@ pub fn prepare(
     builder.occluders = occluders;
     let mut scene = builder.build()?;
     super::mark_gems(&mut scene, product);
-    Ok(HandPrepared {
-        scene,
-        kind,
-        worn: HandWorn {
-            side,
-            side_source,
-            anchor_px: camera.project(centre),
-            width_px,
-            width_from_mask: from_mask,
-            forearm_from_elbow: from_elbow,
-            k,
-            px_per_cm: ppc,
+    Ok(Placed {
+        scene: Some(scene),
+        photo: None,
+        placement: HandJewel {
+            kind,
+            worn: HandWorn {
+                side,
+                side_source,
+                anchor_px: camera.project(centre),
+                width_px,
+                width_from_mask: from_mask,
+                forearm_from_elbow: from_elbow,
+                k,
+                px_per_cm: ppc,
+            },
         },
     })
 }
 
-/// Result metadata (JSON).
-pub fn metadata(prepared: &HandPrepared, stats: &RasterStats) -> serde_json::Value {
+/// Result metadata (JSON) of a ring or bracelet drawn in `scene`.
+pub fn metadata(
+    prepared: &HandJewel,
+    scene: Option<&Scene>,
+    stats: &RasterStats,
+) -> serde_json::Value {
     let worn = &prepared.worn;
-    let s = &prepared.scene;
+    let s = scene;
     json!({
         "category": "jewelry",
         "kind": prepared.kind.0.as_str(),
@@ -444,13 +449,13 @@ pub fn metadata(prepared: &HandPrepared, stats: &RasterStats) -> serde_json::Val
                 .then_some(if worn.forearm_from_elbow { "elbow" } else { "hand" }),
             "px_per_cm": worn.px_per_cm,
         },
-        "roi": s.roi,
-        "supersampling": s.ss * s.ss,
-        "lighting": {
+        "roi": s.map(|s| s.roi),
+        "supersampling": s.map(|s| s.ss * s.ss),
+        "lighting": s.map(|s| json!({
             "ambient": s.lighting.ambient,
             "key_dir": s.lighting.key_dir,
             "key_color": s.lighting.key_color,
-        },
+        })),
         "occluded_fragments": stats.occluded_fragments,
         "drawn_fragments": stats.drawn_fragments,
     })

@@ -98,7 +98,7 @@ fn has_hole(points: &[Vec3], lo: Vec3, hi: Vec3) -> bool {
 /// stud. A ring must say so (its shape is a hoop's).
 pub fn kind_of(product: &Product) -> (JewelryKind, KindSource) {
     if let Some(k) = product
-        .hints
+        .meta
         .kind
         .as_deref()
         .and_then(JewelryKind::from_word)
@@ -106,7 +106,7 @@ pub fn kind_of(product: &Product) -> (JewelryKind, KindSource) {
         return (k, KindSource::Extras);
     }
     if let Some(k) = product
-        .hints
+        .meta
         .names
         .iter()
         .find_map(|n| JewelryKind::from_word(n))
@@ -145,7 +145,7 @@ pub fn kind_of(product: &Product) -> (JewelryKind, KindSource) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::product::sample_jewelry::SampleJewel;
+    use crate::samples::product::jewelry::SampleJewel;
 
     #[test]
     fn kinds_come_from_extras_then_names_then_the_shape() {
@@ -155,9 +155,9 @@ mod tests {
             let mut p = j.product();
             let want = JewelryKind::from_word(j.kind()).unwrap();
             assert_eq!(kind_of(&p), (want, KindSource::Extras), "{}", j.name());
-            p.hints.kind = None;
+            p.meta.kind = None;
             assert_eq!(kind_of(&p), (want, KindSource::Name), "{}", j.name());
-            p.hints.names.clear();
+            p.meta.names.clear();
             // A ring's shape is a hoop's: it must say what it is.
             let by_shape = if want == JewelryKind::Ring {
                 JewelryKind::Hoop

@@ -26,12 +26,12 @@ use image::RgbaImage;
 use serde_json::json;
 use vto_core::Category;
 
-use super::{Look, Needs, Options, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
+use super::placer::{worn_face, Placed, Placer};
+use super::{Needs, Options, Person, TryOnError};
 use crate::math::{dist_xy, Vec3};
 use crate::product::Product;
 use crate::raster::{RasterStats, Scene, Transparency};
-use crate::scene::camera::HeadCamera;
-use crate::scene::{light, occluder, SceneBuilder};
+use crate::scene::head_scene::HeadScene;
 use crate::vision::{Body, Face};
 use kind::{kind_of, JewelryKind, KindSource};
 
@@ -42,7 +42,9 @@ pub const CANONICAL_FACE_WIDTH_CM: f32 = 13.2;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Jewelry;
 
-impl TryOn for Jewelry {
+impl Placer for Jewelry {
+    type Placement = JewelryPlacement;
+
     fn category(&self) -> Category {
         Category::Jewelry
     }
@@ -59,63 +61,55 @@ impl TryOn for Jewelry {
         }
     }
 
-    fn needs_for(&self, product: &ProductInput) -> Needs {
-        match product {
-            ProductInput::Model(p) if kind_of(p).0.is_hand_worn() => Needs {
+    fn needs_for(&self, product: &Product) -> Needs {
+        if kind_of(product).0.is_hand_worn() {
+            Needs {
                 body: true,
                 hands: true,
                 ..Needs::default()
-            },
-            _ => self.needs(),
+            }
+        } else {
+            self.needs()
         }
     }
 
-    fn product_kind(&self) -> ProductKind {
-        ProductKind::Model
-    }
-
-    fn try_on(
+    fn place(
         &self,
-        stages: Stages<'_>,
         person: &Person,
-        product: &ProductInput,
-    ) -> Result<Look, TryOnError> {
-        let ProductInput::Model(product) = product else {
-            return Err(TryOnError::BadProduct("jewelry needs a 3D model".into()));
-        };
+        product: &Product,
+        options: &Options,
+    ) -> Result<Placed<JewelryPlacement>, TryOnError> {
         let kind = kind_of(product);
         if kind.0.is_hand_worn() {
-            let prepared = hand::prepare(
-                &person.photo,
-                &person.hands,
-                person.body.as_ref(),
-                product,
-                kind,
-                stages.options,
-            )?;
-            let (image, stats) = stages.raster.render(&person.photo, &prepared.scene)?;
-            let metadata = hand::metadata(&prepared, &stats);
-            return Ok(Look { image, metadata });
+            let body = person.body.as_ref();
+            let placed = hand::prepare(&person.photo, &person.hands, body, product, kind, options)?;
+            return Ok(placed.map(JewelryPlacement::Hand));
         }
-        let choice = person.face.as_ref().ok_or_else(|| {
-            TryOnError::NotFound(
-                "no face was found in the person photo; jewelry needs a visible face".into(),
-            )
-        })?;
-        let prepared = prepare(
-            &person.photo,
-            &choice.face,
-            person.body.as_ref(),
-            product,
-            stages.options,
-        )?;
-        let (image, stats) = match &prepared.scene {
-            Some(scene) => stages.raster.render(&person.photo, scene)?,
-            None => (person.photo.clone(), RasterStats::default()),
-        };
-        let metadata = metadata(&prepared, &stats);
-        Ok(Look { image, metadata })
+        let face = worn_face(person, Category::Jewelry)?;
+        let placed = prepare(&person.photo, face, person.body.as_ref(), product, options)?;
+        Ok(placed.map(JewelryPlacement::Head))
     }
+
+    fn metadata(
+        &self,
+        _person: &Person,
+        placed: &Placed<JewelryPlacement>,
+        stats: &RasterStats,
+    ) -> Result<serde_json::Value, TryOnError> {
+        Ok(match &placed.placement {
+            JewelryPlacement::Head(head) => metadata(head, placed.scene.as_ref(), stats),
+            JewelryPlacement::Hand(hand) => hand::metadata(hand, placed.scene.as_ref(), stats),
+        })
+    }
+}
+
+/// Where a jewel went: on the head (earrings, necklaces) or on a hand (rings, bracelets).
+#[derive(Debug, Clone, PartialEq)]
+pub enum JewelryPlacement {
+    /// Earrings and necklaces ([`prepare`]).
+    Head(HeadJewel),
+    /// Rings and bracelets ([`hand::prepare`]).
+    Hand(hand::HandJewel),
 }
 
 /// How a jewel is scaled and anchored: its anchor in the asset frame and asset units → cm.
@@ -189,11 +183,9 @@ pub enum Worn {
     },
 }
 
-/// A scene ready for the rasterizer, with what was decided.
-#[derive(Debug, Clone)]
-pub struct Prepared {
-    /// The scene, `None` when there is nothing to draw (every ear turned away).
-    pub scene: Option<Scene>,
+/// What was decided for earrings or a necklace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeadJewel {
     /// The kind and where it came from.
     pub kind: (JewelryKind, KindSource),
     /// Scale and anchor.
@@ -227,14 +219,15 @@ pub fn mark_gems(scene: &mut Scene, product: &Product) {
     }
 }
 
-/// Places `product` on the person and builds the scene.
+/// Places `product` on the person and builds the scene (`None` when there is nothing to
+/// draw: every ear turned away).
 pub fn prepare(
     photo: &RgbaImage,
     face: &Face,
     body: Option<&Body>,
     product: &Product,
     options: &Options,
-) -> Result<Prepared, TryOnError> {
+) -> Result<Placed<HeadJewel>, TryOnError> {
     let kind = kind_of(product);
     if kind.0.is_hand_worn() {
         return Err(TryOnError::BadProduct(format!(
@@ -243,25 +236,22 @@ pub fn prepare(
         )));
     }
     let (w, h) = (photo.width(), photo.height());
-    let cam = HeadCamera::new(face, w, h)?;
-    let lm = &face.landmarks;
-    if lm.len() < 468 {
-        return Err(crate::scene::camera::NoHeadPose.into());
-    }
+    let head = HeadScene::new(photo, face)?;
+    let cam = head.cam();
+    let lm = head.landmarks();
     let mut fitted = fit(product, kind.0);
-    let lighting = light::from_face(photo, face, &cam);
-    let mut builder = SceneBuilder::new(*cam.camera(), w, h, product)
-        .lighting(lighting)
+    let mut builder = head
+        .builder(product)
         .transparency(Transparency::Material)
         .supersampling(options.supersampling.max(3))
         .contact_shadow(options.shadow_strength * 0.6, cam.scale());
-    builder.occluders.push(occluder::head(face, &cam));
+    builder.occluders.push(head.head_occluder());
     let mut collar_px = 0;
     let worn = if kind.0.is_earring() {
         let hanging = kind.0 != JewelryKind::Stud;
         Worn::Ears(earrings::place(
             face,
-            &cam,
+            cam,
             product,
             &fitted,
             hanging,
@@ -296,7 +286,7 @@ pub fn prepare(
             necklace::squeeze_for(s.width_px / cam.scale(), (hi[0] - lo[0]) * fitted.k)
         });
         let pendant = necklace::place(
-            &cam,
+            cam,
             product,
             &fitted,
             &neck,
@@ -325,7 +315,7 @@ pub fn prepare(
         });
         if let Some(band) = band {
             let depth = (nearest - 1.0).max(crate::scene::NEAR_CM + 0.1);
-            let (mesh, covered) = collar::occluder(&cam, &band, depth);
+            let (mesh, covered) = collar::occluder(cam, &band, depth);
             if covered > 0 {
                 builder.occluders.push(mesh);
                 collar_px = covered;
@@ -345,17 +335,24 @@ pub fn prepare(
         mark_gems(&mut scene, product);
         Some(scene)
     };
-    Ok(Prepared {
+    Ok(Placed {
         scene,
-        kind,
-        fit: fitted,
-        worn,
-        collar_px,
+        photo: None,
+        placement: HeadJewel {
+            kind,
+            fit: fitted,
+            worn,
+            collar_px,
+        },
     })
 }
 
-/// Result metadata (JSON).
-pub fn metadata(prepared: &Prepared, stats: &RasterStats) -> serde_json::Value {
+/// Result metadata (JSON) of earrings or a necklace drawn in `scene` (`None`: nothing drawn).
+pub fn metadata(
+    prepared: &HeadJewel,
+    scene: Option<&Scene>,
+    stats: &RasterStats,
+) -> serde_json::Value {
     let worn = match &prepared.worn {
         Worn::Ears(ears) => json!({
             "ears": ears.iter().map(|e| json!({
@@ -389,9 +386,9 @@ pub fn metadata(prepared: &Prepared, stats: &RasterStats) -> serde_json::Value {
         "auto_fit_reason": prepared.fit.auto_fit,
         "scale_to_cm": prepared.fit.k,
         "worn": worn,
-        "roi": prepared.scene.as_ref().map(|s| s.roi),
-        "supersampling": prepared.scene.as_ref().map(|s| s.ss * s.ss),
-        "lighting": prepared.scene.as_ref().map(|s| json!({
+        "roi": scene.map(|s| s.roi),
+        "supersampling": scene.map(|s| s.ss * s.ss),
+        "lighting": scene.map(|s| json!({
             "ambient": s.lighting.ambient,
             "key_dir": s.lighting.key_dir,
             "key_color": s.lighting.key_color,

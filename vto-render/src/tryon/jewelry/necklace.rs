@@ -51,13 +51,12 @@ pub fn max_below_chin_cm(length_cm: f32) -> f32 {
     CHIN_TO_NOTCH_CM + (DROP_PER_CM * (length_cm - CHAIN_AT_NOTCH_CM)).max(0.0) + PENDANT_CM
 }
 
-/// The chain length a model states (`{"vto": {"length_cm": ...}}` in its extras), if any.
+/// The chain length a model states ([`ProductMeta::length_cm`](crate::product::ProductMeta),
+/// `{"vto": {"length_cm": ...}}` in its extras), if it is a believable one (20–120 cm).
 pub fn stated_length_cm(product: &crate::product::Product) -> Option<f32> {
     product
-        .extras
-        .iter()
-        .find_map(|e| e.get("length_cm")?.as_f64())
-        .map(|l| l as f32)
+        .meta
+        .length_cm
         .filter(|l| (20.0..=120.0).contains(l))
 }
 

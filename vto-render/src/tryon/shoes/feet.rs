@@ -117,7 +117,7 @@ impl Side {
 
 /// The camera and the floor of one photo.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BodyFrame {
+pub struct FloorFrame {
     /// The photo's camera.
     pub camera: PhotoCamera,
     /// Pixels per centimetre at the feet.
@@ -142,7 +142,7 @@ fn px(k: PoseKeypoint) -> Vec2 {
     Vec2::new(k.x, k.y)
 }
 
-impl BodyFrame {
+impl FloorFrame {
     /// The frame of `body` in a `width`×`height` photo; `None` when neither the legs nor the
     /// torso give a scale.
     pub fn new(body: &Body, width: u32, height: u32) -> Option<Self> {
@@ -192,7 +192,7 @@ impl BodyFrame {
         let down = (below / camera.focal)
             .atan()
             .clamp(2f32.to_radians(), 40f32.to_radians());
-        Some(BodyFrame {
+        Some(FloorFrame {
             camera,
             px_per_cm,
             scale_source,
@@ -301,7 +301,7 @@ fn inside(k: &PoseKeypoint, size: (u32, u32)) -> bool {
 /// The pose of the `side` foot of `body`, or why it gets no shoe.
 pub fn foot(
     body: &Body,
-    frame: &BodyFrame,
+    frame: &FloorFrame,
     side: Side,
     size: (u32, u32),
 ) -> Result<FootPose, Hidden> {
@@ -377,7 +377,7 @@ pub fn foot(
 /// How much higher (cm) than a flat heel's the heel keypoint seen at `heel_px` stands, its
 /// toe on the floor at `toe_floor` (see the module docs); 0 when the ray never comes within a
 /// foot's length of the toe or the heel looks lower than flat.
-pub fn heel_raise(frame: &BodyFrame, heel_px: Vec2, toe_floor: Vec3) -> f32 {
+pub fn heel_raise(frame: &FloorFrame, heel_px: Vec2, toe_floor: Vec3) -> f32 {
     let toe = toe_floor - Vec3::Y * TOE_HEIGHT_CM;
     let ray = frame.point_at(heel_px, 1.0).normalize_or_zero();
     let b = ray.dot(toe);
@@ -497,7 +497,7 @@ pub(crate) mod tests {
     #[test]
     fn a_standing_body_gets_two_feet_toward_the_camera() {
         let b = standing();
-        let frame = BodyFrame::new(&b, 600, 1000).unwrap();
+        let frame = FloorFrame::new(&b, 600, 1000).unwrap();
         assert_eq!(frame.scale_source, "leg");
         assert!(
             (frame.px_per_cm - 360.0 / LEG_CM).abs() < 0.1,
@@ -529,7 +529,7 @@ pub(crate) mod tests {
     fn hidden_feet_say_why() {
         let mut b = standing();
         b.keypoints[31].visibility = 0.2;
-        let frame = BodyFrame::new(&b, 600, 1000).unwrap();
+        let frame = FloorFrame::new(&b, 600, 1000).unwrap();
         assert_eq!(
             foot(&b, &frame, Side::Left, (600, 1000)),
             Err(Hidden::LowVisibility(0.2))
@@ -547,7 +547,7 @@ pub(crate) mod tests {
         // would turn it ~35° (the measured heading), the body's facing keeps it near 10°.
         let mut b = standing();
         b.keypoints[31].x += 20.0;
-        let frame = BodyFrame::new(&b, 600, 1000).unwrap();
+        let frame = FloorFrame::new(&b, 600, 1000).unwrap();
         let f = foot(&b, &frame, Side::Left, (600, 1000)).unwrap();
         assert!((f.yaw_deg() - 10.0).abs() < 12.0, "{}", f.yaw_deg());
         // A body turned (the left hip 80 px farther from the camera) turns the prior.
@@ -570,7 +570,7 @@ pub(crate) mod tests {
         b.keypoints[30].x = 300.0;
         b.keypoints[32].x = 360.0;
         b.keypoints[32].y = 900.0;
-        let frame = BodyFrame::new(&b, 600, 1000).unwrap();
+        let frame = FloorFrame::new(&b, 600, 1000).unwrap();
         let f = foot(&b, &frame, Side::Right, (600, 1000)).unwrap();
         assert!(f.heading.x > 0.8, "{:?}", f.heading);
         assert!((f.yaw_deg() - 90.0).abs() < 35.0, "{}", f.yaw_deg());

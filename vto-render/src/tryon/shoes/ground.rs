@@ -17,7 +17,7 @@
 
 use image::RgbaImage;
 
-use super::feet::{BodyFrame, FootPose, ANKLE_HEIGHT_CM};
+use super::feet::{FloorFrame, FootPose, ANKLE_HEIGHT_CM};
 use crate::math::{normalize_or, Vec2, Vec3};
 use crate::scene::CameraMesh;
 use crate::vision::Mask;
@@ -57,7 +57,7 @@ fn mask_width(mask: &Mask, a: Vec2, b: Vec2, u: f32, max: f32) -> Option<f32> {
 /// The shin of `foot` as a depth-only mesh (see the module docs), `None` without a knee.
 pub fn leg(
     foot: &FootPose,
-    frame: &BodyFrame,
+    frame: &FloorFrame,
     mask: Option<&Mask>,
     shoe_top_cm: f32,
 ) -> Option<CameraMesh> {
@@ -141,7 +141,7 @@ pub fn erase_old_feet(
     photo: &mut RgbaImage,
     mask: &Mask,
     feet: &[FootPose],
-    frame: &BodyFrame,
+    frame: &FloorFrame,
 ) -> usize {
     let (w, h) = (photo.width() as i64, photo.height() as i64);
     if mask.width as i64 != w || mask.height as i64 != h {

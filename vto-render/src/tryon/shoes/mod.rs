@@ -22,20 +22,23 @@ use image::RgbaImage;
 use serde_json::json;
 use vto_core::Category;
 
-use super::{Look, Needs, Options, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
+use super::placer::{Placed, Placer};
+use super::{Needs, Options, Person, TryOnError};
 use crate::math::{Vec2, Vec3};
 use crate::product::Product;
-use crate::raster::{Lighting, RasterStats, Scene};
+use crate::raster::{Lighting, RasterStats};
 use crate::scene::{light, SceneBuilder};
 use crate::vision::Body;
-use feet::{BodyFrame, FootPose, Hidden, Side};
+use feet::{FloorFrame, FootPose, Hidden, Side};
 use model::{ShoeFit, SideSource};
 
 /// The shoes category.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Shoes;
 
-impl TryOn for Shoes {
+impl Placer for Shoes {
+    type Placement = ShoesPlacement;
+
     fn category(&self) -> Category {
         Category::Shoes
     }
@@ -51,19 +54,12 @@ impl TryOn for Shoes {
         }
     }
 
-    fn product_kind(&self) -> ProductKind {
-        ProductKind::Model
-    }
-
-    fn try_on(
+    fn place(
         &self,
-        stages: Stages<'_>,
         person: &Person,
-        product: &ProductInput,
-    ) -> Result<Look, TryOnError> {
-        let ProductInput::Model(product) = product else {
-            return Err(TryOnError::BadProduct("shoes need a 3D model".into()));
-        };
+        product: &Product,
+        options: &Options,
+    ) -> Result<Placed<ShoesPlacement>, TryOnError> {
         let body = person.body.as_ref().ok_or_else(|| {
             TryOnError::NotFound(
                 "no body was found in the person photo; shoes need a full-body photo with the \
@@ -71,10 +67,16 @@ impl TryOn for Shoes {
                     .into(),
             )
         })?;
-        let prepared = prepare(&person.photo, body, product, stages.options)?;
-        let (image, stats) = stages.raster.render(&prepared.photo, &prepared.scene)?;
-        let metadata = metadata(&prepared, &stats);
-        Ok(Look { image, metadata })
+        prepare(&person.photo, body, product, options)
+    }
+
+    fn metadata(
+        &self,
+        _person: &Person,
+        placed: &Placed<ShoesPlacement>,
+        stats: &RasterStats,
+    ) -> Result<serde_json::Value, TryOnError> {
+        Ok(metadata(placed, stats))
     }
 }
 
@@ -93,15 +95,12 @@ pub struct ShodFoot {
     pub top_cm: f32,
 }
 
-/// A scene ready for the rasterizer, the photo to draw it on, and where things went.
+/// Where the shoes went (the scene and the photo to draw it on, with the old feet filled and
+/// the contact shadows drawn, are the [`Placed`] around it).
 #[derive(Debug, Clone)]
-pub struct Prepared {
-    /// The scene.
-    pub scene: Scene,
-    /// The photo with the old feet filled and the contact shadows drawn.
-    pub photo: RgbaImage,
+pub struct ShoesPlacement {
     /// Camera and floor.
-    pub frame: BodyFrame,
+    pub frame: FloorFrame,
     /// How the model was read.
     pub fit: ShoeFit,
     /// The feet that wear a shoe.
@@ -164,13 +163,14 @@ impl FootFrame<'_> {
 /// The shoe's back sits this far (cm) behind the heel keypoint's floor point.
 pub const HEEL_BACK_CM: f32 = 0.8;
 
-/// Places `product` on the visible feet of `body` in `photo` and builds the scene.
+/// Places `product` on the visible feet of `body` in `photo` and builds the scene (always
+/// drawn: its [`Placed::scene`] and [`Placed::photo`] are `Some`).
 pub fn prepare(
     photo: &RgbaImage,
     body: &Body,
     product: &Product,
     options: &Options,
-) -> Result<Prepared, TryOnError> {
+) -> Result<Placed<ShoesPlacement>, TryOnError> {
     let (w, h) = (photo.width(), photo.height());
     let mut hidden = Vec::new();
     for side in [Side::Left, Side::Right] {
@@ -194,7 +194,7 @@ pub fn prepare(
             why.join(", ")
         )));
     }
-    let frame = BodyFrame::new(body, w, h).ok_or_else(|| {
+    let frame = FloorFrame::new(body, w, h).ok_or_else(|| {
         TryOnError::NotFound(
             "the body's legs and torso are not visible enough to measure it; shoes need a \
              full-body photo"
@@ -291,23 +291,25 @@ pub fn prepare(
         }
     }
     let scene = builder.build()?;
-    Ok(Prepared {
-        scene,
-        photo: out,
-        frame,
-        fit,
-        feet: shod,
-        hidden,
-        filled_px,
-        shadow_px,
-        legs,
-        lighting,
+    Ok(Placed {
+        scene: Some(scene),
+        photo: Some(out),
+        placement: ShoesPlacement {
+            frame,
+            fit,
+            feet: shod,
+            hidden,
+            filled_px,
+            shadow_px,
+            legs,
+            lighting,
+        },
     })
 }
 
 /// The legs and floor around the feet: from 30 cm above the ankles to the bottom of the
 /// photo, 20 cm either side of the feet.
-fn feet_region(poses: &[FootPose], frame: &BodyFrame, w: u32, h: u32) -> [u32; 4] {
+fn feet_region(poses: &[FootPose], frame: &FloorFrame, w: u32, h: u32) -> [u32; 4] {
     let s = frame.px_per_cm;
     let (lo, hi) = poses.iter().fold(
         (Vec2::splat(f32::MAX), Vec2::splat(f32::MIN)),
@@ -327,7 +329,9 @@ fn feet_region(poses: &[FootPose], frame: &BodyFrame, w: u32, h: u32) -> [u32; 4
 }
 
 /// Result metadata (JSON) for a placement and a render's counts.
-pub fn metadata(p: &Prepared, stats: &RasterStats) -> serde_json::Value {
+pub fn metadata(placed: &Placed<ShoesPlacement>, stats: &RasterStats) -> serde_json::Value {
+    let p = &placed.placement;
+    let s = placed.scene.as_ref();
     let f = &p.fit;
     let feet: Vec<serde_json::Value> = p
         .feet
@@ -391,8 +395,8 @@ pub fn metadata(p: &Prepared, stats: &RasterStats) -> serde_json::Value {
         "old_feet_filled_px": p.filled_px,
         "contact_shadow_px": p.shadow_px,
         "leg_occluders": p.legs,
-        "roi": p.scene.roi,
-        "supersampling": p.scene.ss * p.scene.ss,
+        "roi": s.map(|s| s.roi),
+        "supersampling": s.map(|s| s.ss * s.ss),
         "lighting": {
             "ambient": p.lighting.ambient,
             "key_dir": p.lighting.key_dir,

@@ -1,7 +1,7 @@
 //! The shoe model: which foot it is, its scale and its anchor.
 //!
-//! - **Foot**: glTF extras `{"vto": {"foot": "left" | "right"}}` on the scene, a root node or
-//!   a mesh; else the shape: the toe tip (the front 3 % of the length) lies toward the big
+//! - **Foot**: [`ProductMeta::foot`](crate::product::ProductMeta) (glTF extras
+//!   `{"vto": {"foot": "left" | "right"}}`, read where `product::meta` says); else the shape: the toe tip (the front 3 % of the length) lies toward the big
 //!   toe, the medial side, so a tip right of the forefoot's centre (+X) is a right shoe; else
 //!   (a symmetric toe) a right shoe is assumed and said. The other foot gets the mirror image.
 //! - **Axes**: the toe along +Z, +Y up. A model whose longest horizontal extent lies along X
@@ -13,7 +13,7 @@
 //!   heel's back, centred across it); otherwise estimated at the heel's back, bottom, centre.
 
 use crate::math::Vec3;
-use crate::product::Product;
+use crate::product::{Foot, Product};
 
 /// Length an auto-fitted shoe is scaled to (cm).
 pub const DEFAULT_LENGTH_CM: f32 = 28.5;
@@ -67,17 +67,6 @@ fn turn(q: Vec3, quarter_turns: u32) -> Vec3 {
         2 => Vec3::new(-q.x, q.y, -q.z),
         _ => Vec3::new(-q.z, q.y, q.x),
     }
-}
-
-fn extras_foot(product: &Product) -> Option<bool> {
-    product
-        .extras
-        .iter()
-        .find_map(|e| match e["foot"].as_str()? {
-            "right" => Some(true),
-            "left" => Some(false),
-            _ => None,
-        })
 }
 
 /// Decides the foot, the turn, the scale and the anchor of `product` (see the module docs).
@@ -137,7 +126,7 @@ pub fn fit(product: &Product) -> ShoeFit {
         .filter(|p| p.z >= lo.z + 0.6 * length)
         .fold((f32::MAX, f32::MIN), |(a, b), p| (a.min(p.x), b.max(p.x)));
     let tip_offset = (mean_x(0.97) - (fore_lo + fore_hi) / 2.0) / (fore_hi - fore_lo).max(1e-9);
-    let (right, side_source) = match extras_foot(product) {
+    let (right, side_source) = match product.meta.foot.map(|f| f == Foot::Right) {
         Some(r) => (r, SideSource::Extras),
         None if tip_offset.abs() > 0.04 => (tip_offset > 0.0, SideSource::Shape),
         None => (true, SideSource::Assumed),
@@ -198,7 +187,7 @@ pub fn fit(product: &Product) -> ShoeFit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::product::shoe_sample::SampleShoe;
+    use crate::samples::product::shoes::SampleShoe;
 
     #[test]
     fn the_samples_are_right_shoes_in_real_units() {
@@ -240,7 +229,7 @@ mod tests {
         let ymin = pts.iter().map(|q| q.y).fold(f32::MAX, f32::min);
         assert!(zmin.abs() < 1.0 && ymin > -0.5, "{zmin} {ymin}");
         // Extras win over the shape.
-        p.extras = vec![serde_json::json!({"foot": "right"})];
+        p.meta.foot = Some(Foot::Right);
         let f = fit(&p);
         assert!(f.right);
         assert_eq!(f.side_source, SideSource::Extras);

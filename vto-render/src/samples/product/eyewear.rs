@@ -1,4 +1,4 @@
-//! Procedural sample frames, and a small GLB / OBJ writer for them.
+//! Procedural sample glasses frames (eyewear), written with [`crate::product::write`].
 //!
 //! Every frame follows the asset conventions of `RENDERING.md`: metres, +Y up, the front facing
 //! +Z, origin at the bridge centre. The lens centres sit 31.5 mm either side of the bridge and
@@ -7,11 +7,9 @@
 //! (the middle of each lens's bounding box). The temples are separate meshes placed
 //! by node translations, so the writer exercises node transforms too.
 
-use base64::Engine as _;
-use serde_json::json;
-
-use super::{AlphaMode, Format, Material, Primitive, Product, Texture};
 use crate::math::{normalize_or, Vec3};
+use crate::product::write::{write_glb, write_gltf_embedded};
+use crate::product::{AlphaMode, Format, Material, Primitive, Product, Texture};
 
 /// Lens centre offset from the bridge (metres): x of the subject's left lens, y.
 pub const LENS_CENTRE: [f32; 2] = [0.0315, -0.0065];
@@ -133,8 +131,7 @@ impl SampleFrame {
             primitives,
             materials: vec![frame, lens],
             textures: self.textures(),
-            extras: Vec::new(),
-            hints: super::Hints::default(),
+            meta: crate::product::ProductMeta::default(),
         }
     }
 
@@ -411,226 +408,6 @@ impl Mesh {
             material,
         }
     }
-}
-
-fn push_aligned(bin: &mut Vec<u8>, bytes: &[u8]) -> (usize, usize) {
-    while bin.len() % 4 != 0 {
-        bin.push(0);
-    }
-    let off = bin.len();
-    bin.extend_from_slice(bytes);
-    (off, bytes.len())
-}
-
-fn f32_bytes<const N: usize>(v: &[[f32; N]]) -> Vec<u8> {
-    v.iter().flatten().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// Writes meshes (each with a node translation) as glTF JSON and the BIN payload.
-fn gltf_parts(
-    meshes: &[(Primitive, [f32; 3])],
-    materials: &[Material],
-    textures: &[Texture],
-    root: &GlbRoot,
-) -> (serde_json::Value, Vec<u8>) {
-    let mut bin = Vec::new();
-    let (mut views, mut accessors, mut jmeshes, mut nodes) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut view = |bin: &mut Vec<u8>, bytes: &[u8], target: Option<u32>| {
-        let (off, len) = push_aligned(bin, bytes);
-        let mut v = json!({"buffer": 0, "byteOffset": off, "byteLength": len});
-        if let Some(t) = target {
-            v["target"] = json!(t);
-        }
-        views.push(v);
-        views.len() - 1
-    };
-    for (mi, (p, t)) in meshes.iter().enumerate() {
-        let (lo, hi) = {
-            let mut lo = [f32::MAX; 3];
-            let mut hi = [f32::MIN; 3];
-            for q in &p.positions {
-                for k in 0..3 {
-                    lo[k] = lo[k].min(q[k]);
-                    hi[k] = hi[k].max(q[k]);
-                }
-            }
-            (lo, hi)
-        };
-        let n = p.positions.len();
-        let pv = view(&mut bin, &f32_bytes(&p.positions), Some(34962));
-        accessors.push(json!({"bufferView": pv, "componentType": 5126, "count": n, "type": "VEC3", "min": lo, "max": hi}));
-        let nv = view(&mut bin, &f32_bytes(&p.normals), Some(34962));
-        accessors
-            .push(json!({"bufferView": nv, "componentType": 5126, "count": n, "type": "VEC3"}));
-        let tv = view(&mut bin, &f32_bytes(&p.uvs), Some(34962));
-        accessors
-            .push(json!({"bufferView": tv, "componentType": 5126, "count": n, "type": "VEC2"}));
-        let idx: Vec<u8> = p.indices.iter().flat_map(|i| i.to_le_bytes()).collect();
-        let iv = view(&mut bin, &idx, Some(34963));
-        accessors.push(json!({"bufferView": iv, "componentType": 5125, "count": p.indices.len(), "type": "SCALAR"}));
-        let a0 = accessors.len() - 4;
-        jmeshes.push(json!({"primitives": [{
-            "attributes": {"POSITION": a0, "NORMAL": a0 + 1, "TEXCOORD_0": a0 + 2},
-            "indices": a0 + 3, "material": p.material, "mode": 4}]}));
-        let mut node = json!({"mesh": mi});
-        if *t != [0.0; 3] {
-            node["translation"] = json!(t);
-        }
-        nodes.push(node);
-    }
-    let mut images = Vec::new();
-    for t in textures {
-        let mut png = Vec::new();
-        let img = image::RgbaImage::from_raw(t.width, t.height, t.rgba.clone())
-            .unwrap_or_else(|| image::RgbaImage::new(1, 1));
-        let _ = img.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png);
-        let v = view(&mut bin, &png, None);
-        images.push(json!({"bufferView": v, "mimeType": "image/png"}));
-    }
-    let jmats: Vec<serde_json::Value> = materials
-        .iter()
-        .map(|m| {
-            let mut pbr = json!({
-                "baseColorFactor": m.base_color,
-                "metallicFactor": m.metallic,
-                "roughnessFactor": m.roughness,
-            });
-            if let Some(t) = m.base_color_texture {
-                pbr["baseColorTexture"] = json!({"index": t});
-            }
-            let mut j =
-                json!({"name": m.name, "pbrMetallicRoughness": pbr, "doubleSided": m.double_sided});
-            match m.alpha_mode {
-                AlphaMode::Opaque => {}
-                AlphaMode::Mask => {
-                    j["alphaMode"] = json!("MASK");
-                    j["alphaCutoff"] = json!(m.alpha_cutoff);
-                }
-                AlphaMode::Blend => j["alphaMode"] = json!("BLEND"),
-            }
-            j
-        })
-        .collect();
-    while bin.len() % 4 != 0 {
-        bin.push(0);
-    }
-    let mut doc = json!({
-        "asset": {"version": "2.0", "generator": "vto-render sample frames"},
-        "scene": 0,
-        "scenes": [{"nodes": [0]}],
-        "nodes": [{"name": root.name, "children": (1..=nodes.len()).collect::<Vec<_>>()}],
-        "meshes": jmeshes,
-        "accessors": accessors,
-        "bufferViews": views,
-        "materials": jmats,
-        "buffers": [{"byteLength": bin.len()}],
-    });
-    if !root.extras.is_null() {
-        doc["nodes"][0]["extras"] = root.extras.clone();
-    }
-    if let Some(arr) = doc["nodes"].as_array_mut() {
-        arr.extend(nodes);
-    }
-    if !images.is_empty() {
-        doc["images"] = json!(images);
-        doc["samplers"] = json!([{"magFilter": 9729, "minFilter": 9729}]);
-        doc["textures"] = json!((0..textures.len())
-            .map(|i| json!({"source": i, "sampler": 0}))
-            .collect::<Vec<_>>());
-    }
-    (doc, bin)
-}
-
-/// The root node of a written file: its name and extras.
-#[derive(Debug, Clone)]
-pub struct GlbRoot {
-    /// The node name.
-    pub name: String,
-    /// The node's `extras` (`null` for none).
-    pub extras: serde_json::Value,
-}
-
-impl Default for GlbRoot {
-    fn default() -> Self {
-        GlbRoot {
-            name: "glasses".into(),
-            extras: serde_json::Value::Null,
-        }
-    }
-}
-
-/// Writes a GLB file.
-pub fn write_glb(
-    meshes: &[(Primitive, [f32; 3])],
-    materials: &[Material],
-    textures: &[Texture],
-) -> Vec<u8> {
-    write_glb_with_root(meshes, materials, textures, &GlbRoot::default())
-}
-
-/// Writes a GLB file whose root node has the given name and extras.
-pub fn write_glb_with_root(
-    meshes: &[(Primitive, [f32; 3])],
-    materials: &[Material],
-    textures: &[Texture],
-    root: &GlbRoot,
-) -> Vec<u8> {
-    let (doc, bin) = gltf_parts(meshes, materials, textures, root);
-    let mut json_bytes = serde_json::to_vec(&doc).unwrap_or_default();
-    while json_bytes.len() % 4 != 0 {
-        json_bytes.push(b' ');
-    }
-    let total = 12 + 8 + json_bytes.len() + 8 + bin.len();
-    let mut out = Vec::with_capacity(total);
-    out.extend(b"glTF");
-    out.extend(2u32.to_le_bytes());
-    out.extend((total as u32).to_le_bytes());
-    out.extend((json_bytes.len() as u32).to_le_bytes());
-    out.extend(b"JSON");
-    out.extend(json_bytes);
-    out.extend((bin.len() as u32).to_le_bytes());
-    out.extend(b"BIN\0");
-    out.extend(bin);
-    out
-}
-
-/// Writes a `.gltf` JSON file with the buffer embedded as a `data:` URI.
-pub fn write_gltf_embedded(
-    meshes: &[(Primitive, [f32; 3])],
-    materials: &[Material],
-    textures: &[Texture],
-) -> Vec<u8> {
-    let (mut doc, bin) = gltf_parts(meshes, materials, textures, &GlbRoot::default());
-    doc["buffers"][0]["uri"] = json!(format!(
-        "data:application/octet-stream;base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(&bin)
-    ));
-    serde_json::to_vec_pretty(&doc).unwrap_or_default()
-}
-
-/// Writes a product's geometry as OBJ text (materials are not written).
-pub fn write_obj(product: &Product) -> String {
-    let mut s = String::new();
-    let mut base = 1usize;
-    for p in &product.primitives {
-        for v in &p.positions {
-            s.push_str(&format!("v {} {} {}\n", v[0], v[1], v[2]));
-        }
-        for n in &p.normals {
-            s.push_str(&format!("vn {} {} {}\n", n[0], n[1], n[2]));
-        }
-        for t in p.indices.chunks_exact(3) {
-            let [a, b, c] = [
-                t[0] as usize + base,
-                t[1] as usize + base,
-                t[2] as usize + base,
-            ];
-            s.push_str(&format!("f {a}//{a} {b}//{b} {c}//{c}\n"));
-        }
-        base += p.positions.len();
-    }
-    s
 }
 
 impl SampleFrame {

@@ -11,8 +11,8 @@
 use std::f32::consts::{PI, TAU};
 
 use super::build::{glb_with_extras, kinded_product, shade, texture, Builder, Parts};
-use super::{AlphaMode, Material, Product, Texture};
 use crate::math::Vec3;
+use crate::product::{AlphaMode, Material, Product, Texture};
 
 /// The sample jewels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,11 +69,7 @@ impl SampleJewel {
     /// The jewel as a [`Product`].
     pub fn product(self) -> Product {
         let mut p = kinded_product(self.parts(), self.name(), self.kind());
-        if let (Some(len), Some(serde_json::Value::Object(e))) =
-            (self.length_cm(), p.extras.first_mut())
-        {
-            e.insert("length_cm".into(), serde_json::json!(len));
-        }
+        p.meta.length_cm = self.length_cm();
         p
     }
 
@@ -383,9 +379,8 @@ mod tests {
             };
             assert!(want.contains(&size), "{}: {size}", j.name());
             let back = load(&j.glb()).expect("the GLB loads");
-            assert_eq!(back.hints.kind.as_deref(), Some(j.kind()));
-            let stated = |p: &Product| p.extras.iter().find_map(|e| e.get("length_cm")?.as_f64());
-            assert_eq!(stated(&back), stated(&p), "{}", j.name());
+            assert_eq!(back.meta.kind.as_deref(), Some(j.kind()));
+            assert_eq!(back.meta.length_cm, p.meta.length_cm, "{}", j.name());
         }
         // The necklace states its chain's real length: a 40–45 cm chain.
         let len = SampleJewel::NecklacePendant.length_cm().unwrap();

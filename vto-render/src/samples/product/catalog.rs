@@ -7,10 +7,10 @@ use vto_core::Category;
 use crate::garment::sample::SampleGarment;
 use crate::garment::sample_lower::SampleLower;
 
-use super::sample::SampleFrame;
-use super::sample_hats::SampleHat;
-use super::sample_jewelry::SampleJewel;
-use super::shoe_sample::SampleShoe;
+use super::eyewear::SampleFrame;
+use super::hats::SampleHat;
+use super::jewelry::SampleJewel;
+use super::shoes::SampleShoe;
 
 /// One generated sample product.
 #[derive(Debug, Clone)]
@@ -177,8 +177,8 @@ mod tests {
             assert!(ids.insert(item.id.clone()), "repeated id {}", item.id);
             assert!(!item.categories.is_empty());
             if item.content_type.starts_with("model/") {
-                let p =
-                    super::super::load(&item.bytes).unwrap_or_else(|e| panic!("{}: {e}", item.id));
+                let p = crate::product::load(&item.bytes)
+                    .unwrap_or_else(|e| panic!("{}: {e}", item.id));
                 assert!(!p.primitives.is_empty(), "{}", item.id);
             }
         }

@@ -8,8 +8,8 @@
 use std::f32::consts::{PI, TAU};
 
 use super::build::{fbm, kinded_glb, kinded_product, shade, texture, value_noise, Builder, Parts};
-use super::{AlphaMode, Material, Primitive, Product, Texture};
 use crate::math::Vec3;
+use crate::product::{AlphaMode, Material, Primitive, Product, Texture};
 
 /// The head opening (metres): breadth (x) and length (z).
 pub const OPENING: [f32; 2] = [0.155, 0.195];
@@ -333,7 +333,7 @@ mod tests {
                 hat.name()
             );
             let back = load(&hat.glb()).expect("the GLB loads");
-            assert_eq!(back.hints.kind.as_deref(), Some(hat.kind()));
+            assert_eq!(back.meta.kind.as_deref(), Some(hat.kind()));
             assert_eq!(back.triangle_count(), p.triangle_count());
         }
     }

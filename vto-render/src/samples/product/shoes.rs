@@ -10,8 +10,9 @@
 //! (thicker at the heel, the toe sprung up); the laces are tubes across the instep, lifted off
 //! the tongue. Four materials: upper (textured), sole (textured sidewall), laces, lining.
 
-use super::{compute_normals, Format, Material, Primitive, Product, Texture};
 use crate::math::{normalize_or, Vec3};
+use crate::product::write::write_glb;
+use crate::product::{compute_normals, Format, Material, Primitive, Product, ProductMeta, Texture};
 
 /// The sample shoes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,8 +132,7 @@ impl SampleShoe {
             primitives: self.primitives(),
             materials: self.materials(),
             textures: vec![self.upper_texture(), self.sole_texture()],
-            extras: Vec::new(),
-            hints: super::Hints::default(),
+            meta: ProductMeta::default(),
         }
     }
 
@@ -143,7 +143,7 @@ impl SampleShoe {
             .into_iter()
             .map(|p| (p, [0.0; 3]))
             .collect();
-        super::sample::write_glb(&meshes, &self.materials(), &self.textures())
+        write_glb(&meshes, &self.materials(), &self.textures())
     }
 
     /// The primitives (upper, sole, laces, lining), for writers.

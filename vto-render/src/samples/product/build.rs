@@ -2,25 +2,25 @@
 //! brims, chains) with smooth area-weighted normals, and a few textures that look like the
 //! materials they stand for (felt, twill, knit, metal).
 
-use super::sample::{write_glb_with_root, GlbRoot};
-use super::{compute_normals, Format, Hints, Material, Primitive, Product, Texture};
 use crate::math::Vec3;
+use crate::product::write::{write_glb_with_root, GlbRoot};
+use crate::product::{compute_normals, Format, Material, Primitive, Product, ProductMeta, Texture};
 
 /// A sample's parts: its primitives, materials and textures.
 pub type Parts = (Vec<Primitive>, Vec<Material>, Vec<Texture>);
 
 /// A sample of a category that takes several kinds (hats, jewelry) as a [`Product`]: as if
-/// loaded from [`kinded_glb`]'s file (its kind in the extras and hints, its name as a node).
+/// loaded from [`kinded_glb`]'s file (its kind in the meta, its name as a node).
 pub fn kinded_product((primitives, materials, textures): Parts, name: &str, kind: &str) -> Product {
     Product {
         format: Format::Glb,
         primitives,
         materials,
         textures,
-        extras: vec![serde_json::json!({ "kind": kind })],
-        hints: Hints {
+        meta: ProductMeta {
             kind: Some(kind.into()),
             names: vec![name.into()],
+            ..ProductMeta::default()
         },
     }
 }
