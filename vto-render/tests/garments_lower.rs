@@ -15,8 +15,8 @@ use glam::Vec2;
 use image::RgbaImage;
 use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, RequestId};
 use vto_render::engine::{builtin_tryon, encode_png, BuiltinEngine, Renderer};
-use vto_render::garment::figure::Figure;
-use vto_render::garment::sample_lower::SampleLower;
+use vto_render::samples::garment::Figure;
+use vto_render::samples::garment::SampleLower;
 use vto_render::tryon::{Dress, FullOutfit, Look, Pants, Person, ProductInput, ProductKind, TryOn};
 
 fn models_dir() -> PathBuf {

@@ -26,7 +26,7 @@ use super::holes;
 use super::label;
 use super::old_collar;
 use super::person::BodyFrame;
-use super::sample::box_blur;
+use crate::image_ops::box_blur;
 use super::skin::{self, FaceLight};
 use super::warp::WarpOutput;
 use super::{seg_dist, smoothstep};

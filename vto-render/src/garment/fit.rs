@@ -12,7 +12,7 @@ use glam::Vec2;
 
 use super::person::BodyFrame;
 use super::product::GarmentLandmarks;
-use super::sample::box_blur;
+use crate::image_ops::box_blur;
 use super::warp::{Part, WarpOutput};
 use super::{label, perp, GarmentError};
 
@@ -440,11 +440,11 @@ pub fn clip_to_shoulders(
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "samples"))]
 mod tests {
     use super::super::person::Arm;
     use super::super::product::prepare;
-    use super::super::sample::SampleGarment;
+    use crate::samples::garment::SampleGarment;
     use super::super::warp::{cpu_warp, PartWarp};
     use super::*;
 

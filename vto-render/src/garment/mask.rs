@@ -292,7 +292,7 @@ fn peel_shadow(img: &RgbaImage, filled: &[bool], mut fg: Vec<bool>) -> Vec<bool>
 /// Morphological opening (erode, then dilate) with a square of radius `r`: keeps what a
 /// `2r + 1` square fits in.
 fn open_binary(fg: &[bool], w: usize, h: usize, r: usize) -> Vec<bool> {
-    use super::sample::box_blur;
+    use crate::image_ops::box_blur;
     let f: Vec<f32> = fg.iter().map(|&v| f32::from(u8::from(v))).collect();
     let eroded: Vec<f32> = box_blur(&f, w, h, r)
         .iter()
@@ -307,7 +307,7 @@ fn open_binary(fg: &[bool], w: usize, h: usize, r: usize) -> Vec<bool> {
 /// Morphological closing (dilate, then erode) with a square of radius `r`: fills bites the
 /// fill took out of a low-contrast outline.
 fn close_binary(fg: &[bool], w: usize, h: usize, r: usize) -> Vec<bool> {
-    use super::sample::box_blur;
+    use crate::image_ops::box_blur;
     let f: Vec<f32> = fg.iter().map(|&v| f32::from(u8::from(v))).collect();
     let dilated: Vec<f32> = box_blur(&f, w, h, r)
         .iter()
@@ -470,12 +470,12 @@ pub(crate) fn decontaminate(img: &RgbaImage, mask: &[f32]) -> RgbaImage {
     out
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "samples"))]
 mod tests {
     use glam::Vec2;
 
     use super::super::product::cutout;
-    use super::super::sample::{inside, render_flat};
+    use crate::samples::garment::upper::{inside, render_flat};
     use super::*;
 
     fn luma(p: [f32; 3]) -> f32 {

@@ -17,14 +17,10 @@
 //! 4. [`compose`]: the person's low-frequency light and folds carried onto the garment, face,
 //!    hair, hands and bare forearms kept in front, and what the new garment uncovers filled
 //!    (skin on arms and neck, the background continued outside the body).
-//!
-//! [`sample`] draws sample product photos (plain, striped, printed logo, long and short sleeves,
-//! an open jacket) for tests and the gallery.
 
 pub mod compose;
 pub mod compose_lower;
 pub mod feet;
-pub mod figure;
 mod fill;
 pub mod fit;
 pub mod fit_lower;
@@ -36,8 +32,6 @@ pub mod old_collar;
 pub mod outfit;
 pub mod person;
 pub mod product;
-pub mod sample;
-pub mod sample_lower;
 pub mod skin;
 pub mod uncover;
 pub mod warp;

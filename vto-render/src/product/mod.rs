@@ -11,12 +11,13 @@
 //! - [`sample`] generates procedural glasses frames (used by the tests, the gallery and
 //!   `examples/make_glasses.rs`); [`shoe_sample`] a sneaker and a boot; [`sample_hats`] a
 //!   cap, a fedora and a beanie, [`sample_jewelry`] earrings, a necklace, a ring and a bangle,
-//!   both built with [`build`]; [`catalog`] lists every generated sample product (the
-//!   server's playground offers them).
+//!   both built with [`build`]; `catalog` (feature `samples`) lists every generated sample
+//!   product (the server's playground offers them).
 
 use crate::math::{normalize_or, Vec3};
 
 pub mod build;
+#[cfg(feature = "samples")]
 pub mod catalog;
 mod gltf_load;
 mod obj;

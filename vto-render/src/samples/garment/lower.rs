@@ -1,5 +1,5 @@
 //! Sample product photos of lower-body garments and outfits, drawn like
-//! [`super::sample`]'s tops (the same flat-lay renderer): khaki chinos, navy shorts, a teal
+//! [`super::upper`]'s tops (the same flat-lay renderer): khaki chinos, navy shorts, a teal
 //! yellow polka-dot knee dress, a burgundy maxi dress, and a two-piece outfit photo (a top and
 //! trousers lying side by side).
 //!
@@ -11,7 +11,7 @@ use glam::Vec2;
 use image::RgbaImage;
 use vto_core::Category;
 
-use super::sample::{inside, noise, render_flat, seg_dist, SampleGarment};
+use super::upper::{inside, noise, render_flat, seg_dist, SampleGarment};
 
 /// The sample lower-body garments and outfits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,8 +11,8 @@
 use glam::Vec2;
 use image::{Rgba, RgbaImage};
 
-use super::person::FACE_OVAL;
-use super::sample::{inside, noise};
+use super::upper::{inside, noise};
+use crate::garment::person::FACE_OVAL;
 use crate::tryon::{FaceChoice, Person};
 use crate::vision::face::FaceDetector;
 use crate::vision::{Body, Detection, Face, Mask, PoseKeypoint, RotatedRect};
