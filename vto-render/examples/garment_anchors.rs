@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use image::{Rgba, RgbaImage};
 use vto_render::engine::{default_models_dir, Renderer};
 use vto_render::garment::fit::{fit_upper_to, PersonMask};
-use vto_render::samples::garment::SampleGarment;
 use vto_render::garment::{label, product, BodyFrame};
+use vto_render::samples::garment::SampleGarment;
 use vto_render::testkit::{self, BaseBody};
 use vto_render::tryon::{Needs, ProductInput, TryOn, UpperGarment};
 

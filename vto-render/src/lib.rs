@@ -10,8 +10,9 @@
 //! 2. Decode: the photo through vto-core's `media` (sniffed, pixel limits before decoding, EXIF
 //!    orientation), the product through [`product`] (glTF/OBJ) or the same image decoder.
 //! 3. See: [`engine::Renderer::see`] runs only what the category's [`tryon::Needs`] ask for —
-//!    faces ([`vision::face`], with the face policy of [`engine`]), body ([`vision::pose`]),
-//!    person mask ([`vision::segmentation`]) — on the TFLite executor ([`tflite`]).
+//!    faces ([`vision::face`], with the face policy of [`vision::person`]), body
+//!    ([`vision::pose`]), person mask ([`vision::segmentation`]) — on the TFLite executor
+//!    ([`tflite`]) — into a [`vision::Person`].
 //! 4. Place: the category's module under [`tryon`] (one per category, e.g.
 //!    [`tryon::eyewear`]) puts the product into camera space with the shared
 //!    [`scene`] stages (photo camera and head frame, light estimate, occluders) and a

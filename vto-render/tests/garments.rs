@@ -16,10 +16,10 @@ use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, R
 use vto_render::engine::{builtin_tryon, encode_png, BuiltinEngine, Renderer};
 use vto_render::garment::fit::{fit_upper_to, PersonMask, UpperFit};
 use vto_render::garment::product::prepare;
-use vto_render::samples::garment::SampleGarment;
 use vto_render::garment::warp::cpu_warp;
 use vto_render::garment::{BodyFrame, PartWarp, Warper};
 use vto_render::gpu::GpuContext;
+use vto_render::samples::garment::SampleGarment;
 use vto_render::tryon::{Person, ProductKind, TryOn, UpperGarment};
 
 fn models_dir() -> PathBuf {

@@ -17,11 +17,11 @@ use std::sync::{Arc, OnceLock};
 use glam::Vec2;
 use image::RgbaImage;
 use vto_render::engine::{builtin_tryon, Renderer};
-use vto_render::samples::garment::SampleGarment;
-use vto_render::samples::garment::SampleLower;
 use vto_render::product;
 use vto_render::product::sample_jewelry::SampleJewel;
 use vto_render::product::shoe_sample::SampleShoe;
+use vto_render::samples::garment::SampleGarment;
+use vto_render::samples::garment::SampleLower;
 use vto_render::testkit::{self, BaseBody, Subject};
 use vto_render::tryon::{Needs, Person, ProductInput};
 

@@ -21,15 +21,15 @@ use glam::Vec2;
 use image::RgbaImage;
 use rayon::prelude::*;
 
-pub(crate) use super::fill::push_pull;
+use super::fill::push_pull;
 use super::holes;
 use super::label;
 use super::old_collar;
 use super::person::BodyFrame;
-use crate::image_ops::box_blur;
-use super::skin::{self, FaceLight};
+use super::skin::{self, skin_likeness, FaceLight};
 use super::warp::WarpOutput;
-use super::{seg_dist, smoothstep};
+use super::{inside, seg_dist, smoothstep};
+use crate::image_ops::box_blur;
 
 /// How far past a forearm's capsule (a multiple of its radius) old sleeve is still taken
 /// away (continued background): a loose old sleeve is wider than the arm.
@@ -78,44 +78,6 @@ pub struct Layers<'a> {
     /// Whether the neckline's opening shows skin (a top or dress worn alone: the old top's
     /// higher collar is taken away) or the top worn under the garment (a jacket).
     pub neckline_skin: bool,
-}
-
-/// Inside a polygon (even–odd rule).
-pub(crate) fn inside(poly: &[Vec2], p: Vec2) -> bool {
-    if poly.len() < 3 {
-        return false;
-    }
-    let mut c = false;
-    let mut j = poly.len() - 1;
-    for i in 0..poly.len() {
-        let (a, b) = (poly[i], poly[j]);
-        if (a.y > p.y) != (b.y > p.y) && p.x < (b.x - a.x) * (p.y - a.y) / (b.y - a.y) + a.x {
-            c = !c;
-        }
-        j = i;
-    }
-    c
-}
-
-fn ycc(p: [f32; 3]) -> [f32; 3] {
-    let y = 0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2];
-    [y, 0.564 * (p[2] - y), 0.713 * (p[0] - y)]
-}
-
-/// How skin-like a colour is (0–1) against the face's skin colour.
-pub fn skin_likeness(px: [f32; 3], skin: [f32; 3]) -> f32 {
-    let s = ycc(skin);
-    let p = ycc(px);
-    let ratio = p[0] / s[0].max(1.0);
-    let chroma = (s[1] * s[1] + s[2] * s[2]).sqrt();
-    if chroma < 6.0 {
-        // A grey photo: lightness alone, in a narrow band.
-        return smoothstep(0.6, 0.8, ratio) * (1.0 - smoothstep(1.25, 1.45, ratio));
-    }
-    let dc = ((p[1] - s[1]).powi(2) + (p[2] - s[2]).powi(2)).sqrt();
-    (1.0 - smoothstep(10.0, 22.0, dc))
-        * smoothstep(0.35, 0.55, ratio)
-        * (1.0 - smoothstep(1.25, 1.45, ratio))
 }
 
 /// Zones per pixel: arm capsules (with the falloff across the limb), hands, neck.

@@ -15,29 +15,14 @@ use glam::Vec2;
 use image::RgbaImage;
 use rayon::prelude::*;
 
-use super::compose::{shading, skin_likeness, ComposeStats, ARM_VISIBLE};
+use super::compose::{shading, ComposeStats, ARM_VISIBLE};
 use super::legs::Legs;
 use super::person::BodyFrame;
+use super::skin::{skin_likeness, FALLBACK_SKIN};
 use super::smoothstep;
 pub use super::uncover::{uncover_legs, Bared, Feet};
 use super::warp::WarpOutput;
 use super::{hue_dist, seg_dist};
-
-/// The skin colour used when no face was found (sRGB).
-pub const FALLBACK_SKIN: [f32; 3] = [200.0, 160.0, 140.0];
-
-/// Whether `p` is on a foot: within the capsule heel → toe, below the ankle. The capsule is
-/// at least a shoe's half-width across (0.16 × the hip width, about 5–6 cm): a foot pointing
-/// at the camera spans only a few pixels heel → toe, and a capsule scaled by that alone let
-/// the skin of uncovered legs eat into the shoes (seen on rendered full-body subjects).
-pub fn on_foot(legs: &Legs, p: Vec2) -> bool {
-    legs.legs.iter().any(|l| {
-        let len = l.heel.distance(l.toe).max(0.12 * legs.hip_width);
-        let below = (p - l.chain[2]).dot(legs.down) > -0.05 * len;
-        let radius = (0.45 * len).max(0.16 * legs.hip_width);
-        below && seg_dist(p, l.heel, l.toe).0 < radius
-    })
-}
 
 /// Whether a pixel at `p` stays in front of new trousers: on a visible forearm (skin or
 /// sleeve), or on a hand's capsule where `hand` says it is the hand. The capsule is wider

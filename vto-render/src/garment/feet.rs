@@ -7,9 +7,8 @@
 use glam::Vec2;
 use image::RgbaImage;
 
-use super::compose::skin_likeness;
-use super::compose_lower::on_foot;
-use super::legs::Legs;
+use super::legs::{on_foot, Legs};
+use super::skin::skin_likeness;
 use super::smoothstep;
 
 fn luma(c: [f32; 3]) -> f32 {

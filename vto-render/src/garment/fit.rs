@@ -12,9 +12,9 @@ use glam::Vec2;
 
 use super::person::BodyFrame;
 use super::product::GarmentLandmarks;
-use crate::image_ops::box_blur;
 use super::warp::{Part, WarpOutput};
 use super::{label, perp, GarmentError};
+use crate::image_ops::box_blur;
 
 /// An upper-body garment fitted to a body.
 #[derive(Debug, Clone, PartialEq)]
@@ -440,13 +440,13 @@ pub fn clip_to_shoulders(
     }
 }
 
-#[cfg(all(test, feature = "samples"))]
+#[cfg(test)]
 mod tests {
     use super::super::person::Arm;
     use super::super::product::prepare;
-    use crate::samples::garment::SampleGarment;
     use super::super::warp::{cpu_warp, PartWarp};
     use super::*;
+    use crate::samples::garment::SampleGarment;
 
     /// A front-facing body, shoulders 200 px apart, arms hanging a little outwards.
     fn frame() -> BodyFrame {

@@ -7,9 +7,9 @@
 use glam::Vec2;
 
 use super::smoothstep;
-use super::{mask_at, perp, GarmentError};
-use crate::tryon::Person;
+use super::{mask_at, perp, seg_dist, GarmentError};
 use crate::vision::pose::PoseKeypoint;
+use crate::vision::Person;
 
 /// Least visibility of a hip, knee or ankle keypoint for a lower-body garment.
 pub const LEG_VISIBLE: f32 = 0.5;
@@ -141,6 +141,19 @@ impl Legs {
         let j = joint.min(2);
         ((self.legs[0].chain[j] + self.legs[1].chain[j]) * 0.5 - from).dot(down)
     }
+}
+
+/// Whether `p` is on a foot: within the capsule heel → toe, below the ankle. The capsule is
+/// at least a shoe's half-width across (0.16 × the hip width, about 5–6 cm): a foot pointing
+/// at the camera spans only a few pixels heel → toe, and a capsule scaled by that alone let
+/// the skin of uncovered legs eat into the shoes (seen on rendered full-body subjects).
+pub fn on_foot(legs: &Legs, p: Vec2) -> bool {
+    legs.legs.iter().any(|l| {
+        let len = l.heel.distance(l.toe).max(0.12 * legs.hip_width);
+        let below = (p - l.chain[2]).dot(legs.down) > -0.05 * len;
+        let radius = (0.45 * len).max(0.16 * legs.hip_width);
+        below && seg_dist(p, l.heel, l.toe).0 < radius
+    })
 }
 
 /// The person mask's width along `across` through `mid` (outline to outline), when it is

@@ -470,13 +470,13 @@ pub(crate) fn decontaminate(img: &RgbaImage, mask: &[f32]) -> RgbaImage {
     out
 }
 
-#[cfg(all(test, feature = "samples"))]
+#[cfg(test)]
 mod tests {
     use glam::Vec2;
 
     use super::super::product::cutout;
-    use crate::samples::garment::upper::{inside, render_flat};
     use super::*;
+    use crate::samples::garment::upper::{inside, render_flat};
 
     fn luma(p: [f32; 3]) -> f32 {
         0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2]

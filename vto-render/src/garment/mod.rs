@@ -129,6 +129,23 @@ pub(crate) fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> (f32, f32) {
     (p.distance(a + ab * t), t)
 }
 
+/// Inside a polygon (even–odd rule).
+pub(crate) fn inside(poly: &[Vec2], p: Vec2) -> bool {
+    if poly.len() < 3 {
+        return false;
+    }
+    let mut c = false;
+    let mut j = poly.len() - 1;
+    for i in 0..poly.len() {
+        let (a, b) = (poly[i], poly[j]);
+        if (a.y > p.y) != (b.y > p.y) && p.x < (b.x - a.x) * (p.y - a.y) / (b.y - a.y) + a.x {
+            c = !c;
+        }
+        j = i;
+    }
+    c
+}
+
 /// Hermite smoothstep: 0 below `e0`, 1 above `e1`, smooth between.
 pub(crate) fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
     let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);

@@ -17,8 +17,8 @@ const TURNED_DEPTH_RATIO: f32 = 3.0;
 const HEAD_YAW_SIDEWAYS_DEG: f32 = 45.0;
 
 use super::{perp, GarmentError};
-use crate::tryon::Person;
 use crate::vision::pose::PoseKeypoint;
+use crate::vision::Person;
 
 /// MediaPipe's face-oval landmarks, in order around the face.
 pub const FACE_OVAL: [usize; 36] = [

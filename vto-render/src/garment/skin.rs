@@ -14,9 +14,32 @@
 use glam::Vec2;
 use image::RgbaImage;
 
-use super::compose::skin_likeness;
 use super::person::BodyFrame;
-use super::smoothstep;
+use super::{inside, smoothstep};
+
+/// The skin colour used when no face was found (sRGB).
+pub const FALLBACK_SKIN: [f32; 3] = [200.0, 160.0, 140.0];
+
+fn ycc(p: [f32; 3]) -> [f32; 3] {
+    let y = 0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2];
+    [y, 0.564 * (p[2] - y), 0.713 * (p[0] - y)]
+}
+
+/// How skin-like a colour is (0–1) against the face's skin colour.
+pub fn skin_likeness(px: [f32; 3], skin: [f32; 3]) -> f32 {
+    let s = ycc(skin);
+    let p = ycc(px);
+    let ratio = p[0] / s[0].max(1.0);
+    let chroma = (s[1] * s[1] + s[2] * s[2]).sqrt();
+    if chroma < 6.0 {
+        // A grey photo: lightness alone, in a narrow band.
+        return smoothstep(0.6, 0.8, ratio) * (1.0 - smoothstep(1.25, 1.45, ratio));
+    }
+    let dc = ((p[1] - s[1]).powi(2) + (p[2] - s[2]).powi(2)).sqrt();
+    (1.0 - smoothstep(10.0, 22.0, dc))
+        * smoothstep(0.35, 0.55, ratio)
+        * (1.0 - smoothstep(1.25, 1.45, ratio))
+}
 
 /// How the face is lit, for skin the garment uncovers.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -58,7 +81,7 @@ impl FaceLight {
                 let p = Vec2::new(x as f32, y as f32) + offset;
                 let d = p - centre;
                 // Below the eyes (a third of the face down from its centre's level up).
-                if d.dot(f.down) < -0.2 * half_width || !super::compose::inside(oval, p) {
+                if d.dot(f.down) < -0.2 * half_width || !inside(oval, p) {
                     continue;
                 }
                 let c = photo.get_pixel(x, y).0;
@@ -185,7 +208,7 @@ pub fn neck_colour(
             let Some((s, t)) = neck_zone(f, chin, p, base) else {
                 continue;
             };
-            if s.abs() > 0.8 || t > 0.3 || super::compose::inside(&f.face_oval, p) {
+            if s.abs() > 0.8 || t > 0.3 || inside(&f.face_oval, p) {
                 continue;
             }
             let px = photo.get_pixel(x as u32, y as u32).0;

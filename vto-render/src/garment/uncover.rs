@@ -22,14 +22,13 @@ use glam::Vec2;
 use image::RgbaImage;
 use rayon::prelude::*;
 
-use super::compose::{push_pull, skin_likeness};
-use super::compose_lower::FALLBACK_SKIN;
 pub use super::feet::Feet;
 use super::feet::{foot_points, garment_likeness, median, pixel};
+use super::fill::push_pull;
 use super::legs::{BareLegs, Legs, OnLeg};
 use super::neighbours4;
 use super::person::BodyFrame;
-use super::skin::{self, FaceLight};
+use super::skin::{self, skin_likeness, FaceLight, FALLBACK_SKIN};
 use super::smoothstep;
 
 /// The person's own leg tone: the median of the skin in view on the legs (near each leg's

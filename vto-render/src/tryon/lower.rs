@@ -25,7 +25,6 @@ use super::{Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOn
 use crate::garment::compose::{compose, Layers};
 use crate::garment::compose_lower::{
     arm_in_front, compose_pants, uncover_legs, worn_top_hem, Bared, Feet, PantsLayers, WornTop,
-    FALLBACK_SKIN,
 };
 use crate::garment::fit::{clip_to_shoulders, fit_upper_to, PersonMask};
 use crate::garment::fit_lower::{fit_pants, fit_skirt, waist_on_body};
@@ -33,6 +32,7 @@ use crate::garment::legs::Legs;
 use crate::garment::lower::{measure_pants, split_dress, waist_row, PantsLandmarks};
 use crate::garment::outfit::{split_outfit, PieceKind};
 use crate::garment::product::{cutout, measure, Cutout, GarmentImage};
+use crate::garment::skin::FALLBACK_SKIN;
 use crate::garment::{label, seg_dist, BodyFrame, PartWarp, Warper};
 use crate::tryon::UpperGarment;
 

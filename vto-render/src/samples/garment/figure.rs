@@ -13,9 +13,9 @@ use image::{Rgba, RgbaImage};
 
 use super::upper::{inside, noise};
 use crate::garment::person::FACE_OVAL;
-use crate::tryon::{FaceChoice, Person};
 use crate::vision::face::FaceDetector;
 use crate::vision::{Body, Detection, Face, Mask, PoseKeypoint, RotatedRect};
+use crate::vision::{FaceChoice, Person};
 
 /// One drawn person.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -10,7 +10,7 @@ use glam::Vec2;
 use image::{Rgba, RgbaImage};
 use vto_core::Category;
 
-pub(crate) use crate::garment::compose::inside;
+pub(crate) use crate::garment::inside;
 use crate::image_ops::box_blur;
 
 /// Width of a sample photo.
@@ -549,9 +549,6 @@ mod tests {
     #[test]
     fn a_blank_photo_has_no_garment() {
         let img = RgbaImage::from_pixel(300, 300, Rgba([240, 240, 240, 255]));
-        assert!(matches!(
-            prepare(&img),
-            Err(GarmentError::NoGarment(_))
-        ));
+        assert!(matches!(prepare(&img), Err(GarmentError::NoGarment(_))));
     }
 }
