@@ -468,7 +468,7 @@ fn a_product_photo_without_trousers_is_processing_failed_and_says_so() {
 /// maxi dress before the mask's opening).
 #[test]
 fn no_shadow_spike_hangs_below_a_dress_hem_in_its_cutout() {
-    use vto_render::garment::product::cutout;
+    use vto_render::garment::cutout::cutout;
     for sample in [SampleLower::MaxiDress, SampleLower::KneeDress] {
         let cut = cutout(&sample.render()).expect("a garment");
         let (w, h) = (cut.img.width() as usize, cut.img.height() as usize);

@@ -8,13 +8,13 @@
 //! decoding, vision (only what [`TryOn::needs`] asks for), encoding, errors and metadata.
 //!
 //! Categories today: [`eyewear`] (`glasses`, `sunglasses`), [`hats`], [`jewelry`], [`shoes`],
-//! [`garments`] (`shirt`, `tshirt`, `jacket`), [`lower`] (`pants`, `dress`, `full_outfit`).
+//! [`garments`] (tops: `shirt`, `tshirt`, `jacket` in [`garments::upper`]; `pants`, `dress`,
+//! `full_outfit` in [`garments::lower`]).
 
 pub mod eyewear;
 pub mod garments;
 pub mod hats;
 pub mod jewelry;
-pub mod lower;
 pub mod shoes;
 
 use image::RgbaImage;
@@ -26,10 +26,9 @@ use crate::scene::camera::NoHeadPose;
 use crate::scene::SceneError;
 
 pub use eyewear::Eyewear;
-pub use garments::UpperGarment;
+pub use garments::{Dress, FullOutfit, Pants, UpperGarment};
 pub use hats::Hats;
 pub use jewelry::Jewelry;
-pub use lower::{Dress, FullOutfit, Pants};
 pub use shoes::Shoes;
 
 /// The person and the face choice belong to the vision stage; categories take them from here.

@@ -12,7 +12,7 @@ use glam::Vec2;
 use image::{Rgba, RgbaImage};
 
 use super::upper::{inside, noise};
-use crate::garment::person::FACE_OVAL;
+use crate::garment::body::frame::FACE_OVAL;
 use crate::vision::face::FaceDetector;
 use crate::vision::{Body, Detection, Face, Mask, PoseKeypoint, RotatedRect};
 use crate::vision::{FaceChoice, Person};

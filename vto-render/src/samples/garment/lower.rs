@@ -296,8 +296,8 @@ fn dress_fabric(p: Vec2, part: u8, base: [f32; 3], dots: bool) -> [f32; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::garment::lower::{measure_pants, split_dress};
-    use crate::garment::product::cutout;
+    use crate::garment::cutout::cutout;
+    use crate::garment::cutout::lower::{measure_pants, split_dress};
 
     /// The samples measure as drawn: trousers full length, shorts short, a knee and a maxi
     /// dress.

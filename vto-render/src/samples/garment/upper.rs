@@ -431,7 +431,7 @@ impl IntoRgba for [u8; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::garment::product::prepare;
+    use crate::garment::cutout::prepare;
     use crate::garment::GarmentError;
 
     /// Every sample is found and measured as drawn: sleeve length class, open front, a

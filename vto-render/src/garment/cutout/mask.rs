@@ -172,7 +172,7 @@ fn background_fill(img: &RgbaImage) -> Vec<bool> {
                 if prev[i] == 1 || !close(i, true) {
                     continue;
                 }
-                if super::neighbours4(i, wu, hu).any(|n| prev[n] == 1) {
+                if crate::garment::neighbours4(i, wu, hu).any(|n| prev[n] == 1) {
                     bgm[i] = 1;
                 }
             }
@@ -474,8 +474,8 @@ pub(crate) fn decontaminate(img: &RgbaImage, mask: &[f32]) -> RgbaImage {
 mod tests {
     use glam::Vec2;
 
-    use super::super::product::cutout;
     use super::*;
+    use crate::garment::cutout::cutout;
     use crate::samples::garment::upper::{inside, render_flat};
 
     fn luma(p: [f32; 3]) -> f32 {

@@ -2,12 +2,12 @@
 //! pose keypoints 23–28, the feet (heels 29/30, toes 31/32) that stay in front of a hem, and
 //! the hips' width read from the person mask.
 //!
-//! Index 0 is the side on the image's left, as in [`super::person::BodyFrame`].
+//! Index 0 is the side on the image's left, as in [`crate::garment::body::frame::BodyFrame`].
 
 use glam::Vec2;
 
-use super::smoothstep;
-use super::{mask_at, perp, seg_dist, GarmentError};
+use crate::garment::smoothstep;
+use crate::garment::{mask_at, perp, seg_dist, GarmentError};
 use crate::vision::pose::PoseKeypoint;
 use crate::vision::Person;
 

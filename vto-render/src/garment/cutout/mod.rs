@@ -12,12 +12,21 @@
 //! of the silhouette above the armpit; the neck corners are the highest points between the
 //! shoulders and the centre; a sleeve's axis runs from its root (shoulder–armpit midpoint) to
 //! its cuff (the far end of its pixels along the axis).
+//!
+//! Here: the cut-out ([`cutout`], [`Cutout`]) and a top's landmarks ([`prepare`],
+//! [`measure`] → [`GarmentImage`]). The mask itself is [`mask`]'s; lower garments' landmarks
+//! (trousers, a dress's bodice and skirt) are [`lower`]'s; an outfit photo is split into its
+//! pieces by [`outfit`].
+
+pub mod lower;
+pub mod mask;
+pub mod outfit;
 
 use glam::Vec2;
 use image::RgbaImage;
 
-use super::mask::{decontaminate, garment_mask};
-use super::{label, perp, GarmentError};
+use crate::garment::cutout::mask::{decontaminate, garment_mask};
+use crate::garment::{label, perp, GarmentError};
 
 /// A sleeve's seam whose extent across the sleeve's axis is under this share of its length
 /// (more than about 55° from square) is oblique: the root is measured from the sleeve's

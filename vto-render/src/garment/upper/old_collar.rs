@@ -6,7 +6,7 @@
 use glam::Vec2;
 use image::RgbaImage;
 
-use super::{hue_dist, neighbours4};
+use crate::garment::{hue_dist, neighbours4};
 
 /// What [`climb`] reads per pixel of the working crop.
 pub struct Climb<'a> {

@@ -14,8 +14,8 @@
 use glam::Vec2;
 use image::RgbaImage;
 
-use super::person::BodyFrame;
-use super::{inside, smoothstep};
+use crate::garment::body::frame::BodyFrame;
+use crate::garment::{inside, smoothstep};
 
 /// The skin colour used when no face was found (sRGB).
 pub const FALLBACK_SKIN: [f32; 3] = [200.0, 160.0, 140.0];
@@ -181,7 +181,8 @@ pub fn neck_coords(f: &BodyFrame, chin: Vec2, p: Vec2, base: f32) -> Option<(f32
     if !(-0.45..=1.6).contains(&t) {
         return None;
     }
-    let across = d.dot(super::perp(down)) * super::perp(down).dot(f.across).signum();
+    let across =
+        d.dot(crate::garment::perp(down)) * crate::garment::perp(down).dot(f.across).signum();
     Some((across / neck_half_width(t, f.shoulder_width, base), t))
 }
 

@@ -10,10 +10,10 @@
 
 use glam::Vec2;
 
-use super::person::BodyFrame;
-use super::product::GarmentLandmarks;
-use super::warp::{Part, WarpOutput};
-use super::{label, perp, GarmentError};
+use crate::garment::body::frame::BodyFrame;
+use crate::garment::cutout::GarmentLandmarks;
+use crate::garment::warp::{Part, WarpOutput};
+use crate::garment::{label, perp, GarmentError};
 use crate::image_ops::box_blur;
 
 /// An upper-body garment fitted to a body.
@@ -442,10 +442,10 @@ pub fn clip_to_shoulders(
 
 #[cfg(test)]
 mod tests {
-    use super::super::person::Arm;
-    use super::super::product::prepare;
-    use super::super::warp::{cpu_warp, PartWarp};
     use super::*;
+    use crate::garment::body::frame::Arm;
+    use crate::garment::cutout::prepare;
+    use crate::garment::warp::{cpu_warp, PartWarp};
     use crate::samples::garment::SampleGarment;
 
     /// A front-facing body, shoulders 200 px apart, arms hanging a little outwards.
@@ -474,7 +474,7 @@ mod tests {
 
     /// The aspect (longer over shorter axis) of each whole dark dot of `label`, with its
     /// centre.
-    fn dots(out: &super::super::WarpOutput, label: u8) -> Vec<(Vec2, f32)> {
+    fn dots(out: &crate::garment::WarpOutput, label: u8) -> Vec<(Vec2, f32)> {
         let (w, h) = (out.width as usize, out.height as usize);
         let dark = |i: usize| {
             let p = out.rgba[i];

@@ -22,14 +22,14 @@ use glam::Vec2;
 use image::RgbaImage;
 use rayon::prelude::*;
 
-pub use super::feet::Feet;
-use super::feet::{foot_points, garment_likeness, median, pixel};
-use super::fill::push_pull;
-use super::legs::{BareLegs, Legs, OnLeg};
-use super::neighbours4;
-use super::person::BodyFrame;
-use super::skin::{self, skin_likeness, FaceLight, FALLBACK_SKIN};
-use super::smoothstep;
+pub use crate::garment::body::feet_over_hems::Feet;
+use crate::garment::body::feet_over_hems::{foot_points, garment_likeness, median, pixel};
+use crate::garment::body::frame::BodyFrame;
+use crate::garment::body::legs::{BareLegs, Legs, OnLeg};
+use crate::garment::neighbours4;
+use crate::garment::shade::fill::push_pull;
+use crate::garment::shade::skin::{self, skin_likeness, FaceLight, FALLBACK_SKIN};
+use crate::garment::smoothstep;
 
 /// The person's own leg tone: the median of the skin in view on the legs (near each leg's
 /// centre line, hip to ankle) and the feet, when at least 30 such pixels are seen. On the
@@ -52,7 +52,7 @@ fn own_leg_tone(
     let lum = |c: [f32; 3]| 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];
     let cs: Vec<[f32; 3]> = on_legs
         .chain(foot_points(legs).into_iter().map(|p| (p, true)))
-        .filter(|(p, _)| super::mask_at(person, (w, h), *p) >= 0.5)
+        .filter(|(p, _)| crate::garment::mask_at(person, (w, h), *p) >= 0.5)
         .filter_map(|(p, foot)| pixel(photo, p).map(|c| (c, foot)))
         .filter(|&(c, foot)| {
             // Brown shoes have a skin's hue: on the feet, only a skin's lightness too.

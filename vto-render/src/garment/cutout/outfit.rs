@@ -1,7 +1,7 @@
 //! What a garment photo holds: the pieces of an outfit photo and what each one is.
 //!
 //! [`split_outfit`] finds every garment lying apart in the photo (side by side or stacked
-//! with a gap: separate components of the garment mask, [`super::mask::garment_pieces`]),
+//! with a gap: separate components of the garment mask, [`crate::garment::cutout::mask::garment_pieces`]),
 //! cuts each out as its own photo with an alpha channel, and names it by its silhouette
 //! ([`classify`]): trousers have a crotch (two legs from the bottom up); a one-piece with
 //! legs and a bodice is a jumpsuit; a top measured with sleeves or a neckline that runs
@@ -9,10 +9,10 @@
 
 use image::{Rgba, RgbaImage};
 
-use super::lower::{measure_pants, waist_row};
-use super::mask::garment_pieces;
-use super::product::{measure, MAX_SIDE};
-use super::GarmentError;
+use crate::garment::cutout::lower::{measure_pants, waist_row};
+use crate::garment::cutout::mask::garment_pieces;
+use crate::garment::cutout::{measure, MAX_SIDE};
+use crate::garment::GarmentError;
 
 /// What a garment piece is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

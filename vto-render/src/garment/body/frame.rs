@@ -2,7 +2,7 @@
 //! seams, the torso's axis, each arm's chain), the face to protect and the skin colour.
 //!
 //! Index 0 is always the side on the image's left (the subject's right in a frontal photo), as
-//! in [`super::product::GarmentLandmarks`]: a front-view garment photo and a frontal person
+//! in [`crate::garment::cutout::GarmentLandmarks`]: a front-view garment photo and a frontal person
 //! photo then pair up side by side.
 
 use glam::Vec2;
@@ -16,7 +16,7 @@ const TURNED_DEPTH_RATIO: f32 = 3.0;
 /// more than this from frontal (degrees of yaw).
 const HEAD_YAW_SIDEWAYS_DEG: f32 = 45.0;
 
-use super::{perp, GarmentError};
+use crate::garment::{perp, GarmentError};
 use crate::vision::pose::PoseKeypoint;
 use crate::vision::Person;
 
@@ -28,6 +28,10 @@ pub const FACE_OVAL: [usize; 36] = [
 
 /// Cheek and forehead landmarks the skin colour is sampled around.
 const SKIN_LANDMARKS: [usize; 6] = [50, 280, 101, 330, 151, 9];
+
+/// Arms whose elbow or wrist the pose model sees less than this are not drawn in front or
+/// given skin (the astronaut's arm behind her helmet has 0.09; her visible arm 0.32).
+pub const ARM_VISIBLE: f32 = 0.25;
 
 /// One arm: shoulder, elbow, wrist and the hand's centre, with the pose's visibility.
 #[derive(Debug, Clone, Copy, PartialEq)]

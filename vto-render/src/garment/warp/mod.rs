@@ -1,21 +1,26 @@
 //! Part warps: a thin-plate spline per garment part, from body pixels to garment pixels,
 //! solved on the CPU ([`PartWarp::solve`]), evaluated on a coarse grid ([`WarpGrid`], every
 //! [`GRID_STEP`] pixels over the parts' rectangle) and interpolated per output pixel by the
-//! WGSL kernel `garment/warp` ([`Warper`]), which samples the garment bilinearly (only texels of the
-//! part's label, so parts keep clean edges where they overlap) and layers the parts front to
+//! WGSL kernel `garment/warp` ([`Warper`]), which samples the garment bilinearly (only texels
+//! of the part's label, so parts keep clean edges where they overlap) and layers the parts front to
 //! back. [`cpu_warp`] is the kernel's CPU reference.
 //!
 //! A [`Part`] is generic: a garment label and matching control points on the garment and on
 //! the body, plus the body region it may cover. Upper-body garments have a torso and two
 //! sleeves; trousers would have two legs and a waistband, each a part the same way.
+//!
+//! Small holes the warp leaves inside the garment (a flat-lay's armpit notch swung down with
+//! the sleeve) are closed by [`holes`].
+
+pub mod holes;
 
 use std::sync::{Arc, Mutex};
 
 use bytemuck::{Pod, Zeroable};
 use glam::Vec2;
 
-use super::product::GarmentImage;
-use super::GarmentError;
+use crate::garment::cutout::GarmentImage;
+use crate::garment::GarmentError;
 use crate::gpu::GpuContext;
 
 /// Control points per part at most (the spline's solve is a dense system of this order).
@@ -29,7 +34,7 @@ const LAMBDA: f64 = 1e-4;
 /// One garment part to warp.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Part {
-    /// The garment label it takes its pixels from ([`super::label`]).
+    /// The garment label it takes its pixels from ([`crate::garment::label`]).
     pub label: u8,
     /// Control points on the garment (garment pixels).
     pub garment: Vec<Vec2>,
@@ -554,5 +559,4 @@ pub fn cpu_warp(
 }
 
 #[cfg(test)]
-#[path = "warp_tests.rs"]
 mod tests;

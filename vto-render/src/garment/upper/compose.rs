@@ -15,20 +15,21 @@
 //!   the background continued from outside the person (push–pull fill); below the hem
 //!   nothing is invented (it is the person's lower garment).
 //! - **Holes**: small gaps ringed by the warped garment (a flat-lay's armpit notch swung
-//!   down with the sleeve) are filled with the garment around them ([`super::holes`]).
+//!   down with the sleeve) are filled with the garment around them ([`crate::garment::warp::holes`]).
 
 use glam::Vec2;
 use image::RgbaImage;
 use rayon::prelude::*;
 
-use super::fill::push_pull;
-use super::holes;
-use super::label;
-use super::old_collar;
-use super::person::BodyFrame;
-use super::skin::{self, skin_likeness, FaceLight};
-use super::warp::WarpOutput;
-use super::{inside, seg_dist, smoothstep};
+use crate::garment::body::frame::{BodyFrame, ARM_VISIBLE};
+use crate::garment::label;
+use crate::garment::shade::fill::push_pull;
+use crate::garment::shade::skin::{self, skin_likeness, FaceLight};
+use crate::garment::shade::transfer::shading;
+use crate::garment::upper::old_collar;
+use crate::garment::warp::holes;
+use crate::garment::warp::WarpOutput;
+use crate::garment::{inside, seg_dist, smoothstep};
 use crate::image_ops::box_blur;
 
 /// How far past a forearm's capsule (a multiple of its radius) old sleeve is still taken
@@ -38,10 +39,6 @@ const ARM_RIM: f32 = 1.4;
 /// The part of a hand's capsule, from the wrist (a fraction of wrist → fingertips), where old
 /// clothing is an old cuff to take away rather than something the hand holds.
 const CUFF_REACH: f32 = 0.3;
-
-/// Arms whose elbow or wrist the pose model sees less than this are not drawn in front or
-/// given skin (the astronaut's arm behind her helmet has 0.09; her visible arm 0.32).
-pub const ARM_VISIBLE: f32 = 0.25;
 
 /// What [`compose`] did, for the metadata and tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -71,9 +68,9 @@ pub struct Layers<'a> {
     pub warped: &'a WarpOutput,
     /// How far along the hem lies below the shoulders' midpoint (pixels, along the torso axis).
     pub hem_depth: f32,
-    /// The torso's outline on the photo ([`super::fit::UpperFit::torso_outline`]).
+    /// The torso's outline on the photo ([`crate::garment::upper::fit::UpperFit::torso_outline`]).
     pub torso_outline: &'a [Vec2],
-    /// How far each sleeve reaches along its arm ([`super::fit::UpperFit::sleeve_reach`]).
+    /// How far each sleeve reaches along its arm ([`crate::garment::upper::fit::UpperFit::sleeve_reach`]).
     pub sleeve_reach: [f32; 2],
     /// Whether the neckline's opening shows skin (a top or dress worn alone: the old top's
     /// higher collar is taken away) or the top worn under the garment (a jacket).
@@ -557,86 +554,4 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
         }
     }
     (out, stats)
-}
-
-/// The shading ratio per pixel (see the module docs): the low-passed luminance of the
-/// clothing the person wears now (`person` mask, minus `excluded` pixels and skin), over its
-/// mean under the garment's `alpha`; 1 where no clothing is near.
-pub(crate) fn shading(
-    photo: &RgbaImage,
-    person: &[f32],
-    excluded: &[bool],
-    skin_p: &[f32],
-    alpha: &[f32],
-    sw: f32,
-) -> Vec<f32> {
-    let (wu, hu) = (photo.width() as usize, photo.height() as usize);
-    let raw = photo.as_raw();
-    let clothing: Vec<f32> = (0..wu * hu)
-        .map(|i| {
-            if excluded[i] {
-                0.0
-            } else {
-                person[i] * (1.0 - skin_p[i])
-            }
-        })
-        .collect();
-    let luma: Vec<f32> = (0..wu * hu)
-        .map(|i| {
-            let p = &raw[4 * i..4 * i + 3];
-            let p = [f32::from(p[0]), f32::from(p[1]), f32::from(p[2])];
-            (0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2]) / 255.0
-        })
-        .collect();
-    // The clothing's typical lightness under the new garment; pixels far from it (a white
-    // shirt under a dark jacket, badges, a helmet) weigh little, so they leave no ghost.
-    let median = {
-        let mut v: Vec<f32> = (0..wu * hu)
-            .filter(|&i| alpha[i] > 0.5 && clothing[i] > 0.5)
-            .map(|i| luma[i])
-            .collect();
-        if v.is_empty() {
-            0.5
-        } else {
-            let k = v.len() / 2;
-            *v.select_nth_unstable_by(k, f32::total_cmp).1
-        }
-    }
-    .max(0.02);
-    let clothing: Vec<f32> = clothing
-        .iter()
-        .zip(&luma)
-        .map(|(&c, &y)| {
-            let d = (y.max(0.005) / median).ln();
-            c * (-d * d / (2.0 * 0.3 * 0.3)).exp()
-        })
-        .collect();
-    let r = ((sw / 10.0) as usize).clamp(2, 96);
-    let lc: Vec<f32> = luma.iter().zip(&clothing).map(|(a, b)| a * b).collect();
-    let num = box_blur(&box_blur(&lc, wu, hu, r), wu, hu, r);
-    let den = box_blur(&box_blur(&clothing, wu, hu, r), wu, hu, r);
-    let low: Vec<f32> = num
-        .iter()
-        .zip(&den)
-        .map(|(n, d)| if *d > 0.02 { n / d } else { -1.0 })
-        .collect();
-    let (mut sum, mut n) = (0.0f64, 0.0f64);
-    for i in 0..wu * hu {
-        if alpha[i] > 0.5 && low[i] > 0.0 && clothing[i] > 0.5 {
-            sum += f64::from(low[i]);
-            n += 1.0;
-        }
-    }
-    let reference = if n > 0.0 { (sum / n) as f32 } else { 0.5 };
-    let ratio: Vec<f32> = low
-        .iter()
-        .map(|&v| {
-            if v < 0.0 {
-                1.0
-            } else {
-                (v / reference.max(0.02)).powf(0.6).clamp(0.6, 1.2)
-            }
-        })
-        .collect();
-    ratio
 }
