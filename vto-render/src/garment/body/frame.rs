@@ -16,7 +16,8 @@ const TURNED_DEPTH_RATIO: f32 = 3.0;
 /// more than this from frontal (degrees of yaw).
 const HEAD_YAW_SIDEWAYS_DEG: f32 = 45.0;
 
-use crate::garment::{perp, GarmentError};
+use crate::garment::error::GarmentError;
+use crate::garment::geom::perp;
 use crate::vision::pose::PoseKeypoint;
 use crate::vision::Person;
 

@@ -6,8 +6,9 @@
 
 use glam::Vec2;
 
-use crate::garment::smoothstep;
-use crate::garment::{mask_at, perp, seg_dist, GarmentError};
+use crate::garment::error::GarmentError;
+use crate::garment::geom::smoothstep;
+use crate::garment::geom::{mask_at, perp, seg_dist};
 use crate::vision::pose::PoseKeypoint;
 use crate::vision::Person;
 

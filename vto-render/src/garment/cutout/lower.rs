@@ -17,7 +17,8 @@
 use glam::Vec2;
 
 use crate::garment::cutout::{measure, GarmentLandmarks};
-use crate::garment::{label, GarmentError};
+use crate::garment::error::GarmentError;
+use crate::garment::label;
 
 /// A full-length trouser leg's inseam over the waistband's flat width (78 cm over 38 cm).
 pub const FULL_INSEAM_RATIO: f32 = 2.05;

@@ -172,7 +172,7 @@ fn background_fill(img: &RgbaImage) -> Vec<bool> {
                 if prev[i] == 1 || !close(i, true) {
                     continue;
                 }
-                if crate::garment::neighbours4(i, wu, hu).any(|n| prev[n] == 1) {
+                if crate::garment::geom::neighbours4(i, wu, hu).any(|n| prev[n] == 1) {
                     bgm[i] = 1;
                 }
             }

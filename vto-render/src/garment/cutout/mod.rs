@@ -26,7 +26,9 @@ use glam::Vec2;
 use image::RgbaImage;
 
 use crate::garment::cutout::mask::{decontaminate, garment_mask};
-use crate::garment::{label, perp, GarmentError};
+use crate::garment::error::GarmentError;
+use crate::garment::geom::perp;
+use crate::garment::label;
 
 /// A sleeve's seam whose extent across the sleeve's axis is under this share of its length
 /// (more than about 55° from square) is oblique: the root is measured from the sleeve's

@@ -12,7 +12,7 @@ use image::{Rgba, RgbaImage};
 use crate::garment::cutout::lower::{measure_pants, waist_row};
 use crate::garment::cutout::mask::garment_pieces;
 use crate::garment::cutout::{measure, MAX_SIDE};
-use crate::garment::GarmentError;
+use crate::garment::error::GarmentError;
 
 /// What a garment piece is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

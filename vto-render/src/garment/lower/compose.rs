@@ -20,13 +20,14 @@ use crate::garment::body::feet_over_hems::Feet;
 use crate::garment::body::frame::{BodyFrame, ARM_VISIBLE};
 use crate::garment::body::legs::Legs;
 use crate::garment::body::worn_top::WornTop;
+use crate::garment::colour::hue_dist;
+use crate::garment::colour::{skin_likeness, FALLBACK_SKIN};
+use crate::garment::geom::seg_dist;
+use crate::garment::geom::smoothstep;
 use crate::garment::lower::uncover::{uncover_legs, Bared};
-use crate::garment::shade::skin::{skin_likeness, FALLBACK_SKIN};
 use crate::garment::shade::transfer::shading;
-use crate::garment::smoothstep;
 use crate::garment::upper::compose::ComposeStats;
 use crate::garment::warp::WarpOutput;
-use crate::garment::{hue_dist, seg_dist};
 
 /// Whether a pixel at `p` stays in front of new trousers: on a visible forearm (skin or
 /// sleeve), or on a hand's capsule where `hand` says it is the hand. The capsule is wider

@@ -20,9 +20,11 @@ use glam::Vec2;
 use crate::garment::body::frame::BodyFrame;
 use crate::garment::body::legs::Legs;
 use crate::garment::cutout::lower::{DressLandmarks, PantsLandmarks};
+use crate::garment::error::GarmentError;
+use crate::garment::geom::{mask_at, perp};
+use crate::garment::label;
 use crate::garment::upper::fit::UpperFit;
 use crate::garment::warp::Part;
-use crate::garment::{label, mask_at, perp, GarmentError};
 
 /// Depths below the shoulder seams of an adult's hip joints, knees and ankles, in seam-to-
 /// seam shoulder widths (40 cm: 50, 96 and 138 cm).

@@ -26,10 +26,11 @@ pub use crate::garment::body::feet_over_hems::Feet;
 use crate::garment::body::feet_over_hems::{foot_points, garment_likeness, median, pixel};
 use crate::garment::body::frame::BodyFrame;
 use crate::garment::body::legs::{BareLegs, Legs, OnLeg};
-use crate::garment::neighbours4;
+use crate::garment::colour::{skin_likeness, FALLBACK_SKIN};
+use crate::garment::geom::neighbours4;
+use crate::garment::geom::smoothstep;
 use crate::garment::shade::fill::push_pull;
-use crate::garment::shade::skin::{self, skin_likeness, FaceLight, FALLBACK_SKIN};
-use crate::garment::smoothstep;
+use crate::garment::shade::skin::{self, FaceLight};
 
 /// The person's own leg tone: the median of the skin in view on the legs (near each leg's
 /// centre line, hip to ankle) and the feet, when at least 30 such pixels are seen. On the
@@ -52,7 +53,7 @@ fn own_leg_tone(
     let lum = |c: [f32; 3]| 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];
     let cs: Vec<[f32; 3]> = on_legs
         .chain(foot_points(legs).into_iter().map(|p| (p, true)))
-        .filter(|(p, _)| crate::garment::mask_at(person, (w, h), *p) >= 0.5)
+        .filter(|(p, _)| crate::garment::geom::mask_at(person, (w, h), *p) >= 0.5)
         .filter_map(|(p, foot)| pixel(photo, p).map(|c| (c, foot)))
         .filter(|&(c, foot)| {
             // Brown shoes have a skin's hue: on the feet, only a skin's lightness too.

@@ -15,31 +15,8 @@ use glam::Vec2;
 use image::RgbaImage;
 
 use crate::garment::body::frame::BodyFrame;
-use crate::garment::{inside, smoothstep};
-
-/// The skin colour used when no face was found (sRGB).
-pub const FALLBACK_SKIN: [f32; 3] = [200.0, 160.0, 140.0];
-
-fn ycc(p: [f32; 3]) -> [f32; 3] {
-    let y = 0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2];
-    [y, 0.564 * (p[2] - y), 0.713 * (p[0] - y)]
-}
-
-/// How skin-like a colour is (0–1) against the face's skin colour.
-pub fn skin_likeness(px: [f32; 3], skin: [f32; 3]) -> f32 {
-    let s = ycc(skin);
-    let p = ycc(px);
-    let ratio = p[0] / s[0].max(1.0);
-    let chroma = (s[1] * s[1] + s[2] * s[2]).sqrt();
-    if chroma < 6.0 {
-        // A grey photo: lightness alone, in a narrow band.
-        return smoothstep(0.6, 0.8, ratio) * (1.0 - smoothstep(1.25, 1.45, ratio));
-    }
-    let dc = ((p[1] - s[1]).powi(2) + (p[2] - s[2]).powi(2)).sqrt();
-    (1.0 - smoothstep(10.0, 22.0, dc))
-        * smoothstep(0.35, 0.55, ratio)
-        * (1.0 - smoothstep(1.25, 1.45, ratio))
-}
+use crate::garment::colour::skin_likeness;
+use crate::garment::geom::{inside, smoothstep};
 
 /// How the face is lit, for skin the garment uncovers.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -181,8 +158,8 @@ pub fn neck_coords(f: &BodyFrame, chin: Vec2, p: Vec2, base: f32) -> Option<(f32
     if !(-0.45..=1.6).contains(&t) {
         return None;
     }
-    let across =
-        d.dot(crate::garment::perp(down)) * crate::garment::perp(down).dot(f.across).signum();
+    let across = d.dot(crate::garment::geom::perp(down))
+        * crate::garment::geom::perp(down).dot(f.across).signum();
     Some((across / neck_half_width(t, f.shoulder_width, base), t))
 }
 

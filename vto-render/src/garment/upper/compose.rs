@@ -22,14 +22,15 @@ use image::RgbaImage;
 use rayon::prelude::*;
 
 use crate::garment::body::frame::{BodyFrame, ARM_VISIBLE};
+use crate::garment::colour::skin_likeness;
+use crate::garment::geom::{inside, seg_dist, smoothstep};
 use crate::garment::label;
 use crate::garment::shade::fill::push_pull;
-use crate::garment::shade::skin::{self, skin_likeness, FaceLight};
+use crate::garment::shade::skin::{self, FaceLight};
 use crate::garment::shade::transfer::shading;
 use crate::garment::upper::old_collar;
 use crate::garment::warp::holes;
 use crate::garment::warp::WarpOutput;
-use crate::garment::{inside, seg_dist, smoothstep};
 use crate::image_ops::box_blur;
 
 /// How far past a forearm's capsule (a multiple of its radius) old sleeve is still taken

@@ -12,8 +12,10 @@ use glam::Vec2;
 
 use crate::garment::body::frame::BodyFrame;
 use crate::garment::cutout::GarmentLandmarks;
+use crate::garment::error::GarmentError;
+use crate::garment::geom::perp;
+use crate::garment::label;
 use crate::garment::warp::{Part, WarpOutput};
-use crate::garment::{label, perp, GarmentError};
 use crate::image_ops::box_blur;
 
 /// An upper-body garment fitted to a body.

@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use crate::garment::neighbours4;
+use crate::garment::geom::neighbours4;
 use crate::garment::warp::WarpOutput;
 
 /// Coverage (alpha out of 255) below which a pixel counts as uncovered.

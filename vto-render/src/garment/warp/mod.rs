@@ -20,7 +20,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec2;
 
 use crate::garment::cutout::GarmentImage;
-use crate::garment::GarmentError;
+use crate::garment::error::GarmentError;
 use crate::gpu::GpuContext;
 
 /// Control points per part at most (the spline's solve is a dense system of this order).

@@ -10,7 +10,7 @@ use glam::Vec2;
 use image::{Rgba, RgbaImage};
 use vto_core::Category;
 
-pub(crate) use crate::garment::inside;
+pub(crate) use crate::garment::geom::inside;
 use crate::image_ops::box_blur;
 
 /// Width of a sample photo.
@@ -115,7 +115,7 @@ fn mirror(pts: &[[f32; 2]]) -> [Vec<Vec2>; 2] {
 
 /// Distance from `p` to the segment `a`–`b`.
 pub(crate) fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> f32 {
-    crate::garment::seg_dist(p, a, b).0
+    crate::garment::geom::seg_dist(p, a, b).0
 }
 
 /// Which part of the garment `p` is in: 0 none, 1 torso, 2 sleeve.

@@ -24,16 +24,17 @@ use vto_core::Category;
 use crate::garment::body::legs::Legs;
 use crate::garment::body::worn_top::{worn_top_hem, WornTop};
 use crate::garment::body::Feet;
+use crate::garment::colour::FALLBACK_SKIN;
 use crate::garment::cutout::lower::{measure_pants, split_dress, waist_row, PantsLandmarks};
 use crate::garment::cutout::outfit::{split_outfit, PieceKind};
 use crate::garment::cutout::{cutout, measure, Cutout, GarmentImage};
+use crate::garment::geom::seg_dist;
 use crate::garment::lower::compose::{arm_in_front, compose_pants, PantsLayers};
 use crate::garment::lower::fit::{fit_pants, fit_skirt, waist_on_body};
 use crate::garment::lower::uncover::{uncover_legs, Bared};
-use crate::garment::shade::skin::FALLBACK_SKIN;
 use crate::garment::upper::compose::{compose, Layers};
 use crate::garment::upper::fit::{clip_to_shoulders, fit_upper_to, PersonMask};
-use crate::garment::{label, seg_dist, BodyFrame, PartWarp, Warper};
+use crate::garment::{label, BodyFrame, PartWarp, Warper};
 use crate::tryon::{
     Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError, UpperGarment,
 };
