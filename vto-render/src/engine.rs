@@ -603,6 +603,7 @@ impl RenderError {
                     EngineError::processing(t.to_string())
                 }
                 TryOnError::Raster(e) => EngineError::Internal(e.to_string()),
+                TryOnError::Garment(e) => EngineError::Internal(e.to_string()),
             },
             other => EngineError::Internal(other.to_string()),
         }

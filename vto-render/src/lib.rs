@@ -25,6 +25,24 @@
 //! [`engine::builtin`] returns the `Engines` of every built-in category; the `vto` binary
 //! passes them to the server.
 //!
+//! ## A garment try-on, one way through
+//! A product photo of a garment (`shirt`, `tshirt`, `jacket`, `pants`, `dress`,
+//! `full_outfit`) is decoded, seen and encoded as above; in place of the 3D placing and
+//! rasterizing it passes the [`garment`] stage, driven by the category in
+//! [`tryon::garments`], in this order:
+//! 1. [`vision::Person`]: the photo, its pose keypoints and person mask.
+//! 2. [`garment::cutout`]: the garment cut out of its product photo, its landmarks and part
+//!    labels ([`garment::GarmentImage`]).
+//! 3. [`garment::body`]: the body frame ([`garment::BodyFrame`]), and for a lower garment
+//!    the legs, the feet and the top worn now.
+//! 4. [`garment::upper::fit`] or [`garment::lower::fit`]: the garment's parts fitted to the
+//!    body ([`garment::Part`]).
+//! 5. [`garment::warp`]: one thin-plate spline per part, evaluated by a WGSL kernel
+//!    ([`garment::Warper`]).
+//! 6. [`garment::upper::compose`] or [`garment::lower::compose`] (and
+//!    [`garment::lower::uncover`]), with [`garment::shade`]: the warped garment over the
+//!    photo, the person's light on it, what it uncovers filled.
+//!
 //! ## Design decisions
 //! - **One device per process** ([`gpu::GpuContext::shared`]): device creation costs ~250 ms
 //!   on lavapipe. A real GPU is preferred; `VTO_WGPU_BACKEND` / `VTO_WGPU_ADAPTER` override;

@@ -20,6 +20,7 @@ pub mod shoes;
 use image::RgbaImage;
 use vto_core::Category;
 
+use crate::garment::GarmentError;
 use crate::product::{Product, ProductError};
 use crate::raster::{RasterError, Rasterizer};
 use crate::scene::camera::NoHeadPose;
@@ -122,6 +123,10 @@ pub enum TryOnError {
     /// The rasterizer failed.
     #[error(transparent)]
     Raster(#[from] RasterError),
+    /// The garment stage failed inside (its GPU kernel); what a photo or a product lacks is
+    /// [`TryOnError::NotFound`] or [`TryOnError::BadProduct`] instead.
+    #[error(transparent)]
+    Garment(GarmentError),
 }
 
 /// One category's renderer (see the module docs).

@@ -93,11 +93,7 @@ fn kp(k: &[PoseKeypoint], i: usize) -> Option<(Vec2, f32)> {
 impl BodyFrame {
     /// The frame of `person`'s body (needs the pose keypoints; the face is optional).
     pub fn new(person: &Person) -> Result<BodyFrame, GarmentError> {
-        let no_body = |why: &str| {
-            GarmentError::NoBody(format!(
-                "no body was found in the person photo ({why}); garments need the shoulders visible"
-            ))
-        };
+        let no_body = GarmentError::NoUpperBody;
         let body = person.body.as_ref().ok_or_else(|| no_body("no pose"))?;
         let k = &body.keypoints;
         let (s11, v11) = kp(k, 11).ok_or_else(|| no_body("no shoulders"))?;

@@ -73,12 +73,7 @@ impl Legs {
     /// The legs of `person` (`mask`: the person mask at the photo's size), or why a lower-body garment
     /// cannot be fitted: hips, knees and ankles must be inside the photo and visible.
     pub fn new(person: &Person, mask: &[f32]) -> Result<Legs, GarmentError> {
-        let hidden = |what: &str| {
-            GarmentError::NoBody(format!(
-                "the legs are not visible in the person photo ({what}); pants, dresses and \
-                 outfits need a full-length photo with the hips, knees and ankles in view"
-            ))
-        };
+        let hidden = |what: &str| GarmentError::LegsHidden(what.to_string());
         let body = person
             .body
             .as_ref()

@@ -17,7 +17,7 @@
 use glam::Vec2;
 
 use crate::garment::cutout::{measure, GarmentLandmarks};
-use crate::garment::error::GarmentError;
+use crate::garment::error::{GarmentError, Unmeasurable};
 use crate::garment::label;
 
 /// A full-length trouser leg's inseam over the waistband's flat width (78 cm over 38 cm).
@@ -280,11 +280,9 @@ pub fn split_dress(
     w: usize,
     h: usize,
 ) -> Result<(DressLandmarks, Vec<u8>), GarmentError> {
-    let none = || GarmentError::NoGarment("the dress's outline could not be measured".into());
+    let none = || GarmentError::Unmeasurable(Unmeasurable::DressOutline);
     let (_, _, _, y1) = extent(fg, w, h).ok_or_else(none)?;
-    let waist = waist_row(fg, w, h).ok_or_else(|| {
-        GarmentError::NoGarment("the dress is too small to tell its bodice from its skirt".into())
-    })?;
+    let waist = waist_row(fg, w, h).ok_or(GarmentError::Unmeasurable(Unmeasurable::DressWaist))?;
     let (bodice, mut labels) = measure(&fg[..(waist + 1) * w], w, waist + 1)?;
     labels.resize(w * h, 0);
     for y in waist + 1..h {

@@ -83,9 +83,10 @@ pub fn classify(fg: &[bool], w: usize, h: usize) -> PieceKind {
 pub fn split_outfit(photo: &RgbaImage) -> Result<Vec<Piece>, GarmentError> {
     let (w0, h0) = photo.dimensions();
     if w0 < 16 || h0 < 16 {
-        return Err(GarmentError::NoGarment(format!(
-            "the photo is {w0}x{h0} pixels, too small"
-        )));
+        return Err(GarmentError::PhotoTooSmall {
+            width: w0,
+            height: h0,
+        });
     }
     let img = if w0.max(h0) > MAX_SIDE * 2 {
         let s = (MAX_SIDE * 2) as f32 / w0.max(h0) as f32;
@@ -101,10 +102,7 @@ pub fn split_outfit(photo: &RgbaImage) -> Result<Vec<Piece>, GarmentError> {
     let (w, h) = (img.width() as usize, img.height() as usize);
     let pieces = garment_pieces(&img, 0.02);
     if pieces.is_empty() {
-        return Err(GarmentError::NoGarment(
-            "nothing stands out from the background (a garment must fill at least 2 % of the photo)"
-                .into(),
-        ));
+        return Err(GarmentError::NothingStandsOut);
     }
     let mut out = Vec::new();
     for fg in pieces {

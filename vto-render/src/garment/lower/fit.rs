@@ -96,7 +96,7 @@ pub fn fit_pants(
 ) -> Result<PantsFit, GarmentError> {
     let hip_g = g.hip[0].distance(g.hip[1]);
     if hip_g < 4.0 {
-        return Err(GarmentError::Degenerate("zero hip width".into()));
+        return Err(GarmentError::ZeroWidth("hip"));
     }
     let s = legs.hip_width / hip_g;
     let rise = (g.crotch.y - g.waist_centre.y).max(1.0) * s;
@@ -233,9 +233,7 @@ pub fn fit_skirt(
     let axis = (ankles - waist_mid).try_normalize().unwrap_or(frame.down);
     let drop = (hem_depth - depth(waist_mid)) / axis.dot(frame.down).max(0.3);
     if drop <= 0.0 {
-        return Err(GarmentError::Degenerate(
-            "the skirt's hem lies above its waist".into(),
-        ));
+        return Err(GarmentError::HemAboveWaist);
     }
     let hem_centre = waist_mid + axis * drop;
     let mut side = perp(axis);

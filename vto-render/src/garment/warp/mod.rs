@@ -124,12 +124,12 @@ impl PartWarp {
     pub fn solve(part: &Part, norm: f32) -> Result<PartWarp, GarmentError> {
         let n = part.body.len();
         if n != part.garment.len() || !(3..=MAX_POINTS).contains(&n) {
-            return Err(GarmentError::Degenerate(format!(
-                "part {} has {} body and {} garment points (3–{MAX_POINTS} pairs needed)",
-                part.label,
-                n,
-                part.garment.len()
-            )));
+            return Err(GarmentError::ControlPoints {
+                label: part.label,
+                body: n,
+                garment: part.garment.len(),
+                max: MAX_POINTS,
+            });
         }
         let inv_norm = 1.0 / norm.max(1.0);
         let c: Vec<Vec2> = part.body.iter().map(|p| *p * inv_norm).collect();
@@ -149,12 +149,7 @@ impl PartWarp {
             }
             b[i] = [f64::from(part.garment[i].x), f64::from(part.garment[i].y)];
         }
-        let x = solve_linear(a, b).ok_or_else(|| {
-            GarmentError::Degenerate(format!(
-                "the control points of part {} are collinear or coincide",
-                part.label
-            ))
-        })?;
+        let x = solve_linear(a, b).ok_or(GarmentError::Collinear { label: part.label })?;
         Ok(PartWarp {
             label: part.label,
             region: part.region,
@@ -414,17 +409,18 @@ impl Warper {
     ) -> Result<WarpOutput, GarmentError> {
         let n_tex = (gw as usize) * (gh as usize);
         if rgba.len() != n_tex || labels.len() != n_tex {
-            return Err(GarmentError::Degenerate(format!(
-                "a {gw}x{gh} garment with {} texels and {} labels",
-                rgba.len(),
-                labels.len()
-            )));
+            return Err(GarmentError::TextureSize {
+                width: gw,
+                height: gh,
+                texels: rgba.len(),
+                labels: labels.len(),
+            });
         }
         if parts.len() > MAX_PARTS {
-            return Err(GarmentError::Degenerate(format!(
-                "{} parts (at most {MAX_PARTS})",
-                parts.len()
-            )));
+            return Err(GarmentError::TooManyParts {
+                parts: parts.len(),
+                max: MAX_PARTS,
+            });
         }
         let grid = WarpGrid::new(parts, (width, height));
         if grid.is_empty() {
@@ -480,7 +476,7 @@ impl Warper {
         enc.copy_buffer_to_buffer(&out, 0, &staging, 0, size);
         let bytes = ctx
             .submit_and_read(enc, &staging, size)
-            .map_err(|e| GarmentError::Gpu(e.0))?;
+            .map_err(GarmentError::Gpu)?;
         let words: &[u32] = bytemuck::cast_slice(&bytes);
         let n = n as usize;
         Ok(WarpOutput::from_rect(

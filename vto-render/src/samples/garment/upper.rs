@@ -549,6 +549,6 @@ mod tests {
     #[test]
     fn a_blank_photo_has_no_garment() {
         let img = RgbaImage::from_pixel(300, 300, Rgba([240, 240, 240, 255]));
-        assert!(matches!(prepare(&img), Err(GarmentError::NoGarment(_))));
+        assert!(matches!(prepare(&img), Err(GarmentError::NothingStandsOut)));
     }
 }

@@ -14,18 +14,18 @@ pub mod upper;
 pub use lower::{Dress, FullOutfit, Pants};
 pub use upper::UpperGarment;
 
-use crate::garment::GarmentError;
-use crate::raster::RasterError;
+use crate::garment::error::{Cause, GarmentError};
 use crate::tryon::TryOnError;
 
 impl From<GarmentError> for TryOnError {
+    /// A photo without a garment or without the body it needs is the client's to fix (not
+    /// found), a garment that cannot be fitted is a bad product, and a GPU failure stays the
+    /// garment stage's own error (an internal one).
     fn from(e: GarmentError) -> Self {
-        match e {
-            GarmentError::NoGarment(_) | GarmentError::NoBody(_) => {
-                TryOnError::NotFound(e.to_string())
-            }
-            GarmentError::Degenerate(_) => TryOnError::BadProduct(e.to_string()),
-            GarmentError::Gpu(m) => TryOnError::Raster(RasterError::Readback(m)),
+        match e.cause() {
+            Cause::ProductPhoto | Cause::PersonPhoto => TryOnError::NotFound(e.to_string()),
+            Cause::Fit => TryOnError::BadProduct(e.to_string()),
+            Cause::Gpu => TryOnError::Garment(e),
         }
     }
 }
