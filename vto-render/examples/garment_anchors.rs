@@ -8,9 +8,9 @@ use std::path::PathBuf;
 
 use image::{Rgba, RgbaImage};
 use vto_render::engine::{default_models_dir, Renderer};
-use vto_render::garment::fit::{fit_upper_to, PersonMask};
-use vto_render::garment::sample::SampleGarment;
-use vto_render::garment::{label, product, BodyFrame};
+use vto_render::garment::upper::fit::{fit_upper_to, PersonMask};
+use vto_render::garment::{cutout, label, BodyFrame};
+use vto_render::samples::garment::SampleGarment;
 use vto_render::testkit::{self, BaseBody};
 use vto_render::tryon::{Needs, ProductInput, TryOn, UpperGarment};
 
@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 vto_core::Category::Jacket => UpperGarment::Jacket,
                 _ => UpperGarment::Tshirt,
             };
-            let prepared = product::prepare(&photo)?;
+            let prepared = cutout::prepare(&photo)?;
             let mask = person
                 .mask
                 .as_ref()

@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use vto_render::engine::{default_models_dir, encode_png, Renderer};
-use vto_render::garment::sample::SampleGarment;
+use vto_render::samples::garment::SampleGarment;
 use vto_render::tryon::UpperGarment;
 
 fn main() {

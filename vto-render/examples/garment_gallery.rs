@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use image::{imageops, RgbaImage};
 use vto_render::engine::{default_models_dir, Renderer};
-use vto_render::garment::sample::SampleGarment;
+use vto_render::samples::garment::SampleGarment;
 use vto_render::tryon::{TryOn, UpperGarment};
 
 fn tryon_for(g: SampleGarment) -> UpperGarment {

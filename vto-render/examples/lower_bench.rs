@@ -10,8 +10,8 @@
 use std::time::Instant;
 
 use vto_render::engine::{decode_photo, default_models_dir, encode_png, Renderer};
-use vto_render::garment::figure::Figure;
-use vto_render::garment::sample_lower::SampleLower;
+use vto_render::samples::garment::Figure;
+use vto_render::samples::garment::SampleLower;
 use vto_render::tryon::{Dress, FullOutfit, Pants, ProductInput, TryOn};
 
 fn ms(t: Instant) -> f64 {

@@ -1,5 +1,5 @@
 //! The lower-body garment gallery: every sample trousers, shorts, dress and outfit on the
-//! drawn full-body figures ([`vto_render::garment::figure`]) — person, product and result
+//! drawn full-body figures ([`vto_render::samples::garment::figure`]) — person, product and result
 //! side by side (one PNG each) and an HTML page, for a person to look at.
 //!
 //! `cargo run -p vto-render --release --example lower_gallery -- [OUT_DIR]` (default
@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use image::{imageops, RgbaImage};
 use vto_render::engine::{default_models_dir, Renderer};
-use vto_render::garment::figure::Figure;
-use vto_render::garment::sample_lower::SampleLower;
+use vto_render::samples::garment::Figure;
+use vto_render::samples::garment::SampleLower;
 use vto_render::tryon::{Dress, FullOutfit, Pants, ProductInput, TryOn};
 
 /// `images` scaled to `height` and placed side by side on grey.

@@ -10,19 +10,9 @@
 //! [`crate::scene`], the rasterizer) → [`encode_png`], on tokio's blocking pool.
 //!
 //! # Face policy
-//! The short-range detector runs first; its candidates go through the face mesh largest first
-//! (detection box area), and a candidate whose face flag rejects it falls through to the next.
-//! When that gives a face at least [`SHORT_RANGE_ENOUGH`] of the photo's longer side wide, no
-//! larger face can hide from the short-range detector and it wears the product. Otherwise
-//! (small faces, group photos, or nothing the mesh accepts) the full-range detector runs too,
-//! its candidates are merged with the short-range ones (overlaps counted once), and the same
-//! largest-first fall-through runs over all of them. Either way the face that wears the
-//! product is **the largest face that yields a mesh**. A small face (under [`crate::vision::face::REFINE_BELOW_PX`] between its
-//! side landmarks) then gets a second mesh pass on the region its first landmarks give
-//! (MediaPipe's tracking pass), which straightens the crop; the refined pass is kept unless
-//! its face flag rejects it. The result
-//! metadata says how many candidates were seen, which was chosen and whether it was refined
-//! (`face`).
+//! The face that wears the product is the largest face that yields a face mesh: see
+//! [`crate::vision::person`]. The result metadata says how many candidates were seen, which
+//! was chosen and whether it was refined (`face`).
 //!
 //! # Concurrency
 //! A [`Renderer`] renders up to [`RendererConfig::concurrency`] try-ons at once: it keeps that
@@ -46,12 +36,13 @@ use crate::models::{ModelError, ModelStore};
 use crate::product::{self, ProductError};
 use crate::raster::Rasterizer;
 use crate::tryon::{
-    Eyewear, FaceChoice, Needs, Options, Person, ProductInput, ProductKind, Shoes, Stages, TryOn,
-    TryOnError, UpperGarment,
+    Eyewear, Needs, Options, ProductInput, ProductKind, Shoes, Stages, TryOn, TryOnError,
+    UpperGarment,
 };
-use crate::vision::face::{merge_candidates, FaceDetector};
-use crate::vision::Detection;
-use crate::vision::{Face, Networks, UnknownVisionBackend, Vision, VisionBackend, VisionError};
+use crate::vision::face::FaceDetector;
+use crate::vision::{
+    Face, FaceChoice, Networks, Person, UnknownVisionBackend, Vision, VisionBackend, VisionError,
+};
 
 /// Why a try-on failed.
 #[derive(Debug, thiserror::Error)]
@@ -440,77 +431,6 @@ impl Renderer {
     }
 }
 
-/// A face found by the short-range detector at least this fraction of the photo's longer
-/// side wide lies in that detector's design range: any larger face would be found by it too,
-/// so the full-range detector (which can only add smaller faces) is skipped. A face of 15 % is
-/// about 19 px in the detector's 128² input (a frontal portrait's face box is 18–40 % of the
-/// photo).
-pub const SHORT_RANGE_ENOUGH: f32 = 0.15;
-
-/// The face policy of the module docs, on an uploaded photo.
-fn choose_face(
-    vision: &mut Vision,
-    gpu: &crate::image_ops::GpuImage,
-) -> Result<Option<FaceChoice>, RenderError> {
-    let longer = gpu.width().max(gpu.height()) as f32;
-    let by_area = |mut c: Vec<(Detection, FaceDetector)>| {
-        c.sort_by(|a, b| b.0.area().total_cmp(&a.0.area()));
-        c
-    };
-    let short = by_area(vision.detect_faces_with(gpu, FaceDetector::ShortRange)?);
-    let mut rejected = Vec::new();
-    let mut found = None;
-    for (rank, (d, which)) in short.iter().enumerate() {
-        if let Some(face) = vision.face_from_detection(gpu, d.clone(), *which)? {
-            found = Some((rank, face));
-            break;
-        }
-        rejected.push(d.clone());
-    }
-    let (candidates, found) = match found {
-        Some((rank, face)) if face.detection.width() >= SHORT_RANGE_ENOUGH * longer => {
-            (short.len(), Some((rank, face)))
-        }
-        _ => {
-            // Small or no faces so far: the full-range detector's candidates join in, and the
-            // largest that yields a mesh wins (meshes already run are not run again).
-            let full = vision.detect_faces_with(gpu, FaceDetector::FullRange)?;
-            let all = by_area(merge_candidates(short, full));
-            let mut best = None;
-            for (rank, (d, which)) in all.iter().enumerate() {
-                if rejected.contains(d) {
-                    continue;
-                }
-                if let Some((_, face)) = &found {
-                    if face.detection == *d {
-                        best = found.take().map(|(_, f)| (rank, f));
-                        break;
-                    }
-                }
-                if let Some(face) = vision.face_from_detection(gpu, d.clone(), *which)? {
-                    best = Some((rank, face));
-                    break;
-                }
-            }
-            (all.len(), best)
-        }
-    };
-    let Some((rank, face)) = found else {
-        return Ok(None);
-    };
-    let refined = if face.needs_refinement() {
-        vision.refine_face(gpu, &face)?
-    } else {
-        None
-    };
-    Ok(Some(FaceChoice {
-        refined: refined.is_some(),
-        face: refined.unwrap_or(face),
-        candidates,
-        rank,
-    }))
-}
-
 fn face_metadata(c: &FaceChoice) -> serde_json::Value {
     let d = &c.face.detection;
     json!({
@@ -644,7 +564,7 @@ fn see(vision: &mut Vision, photo: &RgbaImage, needs: Needs) -> Result<Person, R
         .upload(photo)
         .map_err(VisionError::from)?;
     if needs.face {
-        person.face = choose_face(vision, &gpu)?;
+        person.face = vision.choose_face(&gpu)?;
     }
     if needs.body {
         person.body = vision.body(&gpu)?;
@@ -683,6 +603,7 @@ impl RenderError {
                     EngineError::processing(t.to_string())
                 }
                 TryOnError::Raster(e) => EngineError::Internal(e.to_string()),
+                TryOnError::Garment(e) => EngineError::Internal(e.to_string()),
             },
             other => EngineError::Internal(other.to_string()),
         }

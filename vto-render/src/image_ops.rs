@@ -11,6 +11,9 @@
 //! integer coordinates, bilinear, and a border that is either zero or replicated. The crop
 //! into a tensor also rounds the sample position to 1/32 pixel and the value to an 8-bit
 //! level, as OpenCV's 8-bit warp does, so our tensors match MediaPipe's closely.
+//!
+//! One CPU-only helper sits here too, below every stage that needs it: [`box_blur`], the
+//! separable box blur of the garment stage (and the samples).
 
 use std::sync::Arc;
 
@@ -561,6 +564,41 @@ pub fn cpu_warp_mask(
             let top = lerp(texel(ix, iy), texel(ix + 1, iy), fx);
             let bottom = lerp(texel(ix, iy + 1), texel(ix + 1, iy + 1), fx);
             out.push(f32::from(pack(lerp(top, bottom, fy))) / 255.0);
+        }
+    }
+    out
+}
+
+/// A separable box blur of radius `r` over a `w` × `h` row-major grid (edges clamped): the
+/// garment stage's low-pass (shading, coverage, mask opening and closing) and the samples'
+/// soft shadows. CPU only.
+pub fn box_blur(src: &[f32], w: usize, h: usize, r: usize) -> Vec<f32> {
+    let mut tmp = vec![0.0f32; w * h];
+    let mut out = vec![0.0f32; w * h];
+    let norm = 1.0 / (2 * r + 1) as f32;
+    for y in 0..h {
+        let row = &src[y * w..(y + 1) * w];
+        let mut acc = 0.0;
+        for k in 0..=2 * r {
+            acc += row[k.saturating_sub(r).min(w - 1)];
+        }
+        for x in 0..w {
+            tmp[y * w + x] = acc * norm;
+            let add = (x + r + 1).min(w - 1);
+            let sub = x.saturating_sub(r);
+            acc += row[add] - row[sub];
+        }
+    }
+    for x in 0..w {
+        let mut acc = 0.0;
+        for k in 0..=2 * r {
+            acc += tmp[k.saturating_sub(r).min(h - 1) * w + x];
+        }
+        for y in 0..h {
+            out[y * w + x] = acc * norm;
+            let add = (y + r + 1).min(h - 1);
+            let sub = y.saturating_sub(r);
+            acc += tmp[add * w + x] - tmp[sub * w + x];
         }
     }
     out

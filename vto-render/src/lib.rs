@@ -10,8 +10,9 @@
 //! 2. Decode: the photo through vto-core's `media` (sniffed, pixel limits before decoding, EXIF
 //!    orientation), the product through [`product`] (glTF/OBJ) or the same image decoder.
 //! 3. See: [`engine::Renderer::see`] runs only what the category's [`tryon::Needs`] ask for —
-//!    faces ([`vision::face`], with the face policy of [`engine`]), body ([`vision::pose`]),
-//!    person mask ([`vision::segmentation`]) — on the TFLite executor ([`tflite`]).
+//!    faces ([`vision::face`], with the face policy of [`vision::person`]), body
+//!    ([`vision::pose`]), person mask ([`vision::segmentation`]) — on the TFLite executor
+//!    ([`tflite`]) — into a [`vision::Person`].
 //! 4. Place: the category's module under [`tryon`] (one per category, e.g.
 //!    [`tryon::eyewear`]) puts the product into camera space with the shared
 //!    [`scene`] stages (photo camera and head frame, light estimate, occluders) and a
@@ -34,6 +35,24 @@
 //! head-worn ones, lights, occluders, and [`scene::SceneBuilder`] into a [`raster::Scene`])
 //! → [`raster`] ([`raster::Rasterizer::render`] over the photo) → back in [`tryon::placer`]
 //! (the category's metadata, a [`tryon::Look`]) → [`engine`] (PNG and timings).
+//!
+//! ## A garment try-on, one way through
+//! A product photo of a garment (`shirt`, `tshirt`, `jacket`, `pants`, `dress`,
+//! `full_outfit`) is decoded, seen and encoded as above; in place of the 3D placing and
+//! rasterizing it passes the [`garment`] stage, driven by the category in
+//! [`tryon::garments`], in this order:
+//! 1. [`vision::Person`]: the photo, its pose keypoints and person mask.
+//! 2. [`garment::cutout`]: the garment cut out of its product photo, its landmarks and part
+//!    labels ([`garment::GarmentImage`]).
+//! 3. [`garment::body`]: the body frame ([`garment::BodyFrame`]), and for a lower garment
+//!    the legs, the feet and the top worn now.
+//! 4. [`garment::upper::fit`] or [`garment::lower::fit`]: the garment's parts fitted to the
+//!    body ([`garment::Part`]).
+//! 5. [`garment::warp`]: one thin-plate spline per part, evaluated by a WGSL kernel
+//!    ([`garment::Warper`]).
+//! 6. [`garment::upper::compose`] or [`garment::lower::compose`] (and
+//!    [`garment::lower::uncover`]), with [`garment::shade`]: the warped garment over the
+//!    photo, the person's light on it, what it uncovers filled.
 //!
 //! ## Design decisions
 //! - **One device per process** ([`gpu::GpuContext::shared`]): device creation costs ~250 ms

@@ -14,12 +14,12 @@ use glam::Vec2;
 use image::RgbaImage;
 use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, RequestId};
 use vto_render::engine::{builtin_tryon, encode_png, BuiltinEngine, Renderer};
-use vto_render::garment::fit::{fit_upper_to, PersonMask, UpperFit};
-use vto_render::garment::product::prepare;
-use vto_render::garment::sample::SampleGarment;
+use vto_render::garment::cutout::prepare;
+use vto_render::garment::upper::fit::{fit_upper_to, PersonMask, UpperFit};
 use vto_render::garment::warp::cpu_warp;
 use vto_render::garment::{BodyFrame, PartWarp, Warper};
 use vto_render::gpu::GpuContext;
+use vto_render::samples::garment::SampleGarment;
 use vto_render::tryon::{Person, ProductKind, TryOn, UpperGarment};
 
 fn models_dir() -> PathBuf {
@@ -279,7 +279,7 @@ fn the_sleeve_length_is_the_products() {
         for (s, arm) in c.frame.arms.iter().enumerate() {
             // An arm the pose model does not see (behind the astronaut's helmet) is neither
             // drawn in front nor checked.
-            if arm.visibility < vto_render::garment::compose::ARM_VISIBLE {
+            if arm.visibility < vto_render::garment::body::frame::ARM_VISIBLE {
                 continue;
             }
             let Some(_cuff) = c.fit.cuffs[s] else {

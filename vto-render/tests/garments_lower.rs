@@ -15,8 +15,8 @@ use glam::Vec2;
 use image::RgbaImage;
 use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, RequestId};
 use vto_render::engine::{builtin_tryon, encode_png, BuiltinEngine, Renderer};
-use vto_render::garment::figure::Figure;
-use vto_render::garment::sample_lower::SampleLower;
+use vto_render::samples::garment::Figure;
+use vto_render::samples::garment::SampleLower;
 use vto_render::tryon::{Dress, FullOutfit, Look, Pants, Person, ProductInput, ProductKind, TryOn};
 
 fn models_dir() -> PathBuf {
@@ -468,7 +468,7 @@ fn a_product_photo_without_trousers_is_processing_failed_and_says_so() {
 /// maxi dress before the mask's opening).
 #[test]
 fn no_shadow_spike_hangs_below_a_dress_hem_in_its_cutout() {
-    use vto_render::garment::product::cutout;
+    use vto_render::garment::cutout::cutout;
     for sample in [SampleLower::MaxiDress, SampleLower::KneeDress] {
         let cut = cutout(&sample.render()).expect("a garment");
         let (w, h) = (cut.img.width() as usize, cut.img.height() as usize);

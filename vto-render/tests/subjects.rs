@@ -17,11 +17,11 @@ use std::sync::{Arc, OnceLock};
 use glam::Vec2;
 use image::RgbaImage;
 use vto_render::engine::{builtin_tryon, Renderer};
-use vto_render::garment::sample::SampleGarment;
-use vto_render::garment::sample_lower::SampleLower;
 use vto_render::product;
 use vto_render::samples::product::jewelry::SampleJewel;
 use vto_render::samples::product::shoes::SampleShoe;
+use vto_render::samples::garment::SampleGarment;
+use vto_render::samples::garment::SampleLower;
 use vto_render::testkit::{self, BaseBody, Subject};
 use vto_render::tryon::{Needs, Person, ProductInput};
 
@@ -143,7 +143,7 @@ fn along_leg(s: &Subject, side: usize, a: f32, b: f32) -> Vec<Vec2> {
         .collect()
 }
 
-/// The subjects the garment engines accept today: `garment::person::BodyFrame` refuses the
+/// The subjects the garment engines accept today: `garment::body::frame::BodyFrame` refuses the
 /// 35° three-quarter turn as "turned sideways" (owned by the upper-garment pipeline; see
 /// `garments_refuse_a_three_quarter_turn`).
 fn frontal(s: &Subject) -> bool {
@@ -1071,9 +1071,9 @@ fn folded_texels(
 
 #[test]
 fn no_sleeve_is_turned_inside_out_on_any_subject() {
-    use vto_render::garment::fit::fit_upper;
-    use vto_render::garment::outfit::{split_outfit, PieceKind};
-    use vto_render::garment::{label, product as garment_product, BodyFrame};
+    use vto_render::garment::cutout::outfit::{split_outfit, PieceKind};
+    use vto_render::garment::upper::fit::fit_upper;
+    use vto_render::garment::{cutout, label, BodyFrame};
     use vto_render::tryon::UpperGarment;
     let Some(w) = world() else { return };
     let mut tops: Vec<(String, RgbaImage, UpperGarment)> = [
@@ -1104,7 +1104,7 @@ fn no_sleeve_is_turned_inside_out_on_any_subject() {
         let frame = BodyFrame::new(person).expect("a body frame");
         let (pw, ph) = s.image.dimensions();
         for (name, photo, kind) in &tops {
-            let g = garment_product::prepare(photo).expect("a garment");
+            let g = cutout::prepare(photo).expect("a garment");
             let fit = fit_upper(&g.landmarks, &frame, kind.ease()).expect("a fit");
             for part in fit.parts.iter().filter(|p| p.label != label::TORSO) {
                 let (folded, on) = folded_texels(part, &g, pw.max(ph) as f32);

@@ -1,8 +1,8 @@
 //! Categories: one module each, over the shared stages.
 //!
 //! A category implements [`TryOn`]: it says what it needs to see in the photo ([`Needs`]) and
-//! what kind of product it takes ([`ProductKind`]), and turns the person ([`Person`]: the
-//! photo and what the vision stage found) and the product into the finished image, using the
+//! what kind of product it takes ([`ProductKind`]), and turns the person ([`Person`], from [`crate::vision`]:
+//! the photo and what the vision stage found) and the product into the finished image, using the
 //! shared stages ([`Stages`]: the rasterizer and the options; [`crate::scene`] for cameras,
 //! light and occluders). The generic engine ([`crate::engine`]) does everything around it:
 //! decoding, vision (only what [`TryOn::needs`] asks for), encoding, errors and metadata.
@@ -12,32 +12,34 @@
 //! build their scene on [`crate::scene::head_scene::HeadScene`].
 //!
 //! Categories today: [`eyewear`] (`glasses`, `sunglasses`), [`hats`], [`jewelry`], [`shoes`],
-//! [`garments`] (`shirt`, `tshirt`, `jacket`), [`lower`] (`pants`, `dress`, `full_outfit`).
+//! [`garments`] (tops: `shirt`, `tshirt`, `jacket` in [`garments::upper`]; `pants`, `dress`,
+//! `full_outfit` in [`garments::lower`]).
 
 pub mod eyewear;
 pub mod garments;
 pub mod hats;
 pub mod jewelry;
-pub mod lower;
 pub mod placer;
 pub mod shoes;
 
 use image::RgbaImage;
 use vto_core::Category;
 
+use crate::garment::GarmentError;
 use crate::product::{Product, ProductError};
 use crate::raster::{RasterError, Rasterizer};
 use crate::scene::camera::NoHeadPose;
 use crate::scene::SceneError;
-use crate::vision::{Body, Face, Hand, Mask};
 
 pub use eyewear::Eyewear;
-pub use garments::UpperGarment;
+pub use garments::{Dress, FullOutfit, Pants, UpperGarment};
 pub use hats::Hats;
 pub use jewelry::Jewelry;
-pub use lower::{Dress, FullOutfit, Pants};
 pub use placer::{Placed, Placer};
 pub use shoes::Shoes;
+
+/// The person and the face choice belong to the vision stage; categories take them from here.
+pub use crate::vision::{FaceChoice, Person};
 
 /// What a category needs the vision stage to find in the photo.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -68,35 +70,6 @@ pub enum ProductInput {
     Model(Product),
     /// A decoded product photo (RGBA, orientation applied).
     Image(RgbaImage),
-}
-
-/// How the face that wears the product was chosen (see [`crate::engine`]'s face policy).
-#[derive(Debug, Clone, PartialEq)]
-pub struct FaceChoice {
-    /// The face.
-    pub face: Face,
-    /// Face candidates both detectors found (after merging their overlaps).
-    pub candidates: usize,
-    /// The chosen face's rank among the candidates by detection box area (0: the largest);
-    /// every larger candidate was rejected by the face mesh.
-    pub rank: usize,
-    /// Whether the landmarks come from a second mesh pass on a region refined from the first.
-    pub refined: bool,
-}
-
-/// The person: the photo and what the vision stage found, per [`Needs`].
-#[derive(Debug, Clone)]
-pub struct Person {
-    /// The photo (RGBA, orientation applied).
-    pub photo: RgbaImage,
-    /// The face, when [`Needs::face`] (the engine fails the job when there is none).
-    pub face: Option<FaceChoice>,
-    /// The body, when [`Needs::body`] and one was found.
-    pub body: Option<Body>,
-    /// The selfie-segmentation mask, when [`Needs::person_mask`].
-    pub mask: Option<Mask>,
-    /// The hands, when [`Needs::hands`] (best palm first; empty when none was found).
-    pub hands: Vec<Hand>,
 }
 
 /// The shared stages a category renders with.
@@ -156,6 +129,10 @@ pub enum TryOnError {
     /// The rasterizer failed.
     #[error(transparent)]
     Raster(#[from] RasterError),
+    /// The garment stage failed inside (its GPU kernel); what a photo or a product lacks is
+    /// [`TryOnError::NotFound`] or [`TryOnError::BadProduct`] instead.
+    #[error(transparent)]
+    Garment(GarmentError),
 }
 
 /// One category's renderer (see the module docs).

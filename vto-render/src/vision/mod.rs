@@ -13,6 +13,9 @@
 //! - **Selfie segmentation** ([`segmentation`]): a second person mask.
 //! - **Hands** ([`hand`]): palm detection (192²) → rotated hand ROI → hand_landmark_full
 //!   (224²) → 21 landmarks in pixels and the subject's side, for rings and bracelets.
+//! - **The person** ([`person`]): what a category receives ([`Person`]: the photo, the face
+//!   that wears the product, the body, the masks, the hands), and the face policy that picks
+//!   that face among the candidates ([`Vision::choose_face`], [`FaceChoice`]).
 //! - [`inspect()`](inspect::inspect) runs all three and returns an [`InspectReport`];
 //!   [`draw_overlay`] draws it.
 //!
@@ -28,6 +31,7 @@ pub mod hand;
 pub mod head_pose;
 mod host;
 pub mod inspect;
+pub mod person;
 pub mod pose;
 pub mod reference;
 pub mod roi;
@@ -41,6 +45,7 @@ pub use face::Face;
 pub use hand::{Hand, Handedness};
 pub use head_pose::HeadPose;
 pub use inspect::{draw_overlay, InspectReport};
+pub use person::{FaceChoice, Person};
 pub use pose::{Body, PoseKeypoint};
 pub use roi::RotatedRect;
 

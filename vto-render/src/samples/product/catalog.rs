@@ -4,8 +4,8 @@
 
 use vto_core::Category;
 
-use crate::garment::sample::SampleGarment;
-use crate::garment::sample_lower::SampleLower;
+use crate::samples::garment::SampleGarment;
+use crate::samples::garment::SampleLower;
 
 use super::eyewear::SampleFrame;
 use super::hats::SampleHat;

@@ -14,9 +14,9 @@
 use glam::Vec2;
 use image::RgbaImage;
 
-use super::compose::skin_likeness;
-use super::person::BodyFrame;
-use super::smoothstep;
+use crate::garment::body::frame::BodyFrame;
+use crate::garment::colour::skin_likeness;
+use crate::garment::geom::{inside, smoothstep};
 
 /// How the face is lit, for skin the garment uncovers.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -58,7 +58,7 @@ impl FaceLight {
                 let p = Vec2::new(x as f32, y as f32) + offset;
                 let d = p - centre;
                 // Below the eyes (a third of the face down from its centre's level up).
-                if d.dot(f.down) < -0.2 * half_width || !super::compose::inside(oval, p) {
+                if d.dot(f.down) < -0.2 * half_width || !inside(oval, p) {
                     continue;
                 }
                 let c = photo.get_pixel(x, y).0;
@@ -158,7 +158,8 @@ pub fn neck_coords(f: &BodyFrame, chin: Vec2, p: Vec2, base: f32) -> Option<(f32
     if !(-0.45..=1.6).contains(&t) {
         return None;
     }
-    let across = d.dot(super::perp(down)) * super::perp(down).dot(f.across).signum();
+    let across = d.dot(crate::garment::geom::perp(down))
+        * crate::garment::geom::perp(down).dot(f.across).signum();
     Some((across / neck_half_width(t, f.shoulder_width, base), t))
 }
 
@@ -185,7 +186,7 @@ pub fn neck_colour(
             let Some((s, t)) = neck_zone(f, chin, p, base) else {
                 continue;
             };
-            if s.abs() > 0.8 || t > 0.3 || super::compose::inside(&f.face_oval, p) {
+            if s.abs() > 0.8 || t > 0.3 || inside(&f.face_oval, p) {
                 continue;
             }
             let px = photo.get_pixel(x as u32, y as u32).0;

@@ -172,7 +172,7 @@ fn background_fill(img: &RgbaImage) -> Vec<bool> {
                 if prev[i] == 1 || !close(i, true) {
                     continue;
                 }
-                if super::neighbours4(i, wu, hu).any(|n| prev[n] == 1) {
+                if crate::garment::geom::neighbours4(i, wu, hu).any(|n| prev[n] == 1) {
                     bgm[i] = 1;
                 }
             }
@@ -292,7 +292,7 @@ fn peel_shadow(img: &RgbaImage, filled: &[bool], mut fg: Vec<bool>) -> Vec<bool>
 /// Morphological opening (erode, then dilate) with a square of radius `r`: keeps what a
 /// `2r + 1` square fits in.
 fn open_binary(fg: &[bool], w: usize, h: usize, r: usize) -> Vec<bool> {
-    use super::sample::box_blur;
+    use crate::image_ops::box_blur;
     let f: Vec<f32> = fg.iter().map(|&v| f32::from(u8::from(v))).collect();
     let eroded: Vec<f32> = box_blur(&f, w, h, r)
         .iter()
@@ -307,7 +307,7 @@ fn open_binary(fg: &[bool], w: usize, h: usize, r: usize) -> Vec<bool> {
 /// Morphological closing (dilate, then erode) with a square of radius `r`: fills bites the
 /// fill took out of a low-contrast outline.
 fn close_binary(fg: &[bool], w: usize, h: usize, r: usize) -> Vec<bool> {
-    use super::sample::box_blur;
+    use crate::image_ops::box_blur;
     let f: Vec<f32> = fg.iter().map(|&v| f32::from(u8::from(v))).collect();
     let dilated: Vec<f32> = box_blur(&f, w, h, r)
         .iter()
@@ -474,9 +474,9 @@ pub(crate) fn decontaminate(img: &RgbaImage, mask: &[f32]) -> RgbaImage {
 mod tests {
     use glam::Vec2;
 
-    use super::super::product::cutout;
-    use super::super::sample::{inside, render_flat};
     use super::*;
+    use crate::garment::cutout::cutout;
+    use crate::samples::garment::upper::{inside, render_flat};
 
     fn luma(p: [f32; 3]) -> f32 {
         0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2]

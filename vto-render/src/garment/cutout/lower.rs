@@ -8,7 +8,7 @@
 //!   ([`label::LEG_LEFT`], [`label::LEG_RIGHT`]), which share the centre seam.
 //! - **Dresses** ([`split_dress`]): the waist is the narrowest row of the body (the run
 //!   through the centre column) between 22 % and 55 % of the height (a mini dress's waist
-//!   lies about half-way down, a maxi dress's under a third); above it the bodice is measured as any top ([`super::product::measure`]), below it is
+//!   lies about half-way down, a maxi dress's under a third); above it the bodice is measured as any top ([`crate::garment::cutout::measure`]), below it is
 //!   the skirt ([`label::SKIRT`]) with its edges at four stations down to the hem.
 //!
 //! Lengths are read from the product's own proportions: a trouser leg's inseam over its
@@ -16,8 +16,9 @@
 
 use glam::Vec2;
 
-use super::product::{measure, GarmentLandmarks};
-use super::{label, GarmentError};
+use crate::garment::cutout::{measure, GarmentLandmarks};
+use crate::garment::error::{GarmentError, Unmeasurable};
+use crate::garment::label;
 
 /// A full-length trouser leg's inseam over the waistband's flat width (78 cm over 38 cm).
 pub const FULL_INSEAM_RATIO: f32 = 2.05;
@@ -279,11 +280,9 @@ pub fn split_dress(
     w: usize,
     h: usize,
 ) -> Result<(DressLandmarks, Vec<u8>), GarmentError> {
-    let none = || GarmentError::NoGarment("the dress's outline could not be measured".into());
+    let none = || GarmentError::Unmeasurable(Unmeasurable::DressOutline);
     let (_, _, _, y1) = extent(fg, w, h).ok_or_else(none)?;
-    let waist = waist_row(fg, w, h).ok_or_else(|| {
-        GarmentError::NoGarment("the dress is too small to tell its bodice from its skirt".into())
-    })?;
+    let waist = waist_row(fg, w, h).ok_or(GarmentError::Unmeasurable(Unmeasurable::DressWaist))?;
     let (bodice, mut labels) = measure(&fg[..(waist + 1) * w], w, waist + 1)?;
     labels.resize(w * h, 0);
     for y in waist + 1..h {

@@ -1,6 +1,6 @@
 //! Lower-body garments and outfits from a product photo: `pants`, `dress`, `full_outfit`.
 //!
-//! The same [`crate::garment`] pipeline as the tops ([`super::UpperGarment`]), with the
+//! The same [`crate::garment`] pipeline as the tops ([`UpperGarment`]), with the
 //! legs ([`Legs`]: hip → knee → ankle from pose keypoints 23–28, the feet from 29–32):
 //! - [`Pants`]: trousers' two halves fitted along the legs ([`fit_pants`]), warped by the
 //!   same kernel, composed with the top the person wears kept over the waistband, the shoes
@@ -11,8 +11,8 @@
 //! - [`FullOutfit`]: the photo split into its pieces ([`split_outfit`]); the bottom (trousers,
 //!   dress or a jumpsuit's legs) is dressed first; the top, by the tops' own renderer on the
 //!   photo as it was, is laid over it (every pixel the top changed), so the new top hangs
-//!   over the new waistband and takes its light from the person, not from the new bottom. The metadata lists what the
-//!   photo held.
+//!   over the new waistband and takes its light from the person, not from the new bottom.
+//!   The metadata lists what the photo held.
 
 use std::time::Instant;
 
@@ -21,20 +21,23 @@ use image::RgbaImage;
 use serde_json::{json, Value};
 use vto_core::Category;
 
-use super::{Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
-use crate::garment::compose::{compose, Layers};
-use crate::garment::compose_lower::{
-    arm_in_front, compose_pants, uncover_legs, worn_top_hem, Bared, Feet, PantsLayers, WornTop,
-    FALLBACK_SKIN,
+use crate::garment::body::legs::Legs;
+use crate::garment::body::worn_top::{worn_top_hem, WornTop};
+use crate::garment::body::Feet;
+use crate::garment::colour::FALLBACK_SKIN;
+use crate::garment::cutout::lower::{measure_pants, split_dress, waist_row, PantsLandmarks};
+use crate::garment::cutout::outfit::{split_outfit, PieceKind};
+use crate::garment::cutout::{cutout, measure, Cutout, GarmentImage};
+use crate::garment::geom::seg_dist;
+use crate::garment::lower::compose::{arm_in_front, compose_pants, PantsLayers};
+use crate::garment::lower::fit::{fit_pants, fit_skirt, waist_on_body};
+use crate::garment::lower::uncover::{uncover_legs, Bared};
+use crate::garment::upper::compose::{compose, Layers};
+use crate::garment::upper::fit::{clip_to_shoulders, fit_upper_to, PersonMask};
+use crate::garment::{label, BodyFrame, PartWarp, Warper};
+use crate::tryon::{
+    Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError, UpperGarment,
 };
-use crate::garment::fit::{clip_to_shoulders, fit_upper_to, PersonMask};
-use crate::garment::fit_lower::{fit_pants, fit_skirt, waist_on_body};
-use crate::garment::legs::Legs;
-use crate::garment::lower::{measure_pants, split_dress, waist_row, PantsLandmarks};
-use crate::garment::outfit::{split_outfit, PieceKind};
-use crate::garment::product::{cutout, measure, Cutout, GarmentImage};
-use crate::garment::{label, seg_dist, BodyFrame, PartWarp, Warper};
-use crate::tryon::UpperGarment;
 
 /// `pants`: trousers and shorts.
 #[derive(Debug, Clone, Copy, Default)]

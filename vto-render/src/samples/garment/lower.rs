@@ -1,5 +1,5 @@
 //! Sample product photos of lower-body garments and outfits, drawn like
-//! [`super::sample`]'s tops (the same flat-lay renderer): khaki chinos, navy shorts, a teal
+//! [`super::upper`]'s tops (the same flat-lay renderer): khaki chinos, navy shorts, a teal
 //! yellow polka-dot knee dress, a burgundy maxi dress, and a two-piece outfit photo (a top and
 //! trousers lying side by side).
 //!
@@ -11,7 +11,7 @@ use glam::Vec2;
 use image::RgbaImage;
 use vto_core::Category;
 
-use super::sample::{inside, noise, render_flat, seg_dist, SampleGarment};
+use super::upper::{inside, noise, render_flat, seg_dist, SampleGarment};
 
 /// The sample lower-body garments and outfits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,8 +296,8 @@ fn dress_fabric(p: Vec2, part: u8, base: [f32; 3], dots: bool) -> [f32; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::garment::lower::{measure_pants, split_dress};
-    use crate::garment::product::cutout;
+    use crate::garment::cutout::cutout;
+    use crate::garment::cutout::lower::{measure_pants, split_dress};
 
     /// The samples measure as drawn: trousers full length, shorts short, a knee and a maxi
     /// dress.

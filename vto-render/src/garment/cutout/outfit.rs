@@ -1,7 +1,7 @@
 //! What a garment photo holds: the pieces of an outfit photo and what each one is.
 //!
 //! [`split_outfit`] finds every garment lying apart in the photo (side by side or stacked
-//! with a gap: separate components of the garment mask, [`super::mask::garment_pieces`]),
+//! with a gap: separate components of the garment mask, [`crate::garment::cutout::mask::garment_pieces`]),
 //! cuts each out as its own photo with an alpha channel, and names it by its silhouette
 //! ([`classify`]): trousers have a crotch (two legs from the bottom up); a one-piece with
 //! legs and a bodice is a jumpsuit; a top measured with sleeves or a neckline that runs
@@ -9,10 +9,10 @@
 
 use image::{Rgba, RgbaImage};
 
-use super::lower::{measure_pants, waist_row};
-use super::mask::garment_pieces;
-use super::product::{measure, MAX_SIDE};
-use super::GarmentError;
+use crate::garment::cutout::lower::{measure_pants, waist_row};
+use crate::garment::cutout::mask::garment_pieces;
+use crate::garment::cutout::{measure, MAX_SIDE};
+use crate::garment::error::GarmentError;
 
 /// What a garment piece is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,9 +83,10 @@ pub fn classify(fg: &[bool], w: usize, h: usize) -> PieceKind {
 pub fn split_outfit(photo: &RgbaImage) -> Result<Vec<Piece>, GarmentError> {
     let (w0, h0) = photo.dimensions();
     if w0 < 16 || h0 < 16 {
-        return Err(GarmentError::NoGarment(format!(
-            "the photo is {w0}x{h0} pixels, too small"
-        )));
+        return Err(GarmentError::PhotoTooSmall {
+            width: w0,
+            height: h0,
+        });
     }
     let img = if w0.max(h0) > MAX_SIDE * 2 {
         let s = (MAX_SIDE * 2) as f32 / w0.max(h0) as f32;
@@ -101,10 +102,7 @@ pub fn split_outfit(photo: &RgbaImage) -> Result<Vec<Piece>, GarmentError> {
     let (w, h) = (img.width() as usize, img.height() as usize);
     let pieces = garment_pieces(&img, 0.02);
     if pieces.is_empty() {
-        return Err(GarmentError::NoGarment(
-            "nothing stands out from the background (a garment must fill at least 2 % of the photo)"
-                .into(),
-        ));
+        return Err(GarmentError::NothingStandsOut);
     }
     let mut out = Vec::new();
     for fg in pieces {

@@ -1,9 +1,9 @@
 //! Upper-body garments from a product photo: `shirt`, `tshirt`, `jacket`.
 //!
 //! One renderer over the [`crate::garment`] pipeline: the garment from its photo
-//! ([`garment::product::prepare`]), the body frame ([`BodyFrame`]), the parts fitted to it
-//! ([`fit_upper_to`], each sleeve as wide as the arm in the person mask), warped on the GPU ([`Warper`]) and composed over the photo
-//! ([`compose`]). The three categories differ only in ease: a jacket is cut to go over what
+//! ([`garment::cutout::prepare`]), the body frame ([`BodyFrame`]), the parts fitted to it
+//! ([`fit_upper_to`], each sleeve as wide as the arm in the person mask), warped on the GPU
+//! ([`Warper`]) and composed over the photo ([`compose`]). The three categories differ only in ease: a jacket is cut to go over what
 //! the person wears, so it sits a little wider; its open front (when the photo shows one)
 //! leaves the person's own top visible.
 
@@ -12,11 +12,10 @@ use std::time::Instant;
 use serde_json::json;
 use vto_core::Category;
 
-use super::{Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
-use crate::garment::compose::{compose, Layers};
-use crate::garment::fit::{clip_to_shoulders, fit_upper_to, PersonMask};
-use crate::garment::{self, BodyFrame, GarmentError, PartWarp, Warper};
-use crate::raster::RasterError;
+use crate::garment::upper::compose::{compose, Layers};
+use crate::garment::upper::fit::{clip_to_shoulders, fit_upper_to, PersonMask};
+use crate::garment::{self, BodyFrame, PartWarp, Warper};
+use crate::tryon::{Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
 
 /// An upper-body garment category.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,18 +41,6 @@ impl UpperGarment {
         match self {
             UpperGarment::Jacket => 1.08,
             UpperGarment::Shirt | UpperGarment::Tshirt => 1.0,
-        }
-    }
-}
-
-impl From<GarmentError> for TryOnError {
-    fn from(e: GarmentError) -> Self {
-        match e {
-            GarmentError::NoGarment(_) | GarmentError::NoBody(_) => {
-                TryOnError::NotFound(e.to_string())
-            }
-            GarmentError::Degenerate(_) => TryOnError::BadProduct(e.to_string()),
-            GarmentError::Gpu(m) => TryOnError::Raster(RasterError::Readback(m)),
         }
     }
 }
@@ -101,7 +88,7 @@ impl TryOn for UpperGarment {
             )));
         };
         let t = Instant::now();
-        let g = garment::product::prepare(photo)?;
+        let g = garment::cutout::prepare(photo)?;
         let t_garment = ms(t);
         let t = Instant::now();
         let frame = BodyFrame::new(person)?;

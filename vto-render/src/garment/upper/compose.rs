@@ -15,21 +15,23 @@
 //!   the background continued from outside the person (push–pull fill); below the hem
 //!   nothing is invented (it is the person's lower garment).
 //! - **Holes**: small gaps ringed by the warped garment (a flat-lay's armpit notch swung
-//!   down with the sleeve) are filled with the garment around them ([`super::holes`]).
+//!   down with the sleeve) are filled with the garment around them ([`crate::garment::warp::holes`]).
 
 use glam::Vec2;
 use image::RgbaImage;
 use rayon::prelude::*;
 
-pub(crate) use super::fill::push_pull;
-use super::holes;
-use super::label;
-use super::old_collar;
-use super::person::BodyFrame;
-use super::sample::box_blur;
-use super::skin::{self, FaceLight};
-use super::warp::WarpOutput;
-use super::{seg_dist, smoothstep};
+use crate::garment::body::frame::{BodyFrame, ARM_VISIBLE};
+use crate::garment::colour::{skin_likeness, FALLBACK_SKIN};
+use crate::garment::geom::{inside, seg_dist, smoothstep};
+use crate::garment::label;
+use crate::garment::shade::fill::push_pull;
+use crate::garment::shade::skin::{self, FaceLight};
+use crate::garment::shade::transfer::shading;
+use crate::garment::upper::old_collar;
+use crate::garment::warp::holes;
+use crate::garment::warp::WarpOutput;
+use crate::image_ops::box_blur;
 
 /// How far past a forearm's capsule (a multiple of its radius) old sleeve is still taken
 /// away (continued background): a loose old sleeve is wider than the arm.
@@ -38,10 +40,6 @@ const ARM_RIM: f32 = 1.4;
 /// The part of a hand's capsule, from the wrist (a fraction of wrist → fingertips), where old
 /// clothing is an old cuff to take away rather than something the hand holds.
 const CUFF_REACH: f32 = 0.3;
-
-/// Arms whose elbow or wrist the pose model sees less than this are not drawn in front or
-/// given skin (the astronaut's arm behind her helmet has 0.09; her visible arm 0.32).
-pub const ARM_VISIBLE: f32 = 0.25;
 
 /// What [`compose`] did, for the metadata and tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -71,51 +69,13 @@ pub struct Layers<'a> {
     pub warped: &'a WarpOutput,
     /// How far along the hem lies below the shoulders' midpoint (pixels, along the torso axis).
     pub hem_depth: f32,
-    /// The torso's outline on the photo ([`super::fit::UpperFit::torso_outline`]).
+    /// The torso's outline on the photo ([`crate::garment::upper::fit::UpperFit::torso_outline`]).
     pub torso_outline: &'a [Vec2],
-    /// How far each sleeve reaches along its arm ([`super::fit::UpperFit::sleeve_reach`]).
+    /// How far each sleeve reaches along its arm ([`crate::garment::upper::fit::UpperFit::sleeve_reach`]).
     pub sleeve_reach: [f32; 2],
     /// Whether the neckline's opening shows skin (a top or dress worn alone: the old top's
     /// higher collar is taken away) or the top worn under the garment (a jacket).
     pub neckline_skin: bool,
-}
-
-/// Inside a polygon (even–odd rule).
-pub(crate) fn inside(poly: &[Vec2], p: Vec2) -> bool {
-    if poly.len() < 3 {
-        return false;
-    }
-    let mut c = false;
-    let mut j = poly.len() - 1;
-    for i in 0..poly.len() {
-        let (a, b) = (poly[i], poly[j]);
-        if (a.y > p.y) != (b.y > p.y) && p.x < (b.x - a.x) * (p.y - a.y) / (b.y - a.y) + a.x {
-            c = !c;
-        }
-        j = i;
-    }
-    c
-}
-
-fn ycc(p: [f32; 3]) -> [f32; 3] {
-    let y = 0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2];
-    [y, 0.564 * (p[2] - y), 0.713 * (p[0] - y)]
-}
-
-/// How skin-like a colour is (0–1) against the face's skin colour.
-pub fn skin_likeness(px: [f32; 3], skin: [f32; 3]) -> f32 {
-    let s = ycc(skin);
-    let p = ycc(px);
-    let ratio = p[0] / s[0].max(1.0);
-    let chroma = (s[1] * s[1] + s[2] * s[2]).sqrt();
-    if chroma < 6.0 {
-        // A grey photo: lightness alone, in a narrow band.
-        return smoothstep(0.6, 0.8, ratio) * (1.0 - smoothstep(1.25, 1.45, ratio));
-    }
-    let dc = ((p[1] - s[1]).powi(2) + (p[2] - s[2]).powi(2)).sqrt();
-    (1.0 - smoothstep(10.0, 22.0, dc))
-        * smoothstep(0.35, 0.55, ratio)
-        * (1.0 - smoothstep(1.25, 1.45, ratio))
 }
 
 /// Zones per pixel: arm capsules (with the falloff across the limb), hands, neck.
@@ -358,66 +318,118 @@ fn close_holes(warped: &mut WarpOutput, f: &BodyFrame, offset: Vec2) -> usize {
 }
 
 /// [`compose`] over `l.photo`, a crop of the photo whose top-left pixel is `offset` on it
-/// (the body frame and the outlines are in the photo's coordinates).
+/// (the body frame and the outlines are in the photo's coordinates), in four steps: where
+/// each pixel lies on the body ([`Maps::measure`]), the garment's alpha after layering
+/// ([`layered_alpha`]), what the new garment uncovers ([`uncovered`]), and the paint
+/// ([`paint`]).
 fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
-    let (w, h) = l.photo.dimensions();
-    let (wu, hu) = (w as usize, h as usize);
-    let f = l.frame;
-    let sw = f.shoulder_width;
-    let chin = f.chin();
-    let skin = f.skin.unwrap_or([200.0, 160.0, 140.0]);
-    let px = |i: usize| {
-        let p = l.photo.as_raw();
-        [
-            f32::from(p[4 * i]),
-            f32::from(p[4 * i + 1]),
-            f32::from(p[4 * i + 2]),
-        ]
-    };
-    let neck_hw = skin::neck_base(f);
-    // Per pixel: zone, skin likeness, face.
-    let zones: Vec<Zone> = (0..wu * hu)
-        .into_par_iter()
-        .map(|i| {
-            let p = Vec2::new((i % wu) as f32, (i / wu) as f32) + offset;
-            zone(
-                f,
-                p,
-                chin,
-                l.hem_depth,
-                l.torso_outline,
-                l.sleeve_reach,
-                neck_hw,
-            )
-        })
-        .collect();
-    let skin_p: Vec<f32> = (0..wu * hu)
-        .into_par_iter()
-        .map(|i| skin_likeness(px(i), skin))
-        .collect();
-    let oval: Vec<bool> = (0..wu * hu)
-        .into_par_iter()
-        .map(|i| {
-            let p = Vec2::new((i % wu) as f32, (i / wu) as f32) + offset;
-            inside(&f.face_oval, p)
-        })
-        .collect();
-    let face: Vec<bool> = (0..wu * hu).map(|i| zones[i].head || oval[i]).collect();
-    let face_light = FaceLight::measure(l.photo, offset, f, skin);
-    let light_dir = face_light.map_or(Vec2::Y, |fl| fl.direction());
-    let neck_skin = skin::neck_colour(l.photo, offset, f, skin).unwrap_or(skin.map(|v| v * 0.95));
-    // Garment alpha after layering.
+    let maps = Maps::measure(l, offset);
     let mut stats = ComposeStats::default();
+    let alpha = layered_alpha(l, &maps, &mut stats);
+    stats.covered = alpha.iter().filter(|&&a| a > 0.5).count();
+    let ratio = shading(
+        l.photo,
+        l.person,
+        &maps.face,
+        &maps.skin_p,
+        &alpha,
+        l.frame.shoulder_width,
+    );
+    let bared = uncovered(l, &maps, &alpha);
+    let out = paint(l, &maps, &alpha, &ratio, &bared, &mut stats);
+    (out, stats)
+}
+
+/// Where each pixel of the crop lies on the body, and what the photo shows there.
+struct Maps {
+    /// The crop's top-left pixel on the photo.
+    offset: Vec2,
+    /// The skin colour (the face's, else [`FALLBACK_SKIN`]).
+    skin: [f32; 3],
+    /// The neck's half-width at its base ([`skin::neck_base`]).
+    neck_hw: f32,
+    /// Per pixel: its zone on the body.
+    zones: Vec<Zone>,
+    /// Per pixel: how skin-like the photo is there.
+    skin_p: Vec<f32>,
+    /// Per pixel: inside the face's oval.
+    oval: Vec<bool>,
+    /// Per pixel: the face or the head zone (kept in front, never shaded from).
+    face: Vec<bool>,
+}
+
+impl Maps {
+    fn measure(l: &Layers<'_>, offset: Vec2) -> Maps {
+        let (w, h) = l.photo.dimensions();
+        let (wu, hu) = (w as usize, h as usize);
+        let f = l.frame;
+        let chin = f.chin();
+        let skin = f.skin.unwrap_or(FALLBACK_SKIN);
+        let neck_hw = skin::neck_base(f);
+        let zones: Vec<Zone> = (0..wu * hu)
+            .into_par_iter()
+            .map(|i| {
+                let p = Vec2::new((i % wu) as f32, (i / wu) as f32) + offset;
+                zone(
+                    f,
+                    p,
+                    chin,
+                    l.hem_depth,
+                    l.torso_outline,
+                    l.sleeve_reach,
+                    neck_hw,
+                )
+            })
+            .collect();
+        let skin_p: Vec<f32> = (0..wu * hu)
+            .into_par_iter()
+            .map(|i| skin_likeness(px(l.photo, i), skin))
+            .collect();
+        let oval: Vec<bool> = (0..wu * hu)
+            .into_par_iter()
+            .map(|i| {
+                let p = Vec2::new((i % wu) as f32, (i / wu) as f32) + offset;
+                inside(&f.face_oval, p)
+            })
+            .collect();
+        let face: Vec<bool> = (0..wu * hu).map(|i| zones[i].head || oval[i]).collect();
+        Maps {
+            offset,
+            skin,
+            neck_hw,
+            zones,
+            skin_p,
+            oval,
+            face,
+        }
+    }
+}
+
+/// The photo's colour at pixel index `i` (sRGB 0–255).
+fn px(photo: &RgbaImage, i: usize) -> [f32; 3] {
+    let p = photo.as_raw();
+    [
+        f32::from(p[4 * i]),
+        f32::from(p[4 * i + 1]),
+        f32::from(p[4 * i + 2]),
+    ]
+}
+
+/// The garment's alpha after layering: zero where the face, a hand, or a bare forearm over
+/// the torso stays in front (counted in `stats`), softened by a pixel so kept regions have
+/// no jagged rim.
+fn layered_alpha(l: &Layers<'_>, m: &Maps, stats: &mut ComposeStats) -> Vec<f32> {
+    let (wu, hu) = (l.photo.width() as usize, l.photo.height() as usize);
     let alpha: Vec<f32> = (0..wu * hu)
         .map(|i| {
             let a = f32::from(l.warped.rgba[i][3]) / 255.0;
             if a <= 0.0 {
                 return 0.0;
             }
-            let z = zones[i];
-            let front = face[i]
-                || (z.hand && skin_p[i] > 0.5)
-                || (z.forearm && label::is_body(l.warped.top[i]) && skin_p[i] > 0.5)
+            let z = m.zones[i];
+            let front = m.face[i]
+                || (z.hand && m.skin_p[i] > 0.5)
+                || (z.forearm && label::is_body(l.warped.top[i]) && m.skin_p[i] > 0.5)
                 || (z.bare_arm && label::is_body(l.warped.top[i]));
             if front {
                 stats.kept_in_front += 1;
@@ -427,18 +439,34 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
             }
         })
         .collect();
-    let alpha = {
-        // Soften the cut-outs by a pixel so kept regions have no jagged rim.
-        let soft = box_blur(&alpha, wu, hu, 1);
-        alpha
-            .iter()
-            .zip(&soft)
-            .map(|(&a, &s)| a.min(s * 1.5).min(1.0))
-            .collect::<Vec<f32>>()
-    };
-    stats.covered = alpha.iter().filter(|&&a| a > 0.5).count();
-    let ratio = shading(l.photo, l.person, &face, &skin_p, &alpha, sw);
-    // Uncovering: old clothing the new garment leaves bare.
+    let soft = box_blur(&alpha, wu, hu, 1);
+    alpha
+        .iter()
+        .zip(&soft)
+        .map(|(&a, &s)| a.min(s * 1.5).min(1.0))
+        .collect::<Vec<f32>>()
+}
+
+/// What the new garment uncovers: per pixel, what goes there and how much of it.
+struct Bared {
+    /// 0 nothing, [`SKIN`] skin, [`BACKGROUND`] the background continued.
+    fill: Vec<u8>,
+    /// How bare the pixel is (0–1): the old clothing's share that the fill replaces.
+    bare: Vec<f32>,
+}
+
+/// [`Bared::fill`]: skin.
+const SKIN: u8 = 1;
+/// [`Bared::fill`]: the background continued.
+const BACKGROUND: u8 = 2;
+
+/// Old clothing the new garment leaves bare: skin in the arms' and the neck's capsules (and
+/// the neckline's opening), the background near the garment elsewhere; then an old collar
+/// above the chin line ([`old_collar::climb`]).
+fn uncovered(l: &Layers<'_>, m: &Maps, alpha: &[f32]) -> Bared {
+    let (wu, hu) = (l.photo.width() as usize, l.photo.height() as usize);
+    let f = l.frame;
+    let sw = f.shoulder_width;
     let near_garment = {
         let cov: Vec<f32> = alpha
             .iter()
@@ -446,26 +474,28 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
             .collect();
         box_blur(&cov, wu, hu, ((0.3 * sw) as usize).max(2))
     };
-    let mut fill = vec![0u8; wu * hu]; // 1 skin, 2 background
+    let mut fill = vec![0u8; wu * hu];
     let mut bare = vec![0.0f32; wu * hu];
     for i in 0..wu * hu {
-        let z = zones[i];
-        let old = l.person[i] * (1.0 - skin_p[i]) * (1.0 - alpha[i]);
+        let z = m.zones[i];
+        let old = l.person[i] * (1.0 - m.skin_p[i]) * (1.0 - alpha[i]);
         // The neck continues up under the jaw beside the chin (outside the face, where
         // the photo shows no skin already).
-        let under_jaw =
-            z.neck.is_some_and(|(s, t)| t < 0.0 && s.abs() < 1.0) && !oval[i] && skin_p[i] < 0.5;
+        let under_jaw = z.neck.is_some_and(|(s, t)| t < 0.0 && s.abs() < 1.0)
+            && !m.oval[i]
+            && m.skin_p[i] < 0.5;
         // Inside the torso's outline only the neckline's opening is uncovered: the chest
         // below a collar lower than the old one (never a jacket's, which shows the top
         // under it).
         let opening = l.neckline_skin && z.neck_open.is_some() && old > 0.3;
-        if (face[i] && !under_jaw) || (z.hand && !z.cuff) || (z.torso && !z.bare_arm && !opening) {
+        if (m.face[i] && !under_jaw) || (z.hand && !z.cuff) || (z.torso && !z.bare_arm && !opening)
+        {
             continue;
         }
         // The neck between the chin and the new collar is skin whatever showed there (an old
         // collar is often as light as pale skin), feathered along the neck's outline.
         if (z.neck.is_some() || opening) && z.arm.is_none() && alpha[i] < 0.5 && l.person[i] > 0.3 {
-            fill[i] = 1;
+            fill[i] = SKIN;
             bare[i] = 1.0;
             continue;
         }
@@ -473,16 +503,17 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
             continue;
         }
         if z.arm.is_some() || z.cuff {
-            fill[i] = 1;
+            fill[i] = SKIN;
         } else if z.arm_rim || (!z.below_hem && near_garment[i] > 0.001) {
-            fill[i] = 2;
+            fill[i] = BACKGROUND;
         } else {
             continue;
         }
         bare[i] = old;
     }
-    let head: Vec<bool> = zones.iter().map(|z| z.head).collect();
-    let in_neck: Vec<bool> = zones
+    let head: Vec<bool> = m.zones.iter().map(|z| z.head).collect();
+    let in_neck: Vec<bool> = m
+        .zones
         .iter()
         .map(|z| z.neck.is_some_and(|(s, _)| s.abs() < 1.0))
         .collect();
@@ -492,24 +523,55 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
             person: l.person,
             head: &head,
             neck: &in_neck,
-            oval: &oval,
-            skin_p: &skin_p,
-            alpha: &alpha,
-            skin,
+            oval: &m.oval,
+            skin_p: &m.skin_p,
+            alpha,
+            skin: m.skin,
         },
-        chin.map(|c| c - offset),
+        f.chin().map(|c| c - m.offset),
         f.down,
         sw,
         &mut fill,
         &mut bare,
     );
+    Bared { fill, bare }
+}
+
+/// How the face lights the skin the garment uncovers.
+struct SkinLight {
+    /// The face's light, when it could be measured.
+    face: Option<FaceLight>,
+    /// The direction the light comes from.
+    dir: Vec2,
+    /// The neck's own colour where it shows, else a shade of the face's.
+    neck: [f32; 3],
+}
+
+/// The result: the uncovered pixels filled (skin or background), then the garment over them,
+/// shaded by `ratio` (a skirt keeps its own folds) and blended with the layered `alpha`.
+fn paint(
+    l: &Layers<'_>,
+    m: &Maps,
+    alpha: &[f32],
+    ratio: &[f32],
+    b: &Bared,
+    stats: &mut ComposeStats,
+) -> RgbaImage {
+    let (wu, hu) = (l.photo.width() as usize, l.photo.height() as usize);
+    let f = l.frame;
+    let face_light = FaceLight::measure(l.photo, m.offset, f, m.skin);
+    let light = SkinLight {
+        face: face_light,
+        dir: face_light.map_or(Vec2::Y, |fl| fl.direction()),
+        neck: skin::neck_colour(l.photo, m.offset, f, m.skin).unwrap_or(m.skin.map(|v| v * 0.95)),
+    };
     // Skin edges blend into the background where the old garment reached beyond the body.
     let behind_skin = |i: usize| {
-        let z = zones[i];
+        let z = m.zones[i];
         let edge = z.neck.map_or(z.arm.map_or(0.0, |a| a), |n| n.0.abs());
-        fill[i] == 1 && !z.torso && edge > 0.5 && l.person[i] * (1.0 - skin_p[i]) > 0.3
+        b.fill[i] == SKIN && !z.torso && edge > 0.5 && l.person[i] * (1.0 - m.skin_p[i]) > 0.3
     };
-    let background = if fill.contains(&2) || (0..wu * hu).any(behind_skin) {
+    let background = if b.fill.contains(&BACKGROUND) || (0..wu * hu).any(behind_skin) {
         Some(push_pull(l.photo, l.person))
     } else {
         None
@@ -517,55 +579,18 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
     let mut out = l.photo.clone();
     let raw = out.as_mut();
     for i in 0..wu * hu {
-        let mut c = px(i);
-        match fill[i] {
-            1 => {
-                let z = zones[i];
-                let (x, y) = ((i % wu) as u32, (i / wu) as u32);
-                let p = Vec2::new(x as f32, y as f32) + offset;
+        let mut c = px(l.photo, i);
+        match b.fill[i] {
+            SKIN => {
                 if let (true, Some(bg)) = (behind_skin(i), &background) {
                     c = bg[i];
                 }
-                let grain = 1.0 + 0.012 * skin::grain(x + offset.x as u32, y + offset.y as u32);
-                let (base, shade, k) = if let (Some((s, t)), None) = (z.neck.or(z.neck_open), z.arm)
-                {
-                    // The neck: the face's light continued, a soft cylinder under the chin
-                    // fading into the chest, the jaw's shadow, a soft outline.
-                    let round = s.clamp(-1.0, 1.0) * 0.85 * (1.0 - smoothstep(0.4, 1.0, t));
-                    let cyl = skin::cylinder(round, light_dir) / skin::cylinder(0.0, light_dir);
-                    let jaw = 0.7 + 0.3 * smoothstep(0.0, 0.4, t);
-                    let lit = face_light.map_or(1.0, |fl| fl.at(p, f.across));
-                    let hw = skin::neck_half_width(t, sw, neck_hw);
-                    let fe = (0.05 * sw / hw).max(0.08);
-                    // Inside the torso's outline the opening is all body: no outline.
-                    let outline = if z.torso {
-                        1.0
-                    } else {
-                        1.0 - smoothstep(1.0 - fe, 1.0 + fe, s.abs())
-                    };
-                    let k = outline
-                        * smoothstep(-0.45, -0.3, t)
-                        // The person's own neck, where it shows, stays.
-                        * (1.0 - 0.85 * skin_p[i] * (1.0 - smoothstep(0.2, 0.5, t)));
-                    (neck_skin, ratio[i].clamp(0.9, 1.08) * cyl * jaw * lit, k)
-                } else {
-                    // An arm: a cylinder lit from the face's side, its edge soft along the
-                    // capsule and the person's outline.
-                    let cyl = skin::cylinder(z.arm_s, light_dir) / skin::cylinder(0.0, light_dir);
-                    let across = z.arm.unwrap_or(0.0);
-                    let k = smoothstep(0.0, 0.6, bare[i])
-                        * (1.0 - smoothstep(0.7, 1.0, across))
-                        * smoothstep(0.15, 0.6, l.person[i]);
-                    (skin, ratio[i].clamp(0.88, 1.1) * cyl, k)
-                };
-                for ch in 0..3 {
-                    c[ch] = c[ch] * (1.0 - k) + base[ch] * shade * grain * k;
-                }
+                c = skin_pixel(l, m, &light, ratio[i], b.bare[i], i, c);
                 stats.skin_filled += 1;
             }
-            2 => {
+            BACKGROUND => {
                 if let Some(bg) = &background {
-                    let k = smoothstep(0.0, 0.6, bare[i]);
+                    let k = smoothstep(0.0, 0.6, b.bare[i]);
                     for ch in 0..3 {
                         c[ch] = c[ch] * (1.0 - k) + bg[i][ch] * k;
                     }
@@ -594,87 +619,61 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
             raw[4 * i + ch] = c[ch].round().clamp(0.0, 255.0) as u8;
         }
     }
-    (out, stats)
+    out
 }
 
-/// The shading ratio per pixel (see the module docs): the low-passed luminance of the
-/// clothing the person wears now (`person` mask, minus `excluded` pixels and skin), over its
-/// mean under the garment's `alpha`; 1 where no clothing is near.
-pub(crate) fn shading(
-    photo: &RgbaImage,
-    person: &[f32],
-    excluded: &[bool],
-    skin_p: &[f32],
-    alpha: &[f32],
-    sw: f32,
-) -> Vec<f32> {
-    let (wu, hu) = (photo.width() as usize, photo.height() as usize);
-    let raw = photo.as_raw();
-    let clothing: Vec<f32> = (0..wu * hu)
-        .map(|i| {
-            if excluded[i] {
-                0.0
-            } else {
-                person[i] * (1.0 - skin_p[i])
-            }
-        })
-        .collect();
-    let luma: Vec<f32> = (0..wu * hu)
-        .map(|i| {
-            let p = &raw[4 * i..4 * i + 3];
-            let p = [f32::from(p[0]), f32::from(p[1]), f32::from(p[2])];
-            (0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2]) / 255.0
-        })
-        .collect();
-    // The clothing's typical lightness under the new garment; pixels far from it (a white
-    // shirt under a dark jacket, badges, a helmet) weigh little, so they leave no ghost.
-    let median = {
-        let mut v: Vec<f32> = (0..wu * hu)
-            .filter(|&i| alpha[i] > 0.5 && clothing[i] > 0.5)
-            .map(|i| luma[i])
-            .collect();
-        if v.is_empty() {
-            0.5
+/// Skin over the colour `c` of pixel `i` (bare by `bare`, shading `ratio`): the neck as the
+/// face's light continued down a soft cylinder with the jaw's shadow, an arm as a cylinder
+/// lit from the face's side; each with a soft edge and the skin's grain.
+fn skin_pixel(
+    l: &Layers<'_>,
+    m: &Maps,
+    light: &SkinLight,
+    ratio: f32,
+    bare: f32,
+    i: usize,
+    mut c: [f32; 3],
+) -> [f32; 3] {
+    let wu = l.photo.width() as usize;
+    let f = l.frame;
+    let sw = f.shoulder_width;
+    let offset = m.offset;
+    let z = m.zones[i];
+    let (x, y) = ((i % wu) as u32, (i / wu) as u32);
+    let p = Vec2::new(x as f32, y as f32) + offset;
+    let grain = 1.0 + 0.012 * skin::grain(x + offset.x as u32, y + offset.y as u32);
+    let (base, shade, k) = if let (Some((s, t)), None) = (z.neck.or(z.neck_open), z.arm) {
+        // The neck: the face's light continued, a soft cylinder under the chin
+        // fading into the chest, the jaw's shadow, a soft outline.
+        let round = s.clamp(-1.0, 1.0) * 0.85 * (1.0 - smoothstep(0.4, 1.0, t));
+        let cyl = skin::cylinder(round, light.dir) / skin::cylinder(0.0, light.dir);
+        let jaw = 0.7 + 0.3 * smoothstep(0.0, 0.4, t);
+        let lit = light.face.map_or(1.0, |fl| fl.at(p, f.across));
+        let hw = skin::neck_half_width(t, sw, m.neck_hw);
+        let fe = (0.05 * sw / hw).max(0.08);
+        // Inside the torso's outline the opening is all body: no outline.
+        let outline = if z.torso {
+            1.0
         } else {
-            let k = v.len() / 2;
-            *v.select_nth_unstable_by(k, f32::total_cmp).1
-        }
+            1.0 - smoothstep(1.0 - fe, 1.0 + fe, s.abs())
+        };
+        let k = outline
+            * smoothstep(-0.45, -0.3, t)
+            // The person's own neck, where it shows, stays.
+            * (1.0 - 0.85 * m.skin_p[i] * (1.0 - smoothstep(0.2, 0.5, t)));
+        (light.neck, ratio.clamp(0.9, 1.08) * cyl * jaw * lit, k)
+    } else {
+        // An arm: a cylinder lit from the face's side, its edge soft along the
+        // capsule and the person's outline.
+        let cyl = skin::cylinder(z.arm_s, light.dir) / skin::cylinder(0.0, light.dir);
+        let across = z.arm.unwrap_or(0.0);
+        let k = smoothstep(0.0, 0.6, bare)
+            * (1.0 - smoothstep(0.7, 1.0, across))
+            * smoothstep(0.15, 0.6, l.person[i]);
+        (m.skin, ratio.clamp(0.88, 1.1) * cyl, k)
+    };
+    for ch in 0..3 {
+        c[ch] = c[ch] * (1.0 - k) + base[ch] * shade * grain * k;
     }
-    .max(0.02);
-    let clothing: Vec<f32> = clothing
-        .iter()
-        .zip(&luma)
-        .map(|(&c, &y)| {
-            let d = (y.max(0.005) / median).ln();
-            c * (-d * d / (2.0 * 0.3 * 0.3)).exp()
-        })
-        .collect();
-    let r = ((sw / 10.0) as usize).clamp(2, 96);
-    let lc: Vec<f32> = luma.iter().zip(&clothing).map(|(a, b)| a * b).collect();
-    let num = box_blur(&box_blur(&lc, wu, hu, r), wu, hu, r);
-    let den = box_blur(&box_blur(&clothing, wu, hu, r), wu, hu, r);
-    let low: Vec<f32> = num
-        .iter()
-        .zip(&den)
-        .map(|(n, d)| if *d > 0.02 { n / d } else { -1.0 })
-        .collect();
-    let (mut sum, mut n) = (0.0f64, 0.0f64);
-    for i in 0..wu * hu {
-        if alpha[i] > 0.5 && low[i] > 0.0 && clothing[i] > 0.5 {
-            sum += f64::from(low[i]);
-            n += 1.0;
-        }
-    }
-    let reference = if n > 0.0 { (sum / n) as f32 } else { 0.5 };
-    let ratio: Vec<f32> = low
-        .iter()
-        .map(|&v| {
-            if v < 0.0 {
-                1.0
-            } else {
-                (v / reference.max(0.02)).powf(0.6).clamp(0.6, 1.2)
-            }
-        })
-        .collect();
-    ratio
+    c
 }

@@ -22,15 +22,15 @@ use glam::Vec2;
 use image::RgbaImage;
 use rayon::prelude::*;
 
-use super::compose::{push_pull, skin_likeness};
-use super::compose_lower::FALLBACK_SKIN;
-pub use super::feet::Feet;
-use super::feet::{foot_points, garment_likeness, median, pixel};
-use super::legs::{BareLegs, Legs, OnLeg};
-use super::neighbours4;
-use super::person::BodyFrame;
-use super::skin::{self, FaceLight};
-use super::smoothstep;
+pub use crate::garment::body::feet_over_hems::Feet;
+use crate::garment::body::feet_over_hems::{foot_points, garment_likeness, median, pixel};
+use crate::garment::body::frame::BodyFrame;
+use crate::garment::body::legs::{BareLegs, Legs, OnLeg};
+use crate::garment::colour::{skin_likeness, FALLBACK_SKIN};
+use crate::garment::geom::neighbours4;
+use crate::garment::geom::smoothstep;
+use crate::garment::shade::fill::push_pull;
+use crate::garment::shade::skin::{self, FaceLight};
 
 /// The person's own leg tone: the median of the skin in view on the legs (near each leg's
 /// centre line, hip to ankle) and the feet, when at least 30 such pixels are seen. On the
@@ -53,7 +53,7 @@ fn own_leg_tone(
     let lum = |c: [f32; 3]| 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];
     let cs: Vec<[f32; 3]> = on_legs
         .chain(foot_points(legs).into_iter().map(|p| (p, true)))
-        .filter(|(p, _)| super::mask_at(person, (w, h), *p) >= 0.5)
+        .filter(|(p, _)| crate::garment::geom::mask_at(person, (w, h), *p) >= 0.5)
         .filter_map(|(p, foot)| pixel(photo, p).map(|c| (c, foot)))
         .filter(|&(c, foot)| {
             // Brown shoes have a skin's hue: on the feet, only a skin's lightness too.
@@ -133,9 +133,6 @@ pub fn uncover_legs(
     start: impl Fn(Vec2) -> bool + Sync,
 ) -> (usize, usize) {
     let (w, h) = b.photo.dimensions();
-    let (wu, hu) = (w as usize, h as usize);
-    let raw = b.photo.as_raw();
-    let px = |i: usize| [0, 1, 2].map(|c| f32::from(raw[4 * i + c]));
     let face = b.frame.skin.unwrap_or(FALLBACK_SKIN);
     let legs = b.legs;
     let feet = Feet::new(b.photo, legs, face);
@@ -144,37 +141,86 @@ pub fn uncover_legs(
     let own = own_leg_tone(b.photo, b.person, &model, legs, bottom, face);
     let skin = own.unwrap_or(face);
     let tone = LegTone::new(b.photo, b.frame, skin);
-    let hw = legs.hip_width;
-    // Old clothing by colour, near the person (and its antialiased outline next to it).
-    let body: Vec<bool> = b.person.iter().map(|&m| m >= 0.5).collect();
-    let near = dilate(&body, wu, hu, 3);
-    let like: Vec<f32> = (0..wu * hu)
-        .into_par_iter()
-        .map(|i| match bottom {
-            Some(g) if near[i] => garment_likeness(px(i), g),
-            _ => 0.0,
-        })
-        .collect();
-    // Only what hangs together with the old garment on the thighs is old clothing: the
-    // floor's contact shadow under dark shorts' bare shins is not.
-    let seeds: Vec<usize> = feet
-        .thigh_points()
-        .into_iter()
-        .filter(|p| p.x >= 0.0 && p.y >= 0.0 && p.x < w as f32 && p.y < h as f32)
-        .map(|p| p.y as usize * wu + p.x as usize)
-        .collect();
-    let solid = connected(&like, wu, hu, &seeds);
-    let like: Vec<f32> = like
-        .iter()
-        .zip(&solid)
-        .map(|(&l, &s)| if s { l } else { 0.0 })
-        .collect();
-    let near_old = dilate(&solid, wu, hu, 3);
-    // The old garment's antialiased edge on skin is painted too (no dotted old hem line).
-    let edge_old = dilate(&solid, wu, hu, 2);
-    let corr = Correction::measure(b, &model, &tone, skin, &edge_old);
-    // The background is continued from pixels off the person and off its old clothing.
-    let src: Vec<f32> = (0..wu * hu)
+    let old = OldClothing::find(b, &feet, bottom);
+    let corr = Correction::measure(b, &model, &tone, skin, &old.edge);
+    let background = continued_background(b, &old.near);
+    let fills = Uncover {
+        b,
+        feet: &feet,
+        model: &model,
+        bounds: model.bounds(),
+        tone: &tone,
+        corr: &corr,
+        skin,
+        bottom,
+        old: &old,
+        background: &background,
+    }
+    .fills(&start);
+    let (skin_n, bg_n, painted) = paint_fills(out, &fills, &background);
+    blend_seams(out, b, &painted, skin);
+    (skin_n, bg_n)
+}
+
+/// The photo's colour at pixel index `i` (sRGB 0–255).
+fn px(photo: &RgbaImage, i: usize) -> [f32; 3] {
+    let raw = photo.as_raw();
+    [0, 1, 2].map(|c| f32::from(raw[4 * i + c]))
+}
+
+/// The old lower garment on the photo, told by its colour.
+struct OldClothing {
+    /// How much each pixel looks like the old garment (0 where it does not hang together
+    /// with the old garment on the thighs).
+    like: Vec<f32>,
+    /// Near the old garment (3 pixels).
+    near: Vec<bool>,
+    /// The old garment's antialiased edge (2 pixels): painted too, on skin (no dotted old
+    /// hem line).
+    edge: Vec<bool>,
+}
+
+impl OldClothing {
+    /// Old clothing by colour near the person (and its antialiased outline next to it), as
+    /// far as it hangs together with the old garment on the thighs: the floor's contact
+    /// shadow under dark shorts' bare shins is not old clothing.
+    fn find(b: &Bared<'_>, feet: &Feet<'_>, bottom: Option<[f32; 3]>) -> OldClothing {
+        let (w, h) = b.photo.dimensions();
+        let (wu, hu) = (w as usize, h as usize);
+        let body: Vec<bool> = b.person.iter().map(|&m| m >= 0.5).collect();
+        let near = dilate(&body, wu, hu, 3);
+        let like: Vec<f32> = (0..wu * hu)
+            .into_par_iter()
+            .map(|i| match bottom {
+                Some(g) if near[i] => garment_likeness(px(b.photo, i), g),
+                _ => 0.0,
+            })
+            .collect();
+        let seeds: Vec<usize> = feet
+            .thigh_points()
+            .into_iter()
+            .filter(|p| p.x >= 0.0 && p.y >= 0.0 && p.x < w as f32 && p.y < h as f32)
+            .map(|p| p.y as usize * wu + p.x as usize)
+            .collect();
+        let solid = connected(&like, wu, hu, &seeds);
+        let like: Vec<f32> = like
+            .iter()
+            .zip(&solid)
+            .map(|(&l, &s)| if s { l } else { 0.0 })
+            .collect();
+        OldClothing {
+            like,
+            near: dilate(&solid, wu, hu, 3),
+            edge: dilate(&solid, wu, hu, 2),
+        }
+    }
+}
+
+/// The background continued (push–pull) from the pixels off the person and off its old
+/// clothing (`near_old`).
+fn continued_background(b: &Bared<'_>, near_old: &[bool]) -> Vec<[f32; 3]> {
+    let (w, h) = b.photo.dimensions();
+    let src: Vec<f32> = (0..w as usize * h as usize)
         .map(|i| {
             if near_old[i] || b.person[i] >= 0.2 {
                 1.0
@@ -183,111 +229,161 @@ pub fn uncover_legs(
             }
         })
         .collect();
-    let background = push_pull(b.photo, &src);
-    let (lo, hi) = model.bounds();
-    // Per pixel: (the leg's colour and cover, how much old clothing to replace).
-    let fills: Vec<Option<Fill>> = (0..wu * hu)
-        .into_par_iter()
-        .map(|i| {
-            let (x, y) = (i % wu, i / wu);
-            let p = Vec2::new(x as f32, y as f32);
-            let a = b.alpha[i];
-            let c = px(i);
-            if a >= 0.5 || !start(p) || feet.kept(p, c) {
-                return None;
-            }
-            let skin_like = skin_likeness(c, skin);
-            let old = match bottom {
-                Some(g) => {
-                    // A mix of the old garment and the background behind it.
-                    let bg = background[i];
-                    let d = [0, 1, 2].map(|k| g[k] - bg[k]);
-                    let d2 = d.iter().map(|v| v * v).sum::<f32>();
-                    let mix = if near_old[i] && d2 > 900.0 {
-                        let e = [0, 1, 2].map(|k| c[k] - bg[k]);
-                        let f = (e[0] * d[0] + e[1] * d[1] + e[2] * d[2]) / d2;
-                        let r = [0, 1, 2].map(|k| e[k] - f * d[k]);
-                        let res = (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt();
-                        smoothstep(0.06, 0.3, f) * (1.0 - smoothstep(10.0, 22.0, res))
-                    } else {
-                        0.0
-                    };
-                    like[i].max(mix) * (1.0 - a)
+    push_pull(b.photo, &src)
+}
+
+/// What [`uncover_legs`] paints with, per pixel.
+struct Uncover<'a> {
+    b: &'a Bared<'a>,
+    feet: &'a Feet<'a>,
+    model: &'a BareLegs,
+    /// The bare legs' bounding box ([`BareLegs::bounds`]).
+    bounds: (Vec2, Vec2),
+    tone: &'a LegTone,
+    corr: &'a Correction,
+    /// The legs' skin colour.
+    skin: [f32; 3],
+    /// The old lower garment's colour, when it could be measured.
+    bottom: Option<[f32; 3]>,
+    old: &'a OldClothing,
+    background: &'a [[f32; 3]],
+}
+
+impl Uncover<'_> {
+    /// Per pixel where `start` holds: the leg's colour and cover, and how much old clothing
+    /// to replace.
+    fn fills(&self, start: &(impl Fn(Vec2) -> bool + Sync)) -> Vec<Option<Fill>> {
+        let (w, h) = self.b.photo.dimensions();
+        let wu = w as usize;
+        (0..wu * h as usize)
+            .into_par_iter()
+            .map(|i| {
+                let (x, y) = (i % wu, i / wu);
+                let p = Vec2::new(x as f32, y as f32);
+                let a = self.b.alpha[i];
+                let c = px(self.b.photo, i);
+                if a >= 0.5 || !start(p) || self.feet.kept(p, c) {
+                    return None;
                 }
-                None => b.person[i] * (1.0 - skin_like) * (1.0 - a),
-            };
-            let leg = (p.cmpge(lo).all() && p.cmple(hi).all())
-                .then(|| model.at(p))
-                .flatten()
-                .filter(|on| {
-                    // Inside the new garment's legs down to its hems nothing is bare.
-                    b.skin_from
-                        .is_none_or(|r| on.reach > r[on.side.min(1)] - 0.06 * hw)
-                });
-            let leg = leg.map(|on| {
-                // A soft contact shadow under the new garment's hem.
-                let mut gap = 0.09 * hw;
-                let mut q = p;
-                let mut d = 0.0;
-                while d < 0.09 * hw {
-                    q -= legs.down;
-                    d += 1.0;
-                    let (qx, qy) = (q.x.round() as i64, q.y.round() as i64);
-                    if qx < 0 || qy < 0 || qx >= w as i64 || qy >= h as i64 {
-                        break;
-                    }
-                    if b.alpha[qy as usize * wu + qx as usize] >= 0.5 {
-                        gap = d;
-                        break;
-                    }
+                let skin_like = skin_likeness(c, self.skin);
+                let old = self.old_share(i, c, a, skin_like);
+                let leg = self.bare_leg(i, p, a, skin_like);
+                if leg.is_none() && old < 0.3 {
+                    return None;
                 }
-                let occl = 1.0 - 0.28 * (-gap / (0.025 * hw)).exp();
-                let own = if edge_old[i] {
-                    0.0
+                Some((leg, smoothstep(0.0, 0.6, old)))
+            })
+            .collect()
+    }
+
+    /// How much of pixel `i` (colour `c`, under the new garment's cover `a`) is old
+    /// clothing: like the old garment's colour, or a mix of it and the background behind;
+    /// without the old garment's colour, the person mask off skin.
+    fn old_share(&self, i: usize, c: [f32; 3], a: f32, skin_like: f32) -> f32 {
+        match self.bottom {
+            Some(g) => {
+                // A mix of the old garment and the background behind it.
+                let bg = self.background[i];
+                let d = [0, 1, 2].map(|k| g[k] - bg[k]);
+                let d2 = d.iter().map(|v| v * v).sum::<f32>();
+                let mix = if self.old.near[i] && d2 > 900.0 {
+                    let e = [0, 1, 2].map(|k| c[k] - bg[k]);
+                    let f = (e[0] * d[0] + e[1] * d[1] + e[2] * d[2]) / d2;
+                    let r = [0, 1, 2].map(|k| e[k] - f * d[k]);
+                    let res = (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt();
+                    smoothstep(0.06, 0.3, f) * (1.0 - smoothstep(10.0, 22.0, res))
                 } else {
-                    smoothstep(0.8, 0.95, skin_like) * b.person[i]
+                    0.0
                 };
-                let k = corr.at(on);
-                let col = tone.colour(on, x as u32, y as u32);
-                let col = [0, 1, 2].map(|j| col[j] * occl * k[j]);
-                (col, on.cover * (1.0 - a) * (1.0 - own))
-            });
-            if leg.is_none() && old < 0.3 {
-                return None;
+                self.old.like[i].max(mix) * (1.0 - a)
             }
-            Some((leg, smoothstep(0.0, 0.6, old)))
-        })
-        .collect();
-    let (mut skin_n, mut bg_n) = (0, 0);
-    let mut painted = vec![false; wu * hu];
-    {
-        let o = out.as_mut();
-        for i in 0..wu * hu {
-            let Some((leg, k)) = fills[i] else { continue };
-            let cur = [0, 1, 2].map(|c| f32::from(o[4 * i + c]));
-            let bg = background[i];
-            let base: [f32; 3] = [0, 1, 2].map(|c| cur[c] * (1.0 - k) + bg[c] * k);
-            let col = match leg {
-                Some((c, cover)) if cover > 0.0 => {
-                    skin_n += 1;
-                    painted[i] = cover > 0.5;
-                    [0, 1, 2].map(|j| base[j] * (1.0 - cover) + c[j] * cover)
-                }
-                _ => {
-                    if k <= 0.0 {
-                        continue;
-                    }
-                    bg_n += 1;
-                    base
-                }
-            };
-            for c in 0..3 {
-                o[4 * i + c] = col[c].round().clamp(0.0, 255.0) as u8;
-            }
+            None => self.b.person[i] * (1.0 - skin_like) * (1.0 - a),
         }
     }
-    blend_seams(out, b, &painted, skin);
-    (skin_n, bg_n)
+
+    /// The bare leg at pixel `i` (point `p`, under the new garment's cover `a`), when one is
+    /// there below the new garment's hems: its colour (with a soft contact shadow under the
+    /// hem) and its cover (less where the photo already shows the person's own skin).
+    fn bare_leg(&self, i: usize, p: Vec2, a: f32, skin_like: f32) -> Option<([f32; 3], f32)> {
+        let b = self.b;
+        let (w, h) = b.photo.dimensions();
+        let wu = w as usize;
+        let hw = b.legs.hip_width;
+        let (lo, hi) = self.bounds;
+        let leg = (p.cmpge(lo).all() && p.cmple(hi).all())
+            .then(|| self.model.at(p))
+            .flatten()
+            .filter(|on| {
+                // Inside the new garment's legs down to its hems nothing is bare.
+                b.skin_from
+                    .is_none_or(|r| on.reach > r[on.side.min(1)] - 0.06 * hw)
+            });
+        leg.map(|on| {
+            // A soft contact shadow under the new garment's hem.
+            let mut gap = 0.09 * hw;
+            let mut q = p;
+            let mut d = 0.0;
+            while d < 0.09 * hw {
+                q -= b.legs.down;
+                d += 1.0;
+                let (qx, qy) = (q.x.round() as i64, q.y.round() as i64);
+                if qx < 0 || qy < 0 || qx >= w as i64 || qy >= h as i64 {
+                    break;
+                }
+                if b.alpha[qy as usize * wu + qx as usize] >= 0.5 {
+                    gap = d;
+                    break;
+                }
+            }
+            let occl = 1.0 - 0.28 * (-gap / (0.025 * hw)).exp();
+            let own = if self.old.edge[i] {
+                0.0
+            } else {
+                smoothstep(0.8, 0.95, skin_like) * b.person[i]
+            };
+            let k = self.corr.at(on);
+            let col = self.tone.colour(on, (i % wu) as u32, (i / wu) as u32);
+            let col = [0, 1, 2].map(|j| col[j] * occl * k[j]);
+            (col, on.cover * (1.0 - a) * (1.0 - own))
+        })
+    }
+}
+
+/// Paints `fills` into `out`: the background continued over the old clothing's share, then
+/// the leg over it by its cover. Returns the pixels painted with skin and with background,
+/// and which pixels are mostly the painted leg.
+fn paint_fills(
+    out: &mut RgbaImage,
+    fills: &[Option<Fill>],
+    background: &[[f32; 3]],
+) -> (usize, usize, Vec<bool>) {
+    let (mut skin_n, mut bg_n) = (0, 0);
+    let mut painted = vec![false; fills.len()];
+    let o = out.as_mut();
+    for (i, fill) in fills.iter().enumerate() {
+        let Some((leg, k)) = *fill else { continue };
+        let cur = [0, 1, 2].map(|c| f32::from(o[4 * i + c]));
+        let bg = background[i];
+        let base: [f32; 3] = [0, 1, 2].map(|c| cur[c] * (1.0 - k) + bg[c] * k);
+        let col = match leg {
+            Some((c, cover)) if cover > 0.0 => {
+                skin_n += 1;
+                painted[i] = cover > 0.5;
+                [0, 1, 2].map(|j| base[j] * (1.0 - cover) + c[j] * cover)
+            }
+            _ => {
+                if k <= 0.0 {
+                    continue;
+                }
+                bg_n += 1;
+                base
+            }
+        };
+        for c in 0..3 {
+            o[4 * i + c] = col[c].round().clamp(0.0, 255.0) as u8;
+        }
+    }
+    (skin_n, bg_n, painted)
 }
 
 /// Radius (pixels) over which painted skin blends into the photo's own skin it meets.

@@ -2,7 +2,7 @@
 //! seams, the torso's axis, each arm's chain), the face to protect and the skin colour.
 //!
 //! Index 0 is always the side on the image's left (the subject's right in a frontal photo), as
-//! in [`super::product::GarmentLandmarks`]: a front-view garment photo and a frontal person
+//! in [`crate::garment::cutout::GarmentLandmarks`]: a front-view garment photo and a frontal person
 //! photo then pair up side by side.
 
 use glam::Vec2;
@@ -16,9 +16,10 @@ const TURNED_DEPTH_RATIO: f32 = 3.0;
 /// more than this from frontal (degrees of yaw).
 const HEAD_YAW_SIDEWAYS_DEG: f32 = 45.0;
 
-use super::{perp, GarmentError};
-use crate::tryon::Person;
+use crate::garment::error::GarmentError;
+use crate::garment::geom::perp;
 use crate::vision::pose::PoseKeypoint;
+use crate::vision::Person;
 
 /// MediaPipe's face-oval landmarks, in order around the face.
 pub const FACE_OVAL: [usize; 36] = [
@@ -28,6 +29,10 @@ pub const FACE_OVAL: [usize; 36] = [
 
 /// Cheek and forehead landmarks the skin colour is sampled around.
 const SKIN_LANDMARKS: [usize; 6] = [50, 280, 101, 330, 151, 9];
+
+/// Arms whose elbow or wrist the pose model sees less than this are not drawn in front or
+/// given skin (the astronaut's arm behind her helmet has 0.09; her visible arm 0.32).
+pub const ARM_VISIBLE: f32 = 0.25;
 
 /// One arm: shoulder, elbow, wrist and the hand's centre, with the pose's visibility.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -88,11 +93,7 @@ fn kp(k: &[PoseKeypoint], i: usize) -> Option<(Vec2, f32)> {
 impl BodyFrame {
     /// The frame of `person`'s body (needs the pose keypoints; the face is optional).
     pub fn new(person: &Person) -> Result<BodyFrame, GarmentError> {
-        let no_body = |why: &str| {
-            GarmentError::NoBody(format!(
-                "no body was found in the person photo ({why}); garments need the shoulders visible"
-            ))
-        };
+        let no_body = GarmentError::NoUpperBody;
         let body = person.body.as_ref().ok_or_else(|| no_body("no pose"))?;
         let k = &body.keypoints;
         let (s11, v11) = kp(k, 11).ok_or_else(|| no_body("no shoulders"))?;

@@ -2,14 +2,15 @@
 //! pose keypoints 23–28, the feet (heels 29/30, toes 31/32) that stay in front of a hem, and
 //! the hips' width read from the person mask.
 //!
-//! Index 0 is the side on the image's left, as in [`super::person::BodyFrame`].
+//! Index 0 is the side on the image's left, as in [`crate::garment::body::frame::BodyFrame`].
 
 use glam::Vec2;
 
-use super::smoothstep;
-use super::{mask_at, perp, GarmentError};
-use crate::tryon::Person;
+use crate::garment::error::GarmentError;
+use crate::garment::geom::smoothstep;
+use crate::garment::geom::{mask_at, perp, seg_dist};
 use crate::vision::pose::PoseKeypoint;
+use crate::vision::Person;
 
 /// Least visibility of a hip, knee or ankle keypoint for a lower-body garment.
 pub const LEG_VISIBLE: f32 = 0.5;
@@ -72,12 +73,7 @@ impl Legs {
     /// The legs of `person` (`mask`: the person mask at the photo's size), or why a lower-body garment
     /// cannot be fitted: hips, knees and ankles must be inside the photo and visible.
     pub fn new(person: &Person, mask: &[f32]) -> Result<Legs, GarmentError> {
-        let hidden = |what: &str| {
-            GarmentError::NoBody(format!(
-                "the legs are not visible in the person photo ({what}); pants, dresses and \
-                 outfits need a full-length photo with the hips, knees and ankles in view"
-            ))
-        };
+        let hidden = |what: &str| GarmentError::LegsHidden(what.to_string());
         let body = person
             .body
             .as_ref()
@@ -141,6 +137,19 @@ impl Legs {
         let j = joint.min(2);
         ((self.legs[0].chain[j] + self.legs[1].chain[j]) * 0.5 - from).dot(down)
     }
+}
+
+/// Whether `p` is on a foot: within the capsule heel → toe, below the ankle. The capsule is
+/// at least a shoe's half-width across (0.16 × the hip width, about 5–6 cm): a foot pointing
+/// at the camera spans only a few pixels heel → toe, and a capsule scaled by that alone let
+/// the skin of uncovered legs eat into the shoes (seen on rendered full-body subjects).
+pub fn on_foot(legs: &Legs, p: Vec2) -> bool {
+    legs.legs.iter().any(|l| {
+        let len = l.heel.distance(l.toe).max(0.12 * legs.hip_width);
+        let below = (p - l.chain[2]).dot(legs.down) > -0.05 * len;
+        let radius = (0.45 * len).max(0.16 * legs.hip_width);
+        below && seg_dist(p, l.heel, l.toe).0 < radius
+    })
 }
 
 /// The person mask's width along `across` through `mid` (outline to outline), when it is

@@ -11,11 +11,11 @@
 use glam::Vec2;
 use image::{Rgba, RgbaImage};
 
-use super::person::FACE_OVAL;
-use super::sample::{inside, noise};
-use crate::tryon::{FaceChoice, Person};
+use super::upper::{inside, noise};
+use crate::garment::body::frame::FACE_OVAL;
 use crate::vision::face::FaceDetector;
 use crate::vision::{Body, Detection, Face, Mask, PoseKeypoint, RotatedRect};
+use crate::vision::{FaceChoice, Person};
 
 /// One drawn person.
 #[derive(Debug, Clone, Copy, PartialEq)]

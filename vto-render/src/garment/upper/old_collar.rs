@@ -6,7 +6,8 @@
 use glam::Vec2;
 use image::RgbaImage;
 
-use super::{hue_dist, neighbours4};
+use crate::garment::colour::hue_dist;
+use crate::garment::geom::neighbours4;
 
 /// What [`climb`] reads per pixel of the working crop.
 pub struct Climb<'a> {

@@ -10,6 +10,9 @@ use glam::Vec2;
 use image::{Rgba, RgbaImage};
 use vto_core::Category;
 
+pub(crate) use crate::garment::geom::inside;
+use crate::image_ops::box_blur;
+
 /// Width of a sample photo.
 pub const WIDTH: u32 = 800;
 /// Height of a sample photo.
@@ -104,20 +107,6 @@ impl SampleGarment {
 
 const CX: f32 = WIDTH as f32 / 2.0;
 
-/// Inside a convex or concave polygon (even–odd rule).
-pub(crate) fn inside(poly: &[Vec2], p: Vec2) -> bool {
-    let mut c = false;
-    let mut j = poly.len() - 1;
-    for i in 0..poly.len() {
-        let (a, b) = (poly[i], poly[j]);
-        if (a.y > p.y) != (b.y > p.y) && p.x < (b.x - a.x) * (p.y - a.y) / (b.y - a.y) + a.x {
-            c = !c;
-        }
-        j = i;
-    }
-    c
-}
-
 fn mirror(pts: &[[f32; 2]]) -> [Vec<Vec2>; 2] {
     let left = pts.iter().map(|p| Vec2::new(CX - p[0], p[1])).collect();
     let right = pts.iter().map(|p| Vec2::new(CX + p[0], p[1])).collect();
@@ -126,7 +115,7 @@ fn mirror(pts: &[[f32; 2]]) -> [Vec<Vec2>; 2] {
 
 /// Distance from `p` to the segment `a`–`b`.
 pub(crate) fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> f32 {
-    super::seg_dist(p, a, b).0
+    crate::garment::geom::seg_dist(p, a, b).0
 }
 
 /// Which part of the garment `p` is in: 0 none, 1 torso, 2 sleeve.
@@ -439,44 +428,11 @@ impl IntoRgba for [u8; 3] {
     }
 }
 
-/// A separable box blur of radius `r` (edges clamped), used by the samples and
-/// [`super::compose`].
-pub(crate) fn box_blur(src: &[f32], w: usize, h: usize, r: usize) -> Vec<f32> {
-    let mut tmp = vec![0.0f32; w * h];
-    let mut out = vec![0.0f32; w * h];
-    let norm = 1.0 / (2 * r + 1) as f32;
-    for y in 0..h {
-        let row = &src[y * w..(y + 1) * w];
-        let mut acc = 0.0;
-        for k in 0..=2 * r {
-            acc += row[k.saturating_sub(r).min(w - 1)];
-        }
-        for x in 0..w {
-            tmp[y * w + x] = acc * norm;
-            let add = (x + r + 1).min(w - 1);
-            let sub = x.saturating_sub(r);
-            acc += row[add] - row[sub];
-        }
-    }
-    for x in 0..w {
-        let mut acc = 0.0;
-        for k in 0..=2 * r {
-            acc += tmp[k.saturating_sub(r).min(h - 1) * w + x];
-        }
-        for y in 0..h {
-            out[y * w + x] = acc * norm;
-            let add = (y + r + 1).min(h - 1);
-            let sub = y.saturating_sub(r);
-            acc += tmp[add * w + x] - tmp[sub * w + x];
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::garment::product::prepare;
+    use crate::garment::cutout::prepare;
+    use crate::garment::GarmentError;
 
     /// Every sample is found and measured as drawn: sleeve length class, open front, a
     /// dominant torso colour near the fabric's, and shoulders wider apart than the neck.
@@ -593,9 +549,6 @@ mod tests {
     #[test]
     fn a_blank_photo_has_no_garment() {
         let img = RgbaImage::from_pixel(300, 300, Rgba([240, 240, 240, 255]));
-        assert!(matches!(
-            prepare(&img),
-            Err(crate::garment::GarmentError::NoGarment(_))
-        ));
+        assert!(matches!(prepare(&img), Err(GarmentError::NothingStandsOut)));
     }
 }

@@ -10,11 +10,13 @@
 
 use glam::Vec2;
 
-use super::person::BodyFrame;
-use super::product::GarmentLandmarks;
-use super::sample::box_blur;
-use super::warp::{Part, WarpOutput};
-use super::{label, perp, GarmentError};
+use crate::garment::body::frame::BodyFrame;
+use crate::garment::cutout::GarmentLandmarks;
+use crate::garment::error::GarmentError;
+use crate::garment::geom::perp;
+use crate::garment::label;
+use crate::garment::warp::{Part, WarpOutput};
+use crate::image_ops::box_blur;
 
 /// An upper-body garment fitted to a body.
 #[derive(Debug, Clone, PartialEq)]
@@ -165,21 +167,91 @@ pub fn fit_upper_to(
     ease: f32,
     mask: Option<PersonMask<'_>>,
 ) -> Result<UpperFit, GarmentError> {
-    let gw = g.shoulder_width();
-    let bw = f.seam[0].distance(f.seam[1]);
-    if gw < 1.0 || bw < 1.0 {
-        return Err(GarmentError::Degenerate("zero shoulder width".into()));
+    let sim = Similarity::of_shoulders(g, f, ease)?;
+    let sw = f.shoulder_width;
+    let hem_mid = (g.hem[0] + g.hem[1]) * 0.5;
+    let (torso_g, torso_b) = torso_points(g, f, &sim, ease, mask);
+    let seam_fit = [torso_b[2], torso_b[3]];
+    let mut parts = Vec::new();
+    let mut cuffs = [None, None];
+    let mut sleeve_reach = [0.0; 2];
+    for s in 0..2 {
+        let Some(sleeve) = fit_sleeve(g, f, &sim, mask, s, seam_fit[s]) else {
+            continue;
+        };
+        cuffs[s] = Some(sleeve.cuff);
+        sleeve_reach[s] = sleeve.reach;
+        parts.push(sleeve.part);
     }
-    let ug = (g.shoulder[1] - g.shoulder[0]) / gw;
-    let sim = Similarity {
-        gm: (g.shoulder[0] + g.shoulder[1]) * 0.5,
-        ug,
-        vg: perp(ug),
-        bm: (f.seam[0] + f.seam[1]) * 0.5,
-        ub: f.across,
-        vb: f.down,
-        s: bw * ease / gw,
-    };
+    parts.push(Part {
+        label: label::TORSO,
+        region: Part::region_around(&torso_b, 0.15 * sw),
+        garment: torso_g,
+        body: torso_b,
+    });
+    let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
+    let torso_outline = [
+        g.neck[0],
+        g.shoulder[0],
+        g.armpit[0],
+        g.hem[0],
+        g.hem[1],
+        g.armpit[1],
+        g.shoulder[1],
+        g.neck[1],
+        g.neck_centre,
+    ]
+    .iter()
+    .map(|p| sim.apply(*p))
+    .collect();
+    Ok(UpperFit {
+        similarity: sim,
+        torso_outline,
+        sleeve_reach,
+        parts,
+        hem_depth: (sim.apply(hem_mid) - mid).dot(f.down),
+        scale: sim.s,
+        cuffs,
+    })
+}
+
+impl Similarity {
+    /// The similarity from the garment's shoulder seams to the body's, scaled by `ease`.
+    fn of_shoulders(
+        g: &GarmentLandmarks,
+        f: &BodyFrame,
+        ease: f32,
+    ) -> Result<Similarity, GarmentError> {
+        let gw = g.shoulder_width();
+        let bw = f.seam[0].distance(f.seam[1]);
+        if gw < 1.0 || bw < 1.0 {
+            return Err(GarmentError::ZeroWidth("shoulder"));
+        }
+        let ug = (g.shoulder[1] - g.shoulder[0]) / gw;
+        Ok(Similarity {
+            gm: (g.shoulder[0] + g.shoulder[1]) * 0.5,
+            ug,
+            vg: perp(ug),
+            bm: (f.seam[0] + f.seam[1]) * 0.5,
+            ub: f.across,
+            vb: f.down,
+            s: bw * ease / gw,
+        })
+    }
+}
+
+/// The torso's control points on the garment and on the body: neck corners, shoulder seams,
+/// armpits, waist, hem corners and centres, and the shoulder line's midpoints, mapped by the
+/// similarity; with a person `mask`, the shoulder line lies on the mask's top contour (a
+/// jacket's padding a little above), so it rounds over the shoulder instead of poking out
+/// above it.
+fn torso_points(
+    g: &GarmentLandmarks,
+    f: &BodyFrame,
+    sim: &Similarity,
+    ease: f32,
+    mask: Option<PersonMask<'_>>,
+) -> (Vec<Vec2>, Vec<Vec2>) {
     let sw = f.shoulder_width;
     let hem_mid = (g.hem[0] + g.hem[1]) * 0.5;
     let waist = [
@@ -227,121 +299,135 @@ pub fn fit_upper_to(
             torso_b[i] = m.onto_contour(p, dir, back, 0.25 * sw, lift);
         }
     }
-    let seam_fit = [torso_b[2], torso_b[3]];
-    let mut parts = Vec::new();
-    let mut cuffs = [None, None];
-    let mut sleeve_reach = [0.0; 2];
-    for s in 0..2 {
-        let Some(sl) = g.sleeve[s] else { continue };
-        let len_g = sl.length();
-        let Some(ag) = (sl.cuff - sl.root).try_normalize() else {
-            continue;
-        };
-        // The garment's outer edge is the shoulder's side of the sleeve.
-        let ng = perp(ag) * (g.shoulder[s] - sl.root).dot(perp(ag)).signum();
-        let arm = &f.arms[s];
-        let start = arm.chain[0];
-        let (_, dir0) = arm.along(start, 0.0);
-        // On the body the outer edge faces away from the torso (and up, for a raised arm).
-        let away =
-            (start - (f.shoulder[0] + f.shoulder[1]) * 0.5).normalize_or_zero() - f.down * 0.5;
-        let out_sign = if perp(dir0).dot(away) >= 0.0 {
-            1.0
+    (torso_g, torso_b)
+}
+
+/// One sleeve fitted along its arm.
+struct SleeveFit {
+    /// The sleeve's warp part.
+    part: Part,
+    /// Where its cuff lies on the arm.
+    cuff: Vec2,
+    /// How far it reaches along the arm from the shoulder (pixels).
+    reach: f32,
+}
+
+/// Sleeve `s` (0: the image's left) fitted along its arm, from the torso's shoulder seam
+/// `seam_b` (shared, so the seam stays closed) to the cuff, at stations over the sleeve's
+/// own length; `None` when the garment has no such sleeve.
+fn fit_sleeve(
+    g: &GarmentLandmarks,
+    f: &BodyFrame,
+    sim: &Similarity,
+    mask: Option<PersonMask<'_>>,
+    s: usize,
+    seam_b: Vec2,
+) -> Option<SleeveFit> {
+    let sw = f.shoulder_width;
+    let sl = g.sleeve[s]?;
+    let len_g = sl.length();
+    let ag = (sl.cuff - sl.root).try_normalize()?;
+    // The garment's outer edge is the shoulder's side of the sleeve.
+    let ng = perp(ag) * (g.shoulder[s] - sl.root).dot(perp(ag)).signum();
+    let arm = &f.arms[s];
+    let start = arm.chain[0];
+    let (_, dir0) = arm.along(start, 0.0);
+    // On the body the outer edge faces away from the torso (and up, for a raised arm).
+    let away = (start - (f.shoulder[0] + f.shoulder[1]) * 0.5).normalize_or_zero() - f.down * 0.5;
+    let out_sign = if perp(dir0).dot(away) >= 0.0 {
+        1.0
+    } else {
+        -1.0
+    };
+    let to_wrist = start.distance(arm.chain[1]) + arm.chain[1].distance(arm.chain[2]);
+    let len_b = (len_g * sim.s).min(to_wrist);
+    let stations: &[f32] = if g.long_sleeves {
+        &[0.08, 0.2, 0.4, 0.6, 0.8, 1.0]
+    } else {
+        &[0.08, 0.25, 0.5, 0.75, 1.0]
+    };
+    let armpit_b = sim.apply(g.armpit[s]);
+    // The sleeve's underarm starts where the arm leaves the torso. A garment cut wider
+    // than the body puts its armpit out over an arm hanging beside the torso; pinned
+    // there, the spline must turn the sleeve's root inside out to reach the cuff just
+    // below, and shows its fabric as a flap beside the arm. So the sleeve's armpit
+    // goes no further out than the arm's inner edge.
+    let rel = armpit_b - start;
+    let (along0, across0) = (rel.dot(dir0), rel.dot(perp(dir0) * out_sign));
+    let inner_edge = -0.13 * sw;
+    let armpit_sleeve = if along0 > 0.0 && across0 > inner_edge {
+        start + dir0 * along0 + perp(dir0) * out_sign * inner_edge
+    } else {
+        armpit_b
+    };
+    let mut pg = vec![g.shoulder[s], g.armpit[s]];
+    let mut pb = vec![seam_b, armpit_sleeve];
+    let seam_off = (seam_b - start).dot(perp(dir0) * out_sign).max(0.13 * sw);
+    for &t in stations {
+        let (c_b, _) = arm.along(start, len_b * t);
+        // The cross-section square to the arm's direction averaged a little either side,
+        // so one near the elbow bisects the bend instead of reaching up the upper arm.
+        let bend = 0.12 * sw;
+        let dir = (arm.along(start, len_b * t - bend).1 + arm.along(start, len_b * t + bend).1)
+            .try_normalize()
+            .unwrap_or(arm.along(start, len_b * t).1);
+        let nb = perp(dir) * out_sign;
+        // The garment's cross-section at `t`: square to the sleeve's axis.
+        let mid_g = sl.root + (sl.cuff - sl.root) * t;
+        let hw_g = sl.root_half_width + (sl.cuff_half_width - sl.root_half_width) * t;
+        // Worn, the flat sleeve wraps round the arm: seen from the front it is about 2/π
+        // as wide as laid flat, never thinner than the arm under it; its half-width
+        // runs from the shoulder seam's distance off the arm down to the cuff's worn
+        // width, so the sleeve tapers like a worn one instead of bulging at the seam
+        // and pinching at the cuff.
+        let arm_r = if g.long_sleeves {
+            0.13 - 0.04 * t
         } else {
-            -1.0
+            0.13 - 0.02 * t
+        } * sw;
+        let r_cuff = (sl.cuff_half_width * sim.s * std::f32::consts::FRAC_2_PI).max(arm_r * 1.1);
+        let r_worn = (seam_off + (r_cuff - seam_off) * t).max(arm_r);
+        // The arm's own edges (person mask) on each side of its axis, plus a margin for
+        // the mask's softness and the sleeve's anti-aliased edge; an edge further than a
+        // loose sleeve reaches (0.22 shoulder widths) is the torso's or another limb's.
+        let pad = 0.02 * sw + 1.0;
+        let side = |n: Vec2| {
+            mask.and_then(|m| m.extent(c_b, n, 0.22 * sw))
+                .map_or(r_worn, |d| r_worn.max(d + pad))
         };
-        let to_wrist = start.distance(arm.chain[1]) + arm.chain[1].distance(arm.chain[2]);
-        let len_b = (len_g * sim.s).min(to_wrist);
-        let stations: &[f32] = if g.long_sleeves {
-            &[0.08, 0.2, 0.4, 0.6, 0.8, 1.0]
+        let (r_out, r_in) = (side(nb), side(-nb));
+        let c_b = c_b + nb * (r_out - r_in) * 0.5;
+        let r_b = (r_out + r_in) * 0.5;
+        // Across it the print is foreshortened towards the sides and true at the
+        // centre: flat position u = hw · (m ξ + (1 − m) ξ³) for the body's ξ = x / r,
+        // with m = r / (s · hw), so a dot on the sleeve's centre line keeps its aspect.
+        let m = (r_b / (sim.s * hw_g.max(1.0))).clamp(0.3, 1.4);
+        let flat = |xi: f32| hw_g * (m * xi + (1.0 - m) * xi * xi * xi);
+        // An arm hanging close to the body has its whole short sleeve above the armpit:
+        // its cuff's inner corner then slides down the arm to just below the armpit (a
+        // hanging sleeve's hem slants, the cuff's points across it sliding in proportion),
+        // else its inner half maps off the sleeve and the arm shows through a slit.
+        let inner_corner = c_b - nb * r_b;
+        let below = (inner_corner - armpit_b).dot(f.down);
+        let slide = if t >= 1.0 && dir.dot(f.down) > 0.7 && below <= 0.05 * sw {
+            dir * ((0.06 * sw - below) / dir.dot(f.down))
         } else {
-            &[0.08, 0.25, 0.5, 0.75, 1.0]
+            Vec2::ZERO
         };
-        let seam_b = seam_fit[s];
-        let armpit_b = sim.apply(g.armpit[s]);
-        // The sleeve's underarm starts where the arm leaves the torso. A garment cut wider
-        // than the body puts its armpit out over an arm hanging beside the torso; pinned
-        // there, the spline must turn the sleeve's root inside out to reach the cuff just
-        // below, and shows its fabric as a flap beside the arm. So the sleeve's armpit
-        // goes no further out than the arm's inner edge.
-        let rel = armpit_b - start;
-        let (along0, across0) = (rel.dot(dir0), rel.dot(perp(dir0) * out_sign));
-        let inner_edge = -0.13 * sw;
-        let armpit_sleeve = if along0 > 0.0 && across0 > inner_edge {
-            start + dir0 * along0 + perp(dir0) * out_sign * inner_edge
-        } else {
-            armpit_b
-        };
-        let mut pg = vec![g.shoulder[s], g.armpit[s]];
-        let mut pb = vec![seam_b, armpit_sleeve];
-        let seam_off = (seam_b - start).dot(perp(dir0) * out_sign).max(0.13 * sw);
-        for &t in stations {
-            let (c_b, _) = arm.along(start, len_b * t);
-            // The cross-section square to the arm's direction averaged a little either side,
-            // so one near the elbow bisects the bend instead of reaching up the upper arm.
-            let bend = 0.12 * sw;
-            let dir = (arm.along(start, len_b * t - bend).1 + arm.along(start, len_b * t + bend).1)
-                .try_normalize()
-                .unwrap_or(arm.along(start, len_b * t).1);
-            let nb = perp(dir) * out_sign;
-            // The garment's cross-section at `t`: square to the sleeve's axis.
-            let mid_g = sl.root + (sl.cuff - sl.root) * t;
-            let hw_g = sl.root_half_width + (sl.cuff_half_width - sl.root_half_width) * t;
-            // Worn, the flat sleeve wraps round the arm: seen from the front it is about 2/π
-            // as wide as laid flat, never thinner than the arm under it; its half-width
-            // runs from the shoulder seam's distance off the arm down to the cuff's worn
-            // width, so the sleeve tapers like a worn one instead of bulging at the seam
-            // and pinching at the cuff.
-            let arm_r = if g.long_sleeves {
-                0.13 - 0.04 * t
-            } else {
-                0.13 - 0.02 * t
-            } * sw;
-            let r_cuff =
-                (sl.cuff_half_width * sim.s * std::f32::consts::FRAC_2_PI).max(arm_r * 1.1);
-            let r_worn = (seam_off + (r_cuff - seam_off) * t).max(arm_r);
-            // The arm's own edges (person mask) on each side of its axis, plus a margin for
-            // the mask's softness and the sleeve's anti-aliased edge; an edge further than a
-            // loose sleeve reaches (0.22 shoulder widths) is the torso's or another limb's.
-            let pad = 0.02 * sw + 1.0;
-            let side = |n: Vec2| {
-                mask.and_then(|m| m.extent(c_b, n, 0.22 * sw))
-                    .map_or(r_worn, |d| r_worn.max(d + pad))
-            };
-            let (r_out, r_in) = (side(nb), side(-nb));
-            let c_b = c_b + nb * (r_out - r_in) * 0.5;
-            let r_b = (r_out + r_in) * 0.5;
-            // Across it the print is foreshortened towards the sides and true at the
-            // centre: flat position u = hw · (m ξ + (1 − m) ξ³) for the body's ξ = x / r,
-            // with m = r / (s · hw), so a dot on the sleeve's centre line keeps its aspect.
-            let m = (r_b / (sim.s * hw_g.max(1.0))).clamp(0.3, 1.4);
-            let flat = |xi: f32| hw_g * (m * xi + (1.0 - m) * xi * xi * xi);
-            // An arm hanging close to the body has its whole short sleeve above the armpit:
-            // its cuff's inner corner then slides down the arm to just below the armpit (a
-            // hanging sleeve's hem slants, the cuff's points across it sliding in proportion),
-            // else its inner half maps off the sleeve and the arm shows through a slit.
-            let inner_corner = c_b - nb * r_b;
-            let below = (inner_corner - armpit_b).dot(f.down);
-            let slide = if t >= 1.0 && dir.dot(f.down) > 0.7 && below <= 0.05 * sw {
-                dir * ((0.06 * sw - below) / dir.dot(f.down))
-            } else {
-                Vec2::ZERO
-            };
-            // Across the sleeve: −1 inner edge, 0 centre, 1 outer edge.
-            for x in [0.0f32, 0.5, 1.0, -0.5, -1.0] {
-                let body = c_b + nb * r_b * x + slide * (1.0 - x) * 0.5;
-                // The inner half where it lies below the armpit (above it, it is folded
-                // under the arm and out of sight).
-                if x < 0.0 && (body - armpit_b).dot(f.down) <= 0.05 * sw {
-                    continue;
-                }
-                pg.push(mid_g + ng * flat(x));
-                pb.push(body);
+        // Across the sleeve: −1 inner edge, 0 centre, 1 outer edge.
+        for x in [0.0f32, 0.5, 1.0, -0.5, -1.0] {
+            let body = c_b + nb * r_b * x + slide * (1.0 - x) * 0.5;
+            // The inner half where it lies below the armpit (above it, it is folded
+            // under the arm and out of sight).
+            if x < 0.0 && (body - armpit_b).dot(f.down) <= 0.05 * sw {
+                continue;
             }
+            pg.push(mid_g + ng * flat(x));
+            pb.push(body);
         }
-        cuffs[s] = Some(arm.along(start, len_b).0);
-        sleeve_reach[s] = len_b;
-        parts.push(Part {
+    }
+    Some(SleeveFit {
+        part: Part {
             label: if s == 0 {
                 label::SLEEVE_LEFT
             } else {
@@ -350,37 +436,9 @@ pub fn fit_upper_to(
             region: Part::region_around(&pb, 0.12 * sw),
             garment: pg,
             body: pb,
-        });
-    }
-    parts.push(Part {
-        label: label::TORSO,
-        region: Part::region_around(&torso_b, 0.15 * sw),
-        garment: torso_g,
-        body: torso_b,
-    });
-    let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
-    let torso_outline = [
-        g.neck[0],
-        g.shoulder[0],
-        g.armpit[0],
-        g.hem[0],
-        g.hem[1],
-        g.armpit[1],
-        g.shoulder[1],
-        g.neck[1],
-        g.neck_centre,
-    ]
-    .iter()
-    .map(|p| sim.apply(*p))
-    .collect();
-    Ok(UpperFit {
-        similarity: sim,
-        torso_outline,
-        sleeve_reach,
-        parts,
-        hem_depth: (sim.apply(hem_mid) - mid).dot(f.down),
-        scale: sim.s,
-        cuffs,
+        },
+        cuff: arm.along(start, len_b).0,
+        reach: len_b,
     })
 }
 
@@ -442,11 +500,11 @@ pub fn clip_to_shoulders(
 
 #[cfg(test)]
 mod tests {
-    use super::super::person::Arm;
-    use super::super::product::prepare;
-    use super::super::sample::SampleGarment;
-    use super::super::warp::{cpu_warp, PartWarp};
     use super::*;
+    use crate::garment::body::frame::Arm;
+    use crate::garment::cutout::prepare;
+    use crate::garment::warp::{cpu_warp, PartWarp};
+    use crate::samples::garment::SampleGarment;
 
     /// A front-facing body, shoulders 200 px apart, arms hanging a little outwards.
     fn frame() -> BodyFrame {
@@ -474,7 +532,7 @@ mod tests {
 
     /// The aspect (longer over shorter axis) of each whole dark dot of `label`, with its
     /// centre.
-    fn dots(out: &super::super::WarpOutput, label: u8) -> Vec<(Vec2, f32)> {
+    fn dots(out: &crate::garment::WarpOutput, label: u8) -> Vec<(Vec2, f32)> {
         let (w, h) = (out.width as usize, out.height as usize);
         let dark = |i: usize| {
             let p = out.rgba[i];

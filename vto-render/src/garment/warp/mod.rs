@@ -1,21 +1,26 @@
 //! Part warps: a thin-plate spline per garment part, from body pixels to garment pixels,
 //! solved on the CPU ([`PartWarp::solve`]), evaluated on a coarse grid ([`WarpGrid`], every
 //! [`GRID_STEP`] pixels over the parts' rectangle) and interpolated per output pixel by the
-//! WGSL kernel `garment/warp` ([`Warper`]), which samples the garment bilinearly (only texels of the
-//! part's label, so parts keep clean edges where they overlap) and layers the parts front to
+//! WGSL kernel `garment/warp` ([`Warper`]), which samples the garment bilinearly (only texels
+//! of the part's label, so parts keep clean edges where they overlap) and layers the parts front to
 //! back. [`cpu_warp`] is the kernel's CPU reference.
 //!
 //! A [`Part`] is generic: a garment label and matching control points on the garment and on
 //! the body, plus the body region it may cover. Upper-body garments have a torso and two
 //! sleeves; trousers would have two legs and a waistband, each a part the same way.
+//!
+//! Small holes the warp leaves inside the garment (a flat-lay's armpit notch swung down with
+//! the sleeve) are closed by [`holes`].
+
+pub mod holes;
 
 use std::sync::{Arc, Mutex};
 
 use bytemuck::{Pod, Zeroable};
 use glam::Vec2;
 
-use super::product::GarmentImage;
-use super::GarmentError;
+use crate::garment::cutout::GarmentImage;
+use crate::garment::error::GarmentError;
 use crate::gpu::GpuContext;
 
 /// Control points per part at most (the spline's solve is a dense system of this order).
@@ -29,7 +34,7 @@ const LAMBDA: f64 = 1e-4;
 /// One garment part to warp.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Part {
-    /// The garment label it takes its pixels from ([`super::label`]).
+    /// The garment label it takes its pixels from ([`crate::garment::label`]).
     pub label: u8,
     /// Control points on the garment (garment pixels).
     pub garment: Vec<Vec2>,
@@ -119,12 +124,12 @@ impl PartWarp {
     pub fn solve(part: &Part, norm: f32) -> Result<PartWarp, GarmentError> {
         let n = part.body.len();
         if n != part.garment.len() || !(3..=MAX_POINTS).contains(&n) {
-            return Err(GarmentError::Degenerate(format!(
-                "part {} has {} body and {} garment points (3–{MAX_POINTS} pairs needed)",
-                part.label,
-                n,
-                part.garment.len()
-            )));
+            return Err(GarmentError::ControlPoints {
+                label: part.label,
+                body: n,
+                garment: part.garment.len(),
+                max: MAX_POINTS,
+            });
         }
         let inv_norm = 1.0 / norm.max(1.0);
         let c: Vec<Vec2> = part.body.iter().map(|p| *p * inv_norm).collect();
@@ -144,12 +149,7 @@ impl PartWarp {
             }
             b[i] = [f64::from(part.garment[i].x), f64::from(part.garment[i].y)];
         }
-        let x = solve_linear(a, b).ok_or_else(|| {
-            GarmentError::Degenerate(format!(
-                "the control points of part {} are collinear or coincide",
-                part.label
-            ))
-        })?;
+        let x = solve_linear(a, b).ok_or(GarmentError::Collinear { label: part.label })?;
         Ok(PartWarp {
             label: part.label,
             region: part.region,
@@ -409,17 +409,18 @@ impl Warper {
     ) -> Result<WarpOutput, GarmentError> {
         let n_tex = (gw as usize) * (gh as usize);
         if rgba.len() != n_tex || labels.len() != n_tex {
-            return Err(GarmentError::Degenerate(format!(
-                "a {gw}x{gh} garment with {} texels and {} labels",
-                rgba.len(),
-                labels.len()
-            )));
+            return Err(GarmentError::TextureSize {
+                width: gw,
+                height: gh,
+                texels: rgba.len(),
+                labels: labels.len(),
+            });
         }
         if parts.len() > MAX_PARTS {
-            return Err(GarmentError::Degenerate(format!(
-                "{} parts (at most {MAX_PARTS})",
-                parts.len()
-            )));
+            return Err(GarmentError::TooManyParts {
+                parts: parts.len(),
+                max: MAX_PARTS,
+            });
         }
         let grid = WarpGrid::new(parts, (width, height));
         if grid.is_empty() {
@@ -475,7 +476,7 @@ impl Warper {
         enc.copy_buffer_to_buffer(&out, 0, &staging, 0, size);
         let bytes = ctx
             .submit_and_read(enc, &staging, size)
-            .map_err(|e| GarmentError::Gpu(e.0))?;
+            .map_err(GarmentError::Gpu)?;
         let words: &[u32] = bytemuck::cast_slice(&bytes);
         let n = n as usize;
         Ok(WarpOutput::from_rect(
@@ -554,5 +555,4 @@ pub fn cpu_warp(
 }
 
 #[cfg(test)]
-#[path = "warp_tests.rs"]
 mod tests;

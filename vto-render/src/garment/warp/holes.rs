@@ -7,8 +7,8 @@
 
 use std::collections::VecDeque;
 
-use super::neighbours4;
-use super::warp::WarpOutput;
+use crate::garment::geom::neighbours4;
+use crate::garment::warp::WarpOutput;
 
 /// Coverage (alpha out of 255) below which a pixel counts as uncovered.
 const OPEN: u8 = 128;

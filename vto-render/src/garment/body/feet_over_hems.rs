@@ -7,10 +7,9 @@
 use glam::Vec2;
 use image::RgbaImage;
 
-use super::compose::skin_likeness;
-use super::compose_lower::on_foot;
-use super::legs::Legs;
-use super::smoothstep;
+use crate::garment::body::legs::{on_foot, Legs};
+use crate::garment::colour::skin_likeness;
+use crate::garment::geom::smoothstep;
 
 fn luma(c: [f32; 3]) -> f32 {
     0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]

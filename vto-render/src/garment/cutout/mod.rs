@@ -12,12 +12,23 @@
 //! of the silhouette above the armpit; the neck corners are the highest points between the
 //! shoulders and the centre; a sleeve's axis runs from its root (shoulder–armpit midpoint) to
 //! its cuff (the far end of its pixels along the axis).
+//!
+//! Here: the cut-out ([`cutout`], [`Cutout`]) and a top's landmarks ([`prepare`],
+//! [`measure`] → [`GarmentImage`]). The mask itself is [`mask`]'s; lower garments' landmarks
+//! (trousers, a dress's bodice and skirt) are [`lower`]'s; an outfit photo is split into its
+//! pieces by [`outfit`].
+
+pub mod lower;
+pub mod mask;
+pub mod outfit;
 
 use glam::Vec2;
 use image::RgbaImage;
 
-use super::mask::{decontaminate, garment_mask};
-use super::{label, perp, GarmentError};
+use crate::garment::cutout::mask::{decontaminate, garment_mask};
+use crate::garment::error::{GarmentError, Unmeasurable};
+use crate::garment::geom::perp;
+use crate::garment::label;
 
 /// A sleeve's seam whose extent across the sleeve's axis is under this share of its length
 /// (more than about 55° from square) is oblique: the root is measured from the sleeve's
@@ -162,9 +173,10 @@ pub struct Cutout {
 pub fn cutout(photo: &RgbaImage) -> Result<Cutout, GarmentError> {
     let (w0, h0) = photo.dimensions();
     if w0 < 16 || h0 < 16 {
-        return Err(GarmentError::NoGarment(format!(
-            "the photo is {w0}x{h0} pixels, too small"
-        )));
+        return Err(GarmentError::PhotoTooSmall {
+            width: w0,
+            height: h0,
+        });
     }
     let img = if w0.max(h0) > MAX_SIDE {
         let s = MAX_SIDE as f32 / w0.max(h0) as f32;
@@ -182,16 +194,10 @@ pub fn cutout(photo: &RgbaImage) -> Result<Cutout, GarmentError> {
     let fg: Vec<bool> = mask.iter().map(|&m| m > 0.5).collect();
     let area = fg.iter().filter(|&&v| v).count();
     if area < (w * h) / 50 {
-        return Err(GarmentError::NoGarment(
-            "nothing stands out from the background (a garment must fill at least 2 % of the photo)"
-                .into(),
-        ));
+        return Err(GarmentError::NothingStandsOut);
     }
     if area > (w * h) * 95 / 100 {
-        return Err(GarmentError::NoGarment(
-            "no plain background around the garment (it must lie inside the frame with a margin)"
-                .into(),
-        ));
+        return Err(GarmentError::NoBackground);
     }
     Ok(Cutout {
         img,
@@ -260,7 +266,7 @@ pub fn measure(
     w: usize,
     h: usize,
 ) -> Result<(GarmentLandmarks, Vec<u8>), GarmentError> {
-    let none = || GarmentError::NoGarment("the garment's outline could not be measured".into());
+    let none = || GarmentError::Unmeasurable(Unmeasurable::Outline);
     let rows: Vec<Vec<(usize, usize)>> = (0..h).map(|y| runs(&fg[y * w..(y + 1) * w])).collect();
     let y_top = rows.iter().position(|r| !r.is_empty()).ok_or_else(none)?;
     let y_bot = rows.iter().rposition(|r| !r.is_empty()).ok_or_else(none)?;
@@ -286,9 +292,7 @@ pub fn measure(
         .ok_or_else(none)?;
     let height = (y_hem - y_top).max(8);
     if height < 16 || x1 - x0 < 16 {
-        return Err(GarmentError::NoGarment(
-            "the garment is too small to measure".into(),
-        ));
+        return Err(GarmentError::Unmeasurable(Unmeasurable::TooSmall));
     }
     let y_corner = y_hem.saturating_sub(height / 100 + 1).max(y_top);
     let (hl, hr, _) = spans[y_corner].or(spans[y_hem]).ok_or_else(none)?;
@@ -439,9 +443,7 @@ pub fn measure(
         open_front,
     };
     if lm.shoulder_width() < 8.0 || lm.length() < 8.0 {
-        return Err(GarmentError::NoGarment(
-            "the garment's shoulders and hem could not be told apart".into(),
-        ));
+        return Err(GarmentError::Unmeasurable(Unmeasurable::ShouldersAndHem));
     }
     lm.long_sleeves = lm.sleeve_ratio() > 0.55;
     Ok((lm, labels))

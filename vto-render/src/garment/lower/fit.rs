@@ -17,12 +17,14 @@
 
 use glam::Vec2;
 
-use super::fit::UpperFit;
-use super::legs::Legs;
-use super::lower::{DressLandmarks, PantsLandmarks};
-use super::person::BodyFrame;
-use super::warp::Part;
-use super::{label, mask_at, perp, GarmentError};
+use crate::garment::body::frame::BodyFrame;
+use crate::garment::body::legs::Legs;
+use crate::garment::cutout::lower::{DressLandmarks, PantsLandmarks};
+use crate::garment::error::GarmentError;
+use crate::garment::geom::{mask_at, perp};
+use crate::garment::label;
+use crate::garment::upper::fit::UpperFit;
+use crate::garment::warp::Part;
 
 /// Depths below the shoulder seams of an adult's hip joints, knees and ankles, in seam-to-
 /// seam shoulder widths (40 cm: 50, 96 and 138 cm).
@@ -94,7 +96,7 @@ pub fn fit_pants(
 ) -> Result<PantsFit, GarmentError> {
     let hip_g = g.hip[0].distance(g.hip[1]);
     if hip_g < 4.0 {
-        return Err(GarmentError::Degenerate("zero hip width".into()));
+        return Err(GarmentError::ZeroWidth("hip"));
     }
     let s = legs.hip_width / hip_g;
     let rise = (g.crotch.y - g.waist_centre.y).max(1.0) * s;
@@ -231,9 +233,7 @@ pub fn fit_skirt(
     let axis = (ankles - waist_mid).try_normalize().unwrap_or(frame.down);
     let drop = (hem_depth - depth(waist_mid)) / axis.dot(frame.down).max(0.3);
     if drop <= 0.0 {
-        return Err(GarmentError::Degenerate(
-            "the skirt's hem lies above its waist".into(),
-        ));
+        return Err(GarmentError::HemAboveWaist);
     }
     let hem_centre = waist_mid + axis * drop;
     let mut side = perp(axis);

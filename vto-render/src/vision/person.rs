@@ -1,0 +1,125 @@
+//! The person as the vision stage hands it to a category: the photo and what was found in it
+//! ([`Person`]: the face that wears the product, the body, the person mask, the hands), and
+//! how that face was chosen among the candidates ([`FaceChoice`], [`Vision::choose_face`]).
+//!
+//! # The face policy
+//! The short-range detector runs first; its candidates go through the face mesh largest first
+//! (detection box area), and a candidate whose face flag rejects it falls through to the next.
+//! When that gives a face at least [`SHORT_RANGE_ENOUGH`] of the photo's longer side wide, no
+//! larger face can hide from the short-range detector and it wears the product. Otherwise
+//! (small faces, group photos, or nothing the mesh accepts) the full-range detector runs too,
+//! its candidates are merged with the short-range ones (overlaps counted once), and the same
+//! largest-first fall-through runs over all of them. Either way the face that wears the
+//! product is **the largest face that yields a mesh**. A small face (under
+//! [`super::face::REFINE_BELOW_PX`] between its side landmarks) then gets a second mesh pass
+//! on the region its first landmarks give (MediaPipe's tracking pass), which straightens the
+//! crop; the refined pass is kept unless its face flag rejects it. [`FaceChoice`] says how
+//! many candidates were seen, which was chosen and whether it was refined.
+
+use image::RgbaImage;
+
+use super::face::{merge_candidates, FaceDetector};
+use super::{Body, Detection, Face, Hand, Mask, Vision, VisionError};
+use crate::image_ops::GpuImage;
+
+/// How the face that wears the product was chosen (the face policy of the module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FaceChoice {
+    /// The face.
+    pub face: Face,
+    /// Face candidates both detectors found (after merging their overlaps).
+    pub candidates: usize,
+    /// The chosen face's rank among the candidates by detection box area (0: the largest);
+    /// every larger candidate was rejected by the face mesh.
+    pub rank: usize,
+    /// Whether the landmarks come from a second mesh pass on a region refined from the first.
+    pub refined: bool,
+}
+
+/// The person: the photo and what the vision stage found, per the category's needs
+/// (`tryon::Needs`, which the engine hands the vision stage).
+#[derive(Debug, Clone)]
+pub struct Person {
+    /// The photo (RGBA, orientation applied).
+    pub photo: RgbaImage,
+    /// The face, when `Needs::face` (the engine fails the job when there is none).
+    pub face: Option<FaceChoice>,
+    /// The body, when `Needs::body` and one was found.
+    pub body: Option<Body>,
+    /// The selfie-segmentation mask, when `Needs::person_mask`.
+    pub mask: Option<Mask>,
+    /// The hands, when `Needs::hands` (best palm first; empty when none was found).
+    pub hands: Vec<Hand>,
+}
+
+/// A face found by the short-range detector at least this fraction of the photo's longer
+/// side wide lies in that detector's design range: any larger face would be found by it too,
+/// so the full-range detector (which can only add smaller faces) is skipped. A face of 15 % is
+/// about 19 px in the detector's 128² input (a frontal portrait's face box is 18–40 % of the
+/// photo).
+pub const SHORT_RANGE_ENOUGH: f32 = 0.15;
+
+impl Vision {
+    /// The face that wears the product, by the face policy of the module docs, on an uploaded
+    /// photo; `None` when no candidate yields a mesh.
+    pub fn choose_face(&mut self, gpu: &GpuImage) -> Result<Option<FaceChoice>, VisionError> {
+        let vision = self;
+        let longer = gpu.width().max(gpu.height()) as f32;
+        let by_area = |mut c: Vec<(Detection, FaceDetector)>| {
+            c.sort_by(|a, b| b.0.area().total_cmp(&a.0.area()));
+            c
+        };
+        let short = by_area(vision.detect_faces_with(gpu, FaceDetector::ShortRange)?);
+        let mut rejected = Vec::new();
+        let mut found = None;
+        for (rank, (d, which)) in short.iter().enumerate() {
+            if let Some(face) = vision.face_from_detection(gpu, d.clone(), *which)? {
+                found = Some((rank, face));
+                break;
+            }
+            rejected.push(d.clone());
+        }
+        let (candidates, found) = match found {
+            Some((rank, face)) if face.detection.width() >= SHORT_RANGE_ENOUGH * longer => {
+                (short.len(), Some((rank, face)))
+            }
+            _ => {
+                // Small or no faces so far: the full-range detector's candidates join in, and the
+                // largest that yields a mesh wins (meshes already run are not run again).
+                let full = vision.detect_faces_with(gpu, FaceDetector::FullRange)?;
+                let all = by_area(merge_candidates(short, full));
+                let mut best = None;
+                for (rank, (d, which)) in all.iter().enumerate() {
+                    if rejected.contains(d) {
+                        continue;
+                    }
+                    if let Some((_, face)) = &found {
+                        if face.detection == *d {
+                            best = found.take().map(|(_, f)| (rank, f));
+                            break;
+                        }
+                    }
+                    if let Some(face) = vision.face_from_detection(gpu, d.clone(), *which)? {
+                        best = Some((rank, face));
+                        break;
+                    }
+                }
+                (all.len(), best)
+            }
+        };
+        let Some((rank, face)) = found else {
+            return Ok(None);
+        };
+        let refined = if face.needs_refinement() {
+            vision.refine_face(gpu, &face)?
+        } else {
+            None
+        };
+        Ok(Some(FaceChoice {
+            refined: refined.is_some(),
+            face: refined.unwrap_or(face),
+            candidates,
+            rank,
+        }))
+    }
+}
