@@ -50,6 +50,7 @@
 //! [`tryon::TryOn`], [`scene::SceneBuilder`], [`raster::Rasterizer`].
 
 pub mod engine;
+pub mod fill;
 pub mod garment;
 pub mod gpu;
 pub mod image_ops;
