@@ -308,6 +308,14 @@ fn complete(finest: Level, r: usize, seed: u64) -> Level {
             patchmatch::vote(level, &field, &nnf, false);
             patchmatch::measure(level, &field, &mut nnf);
         }
+        if k == 0 {
+            // Structure at full resolution: the copied texture meets the rim without a
+            // seam and slow colour changes continue through the hole.
+            let mismatch = patchmatch::rim_mismatch(level, &field, &nnf);
+            let lap = patchmatch::vote_laplacian(level, &field, &nnf);
+            smooth::correct(level, mismatch, 16);
+            smooth::poisson(level, &lap, 24);
+        }
         prev = Some((nnf, level.w, level.h));
     }
     levels.swap_remove(0)

@@ -243,7 +243,7 @@ pub(crate) fn search(
                     }
                     let mut best = src[li] as usize;
                     let mut bd = dist[li];
-                    let mut try_source = |sx: usize, sy: usize, best: &mut usize, bd: &mut u32| {
+                    let try_source = |sx: usize, sy: usize, best: &mut usize, bd: &mut u32| {
                         let cand = sy * w + sx;
                         if cand != *best && field.is_valid(sx, sy) {
                             let d = ssd(level, r, (x, y), (sx, sy), *bd);
@@ -302,60 +302,74 @@ pub(crate) fn search(
         });
 }
 
-/// Sets every hole pixel to the weighted mean of the colours the overlapping targets'
-/// sources put there. A target's weight falls with its patch distance (Wexler et al.'s
-/// `exp(-d / 2σ²)`, σ² the 75th percentile of the distances), so that good matches
-/// dominate; with `uniform` every target counts the same (for the first vote of a level,
-/// whose distances are not known yet).
-pub(crate) fn vote(level: &mut Level, field: &Field, nnf: &Nnf, uniform: bool) {
-    let (w, h, r) = (field.w, field.h, field.r);
-    let weight: Vec<f32> = if uniform {
-        vec![1.0; w * h]
+/// Each target's weight in a vote: Wexler et al.'s `exp(-d / 2σ²)` of its patch distance,
+/// σ² the 75th percentile of the distances, so that good matches dominate; with `uniform`
+/// every target counts the same (for the first vote of a level, before any distance).
+fn weights(nnf: &Nnf, uniform: bool) -> Vec<f32> {
+    if uniform {
+        return vec![1.0; nnf.src.len()];
+    }
+    let mut d: Vec<u32> = nnf.dist.iter().copied().filter(|&d| d != u32::MAX).collect();
+    let sigma2 = if d.is_empty() {
+        1.0
     } else {
-        let mut d: Vec<u32> = nnf.dist.iter().copied().filter(|&d| d != u32::MAX).collect();
-        let sigma2 = if d.is_empty() {
-            1.0
-        } else {
-            let k = d.len() * 3 / 4;
-            let (_, v, _) = d.select_nth_unstable(k);
-            (*v as f32).max(1.0)
-        };
-        nnf.dist
-            .iter()
-            .map(|&d| (-(d as f32) / (2.0 * sigma2)).exp().max(1e-6))
-            .collect()
+        let k = d.len() * 3 / 4;
+        let (_, v, _) = d.select_nth_unstable(k);
+        (*v as f32).max(1.0)
     };
+    nnf.dist
+        .iter()
+        .map(|&d| {
+            if d == u32::MAX {
+                0.0
+            } else {
+                (-(d as f32) / (2.0 * sigma2)).exp().max(1e-6)
+            }
+        })
+        .collect()
+}
+
+/// What the overlapping targets' sources put at `(x, y)`: their weighted mean colour, or
+/// `None` when no target covers it.
+#[inline]
+fn predict(level: &Level, field: &Field, nnf: &Nnf, weight: &[f32], x: usize, y: usize) -> Option<[f32; 3]> {
+    let (w, h, r) = (field.w, field.h, field.r);
+    let mut acc = [0.0f32; 3];
+    let mut wsum = 0.0f32;
+    for ty in y.saturating_sub(r)..(y + r + 1).min(h) {
+        for tx in x.saturating_sub(r)..(x + r + 1).min(w) {
+            let t = ty * w + tx;
+            let s = nnf.src[t];
+            if s == NONE {
+                continue;
+            }
+            let (s, wt) = (s as usize, weight[t]);
+            // The pixel at the same offset from the source as (x, y) from t.
+            let c = level.rgb(s % w + x - tx, s / w + y - ty);
+            for k in 0..3 {
+                acc[k] += wt * f32::from(c[k]);
+            }
+            wsum += wt;
+        }
+    }
+    (wsum > 0.0).then(|| acc.map(|v| v / wsum))
+}
+
+/// Sets every hole pixel to the weighted mean of the colours the overlapping targets'
+/// sources put there (see [`weights`]).
+pub(crate) fn vote(level: &mut Level, field: &Field, nnf: &Nnf, uniform: bool) {
+    let (w, h) = (field.w, field.h);
+    let weight = weights(nnf, uniform);
     let lv: &Level = level;
     let out: Vec<Vec<(usize, [u8; 3])>> = (0..h)
         .into_par_iter()
         .map(|y| {
             let mut row = Vec::new();
             for x in 0..w {
-                if !lv.hole[y * w + x] {
-                    continue;
-                }
-                let mut acc = [0.0f32; 3];
-                let mut wsum = 0.0f32;
-                for ty in y.saturating_sub(r)..(y + r + 1).min(h) {
-                    for tx in x.saturating_sub(r)..(x + r + 1).min(w) {
-                        let t = ty * w + tx;
-                        let s = nnf.src[t];
-                        if s == NONE {
-                            continue;
-                        }
-                        let (s, wt) = (s as usize, weight[t]);
-                        // The pixel at the same offset from the source as (x, y) from t.
-                        let qx = s % w + x - tx;
-                        let qy = s / w + y - ty;
-                        let c = lv.rgb(qx, qy);
-                        for k in 0..3 {
-                            acc[k] += wt * f32::from(c[k]);
-                        }
-                        wsum += wt;
+                if lv.hole[y * w + x] {
+                    if let Some(c) = predict(lv, field, nnf, &weight, x, y) {
+                        row.push((x, c.map(|v| v.round().clamp(0.0, 255.0) as u8)));
                     }
-                }
-                if wsum > 0.0 {
-                    row.push((x, acc.map(|v| (v / wsum).round().clamp(0.0, 255.0) as u8)));
                 }
             }
             row
@@ -367,4 +381,121 @@ pub(crate) fn vote(level: &mut Level, field: &Field, nnf: &Nnf, uniform: bool) {
         }
     }
     level.refresh_padding();
+}
+
+/// The vote's error on the hole's rim: for every known, allowed pixel next to the hole
+/// (4-neighbour), its colour minus what the matches would put there, averaged over the rim
+/// pixels of its 5×5 neighbourhood (so that a noisy texture's error does not print into the
+/// hole), with weight 1 (premultiplied, as the smooth fill's data); 0 elsewhere.
+pub(crate) fn rim_mismatch(level: &Level, field: &Field, nnf: &Nnf) -> Vec<[f32; 4]> {
+    let (w, h) = (field.w, field.h);
+    let weight = weights(nnf, false);
+    let is_rim = |x: usize, y: usize| {
+        let i = y * w + x;
+        !level.hole[i]
+            && level.allowed[i]
+            && ((x > 0 && level.hole[i - 1])
+                || (x + 1 < w && level.hole[i + 1])
+                || (y > 0 && level.hole[i - w])
+                || (y + 1 < h && level.hole[i + w]))
+    };
+    let raw: Vec<[f32; 4]> = (0..h)
+        .into_par_iter()
+        .flat_map_iter(|y| {
+            let weight = &weight;
+            (0..w).map(move |x| {
+                if !is_rim(x, y) {
+                    return [0.0; 4];
+                }
+                match predict(level, field, nnf, weight, x, y) {
+                    Some(p) => {
+                        let c = level.rgb(x, y);
+                        [0, 1, 2, 3].map(|k| if k == 3 { 1.0 } else { f32::from(c[k]) - p[k] })
+                    }
+                    None => [0.0; 4],
+                }
+            })
+        })
+        .collect();
+    (0..h)
+        .into_par_iter()
+        .flat_map_iter(|y| {
+            let raw = &raw;
+            (0..w).map(move |x| {
+                if raw[y * w + x][3] == 0.0 {
+                    return [0.0; 4];
+                }
+                let mut acc = [0.0f32; 4];
+                for yy in y.saturating_sub(2)..(y + 3).min(h) {
+                    for xx in x.saturating_sub(2)..(x + 3).min(w) {
+                        let v = raw[yy * w + xx];
+                        for k in 0..4 {
+                            acc[k] += v[k];
+                        }
+                    }
+                }
+                [acc[0] / acc[3], acc[1] / acc[3], acc[2] / acc[3], 1.0]
+            })
+        })
+        .collect()
+}
+
+/// The weighted mean, per hole pixel, of the 4-neighbour Laplacian of the source pixels the
+/// matches put there (the texture's detail, to be integrated by the smooth stage's Poisson
+/// sweeps). A source pixel next to the hole or outside the allowed region contributes a
+/// Laplacian of 0.
+pub(crate) fn vote_laplacian(level: &Level, field: &Field, nnf: &Nnf) -> Vec<(usize, [f32; 3])> {
+    let (w, h, r) = (field.w, field.h, field.r);
+    let weight = weights(nnf, false);
+    let lap = |x: usize, y: usize| -> [f32; 3] {
+        if x == 0 || y == 0 || x + 1 >= w || y + 1 >= h {
+            return [0.0; 3];
+        }
+        let i = y * w + x;
+        for j in [i - 1, i + 1, i - w, i + w] {
+            if level.hole[j] || !level.allowed[j] {
+                return [0.0; 3];
+            }
+        }
+        let (c, l, rr, u, d) = (
+            level.rgb(x, y),
+            level.rgb(x - 1, y),
+            level.rgb(x + 1, y),
+            level.rgb(x, y - 1),
+            level.rgb(x, y + 1),
+        );
+        [0, 1, 2].map(|k| {
+            f32::from(l[k]) + f32::from(rr[k]) + f32::from(u[k]) + f32::from(d[k])
+                - 4.0 * f32::from(c[k])
+        })
+    };
+    (0..h)
+        .into_par_iter()
+        .flat_map_iter(|y| {
+            let (weight, lap) = (&weight, &lap);
+            (0..w).filter_map(move |x| {
+                if !level.hole[y * w + x] {
+                    return None;
+                }
+                let mut acc = [0.0f32; 3];
+                let mut wsum = 0.0f32;
+                for ty in y.saturating_sub(r)..(y + r + 1).min(h) {
+                    for tx in x.saturating_sub(r)..(x + r + 1).min(w) {
+                        let t = ty * w + tx;
+                        let s = nnf.src[t];
+                        if s == NONE {
+                            continue;
+                        }
+                        let (s, wt) = (s as usize, weight[t]);
+                        let l = lap(s % w + x - tx, s / w + y - ty);
+                        for k in 0..3 {
+                            acc[k] += wt * l[k];
+                        }
+                        wsum += wt;
+                    }
+                }
+                (wsum > 0.0).then(|| (y * w + x, acc.map(|v| v / wsum)))
+            })
+        })
+        .collect()
 }

@@ -9,8 +9,8 @@
 use super::level::Level;
 
 /// Fills the hole pixels of `level` smoothly from the known pixels it may copy from
-/// (`!hole && allowed`), with `sweeps` Jacobi sweeps after the push–pull pass. Returns false
-/// (and changes nothing) when no pixel may be copied from.
+/// (`!hole && allowed`), with `sweeps` relaxation sweeps after the push–pull pass. Returns
+/// false (and changes nothing) when no pixel may be copied from.
 pub(crate) fn smooth_fill(level: &mut Level, sweeps: usize) -> bool {
     let (w, h) = (level.w, level.h);
     let base: Vec<[f32; 4]> = (0..w * h)
@@ -26,48 +26,129 @@ pub(crate) fn smooth_fill(level: &mut Level, sweeps: usize) -> bool {
     if !base.iter().any(|p| p[3] > 0.0) {
         return false;
     }
-    let filled = push_pull(base, w, h);
-    let mut cur: Vec<[f32; 3]> = filled;
-    // Jacobi sweeps over the hole; known pixels that may not be copied from are no boundary.
-    let usable = |i: usize| level.hole[i] || level.allowed[i];
-    let holes: Vec<usize> = (0..w * h).filter(|&i| level.hole[i]).collect();
-    for _ in 0..sweeps {
-        let prev = cur.clone();
-        for &i in &holes {
-            let (x, y) = (i % w, i / w);
-            let mut acc = [0.0f32; 3];
-            let mut n = 0.0f32;
-            let mut add = |j: usize| {
-                if usable(j) {
-                    for k in 0..3 {
-                        acc[k] += prev[j][k];
-                    }
-                    n += 1.0;
-                }
-            };
-            if x > 0 {
-                add(i - 1);
-            }
-            if x + 1 < w {
-                add(i + 1);
-            }
-            if y > 0 {
-                add(i - w);
-            }
-            if y + 1 < h {
-                add(i + w);
-            }
-            if n > 0.0 {
-                cur[i] = [acc[0] / n, acc[1] / n, acc[2] / n];
-            }
-        }
-    }
-    for &i in &holes {
-        let c = cur[i];
+    let filled = membrane(base, w, h, &level.hole, sweeps);
+    for (i, c) in filled {
         level.set_rgb(i % w, i / w, c.map(|v| v.round().clamp(0.0, 255.0) as u8));
     }
     level.refresh_padding();
     true
+}
+
+/// Adds to the hole pixels of `level` the membrane through `mismatch` (the vote's error on the
+/// rim, see `patchmatch::rim_mismatch`): the copied texture keeps its detail and meets the
+/// rim without a seam, and slow changes of colour (a gradient, light falling off) continue
+/// through the hole as they would in a diffusion.
+pub(crate) fn correct(level: &mut Level, mismatch: Vec<[f32; 4]>, sweeps: usize) {
+    if !mismatch.iter().any(|p| p[3] > 0.0) {
+        return;
+    }
+    let (w, h) = (level.w, level.h);
+    for (i, d) in membrane(mismatch, w, h, &level.hole, sweeps) {
+        let (x, y) = (i % w, i / w);
+        let c = level.rgb(x, y);
+        let v = [0, 1, 2].map(|k| (f32::from(c[k]) + d[k]).round().clamp(0.0, 255.0) as u8);
+        level.set_rgb(x, y, v);
+    }
+    level.refresh_padding();
+}
+
+/// Integrates the voted Laplacian `lap` (per hole pixel) over the hole of `level` by
+/// `sweeps` over-relaxed Gauss–Seidel sweeps of the Poisson equation, starting from the
+/// current pixels, with the known allowed pixels as the boundary: the seams between patches
+/// copied from different places, and a gradient that patches copy at the wrong level, relax
+/// while the texture's detail stays.
+pub(crate) fn poisson(level: &mut Level, lap: &[(usize, [f32; 3])], sweeps: usize) {
+    let (w, h) = (level.w, level.h);
+    let mut idx = vec![u32::MAX; w * h];
+    for (n, &(i, _)) in lap.iter().enumerate() {
+        idx[i] = n as u32;
+    }
+    let mut cur: Vec<[f32; 3]> = lap
+        .iter()
+        .map(|&(i, _)| level.rgb(i % w, i / w).map(f32::from))
+        .collect();
+    const OMEGA: f32 = 1.7;
+    for _ in 0..sweeps {
+        for (n, &(i, l)) in lap.iter().enumerate() {
+            let (x, y) = (i % w, i / w);
+            let mut acc = [0.0f32; 3];
+            let mut cnt = 0.0f32;
+            for (ok, j) in [
+                (x > 0, i.wrapping_sub(1)),
+                (x + 1 < w, i + 1),
+                (y > 0, i.wrapping_sub(w)),
+                (y + 1 < h, i + w),
+            ] {
+                if !ok {
+                    continue;
+                }
+                let v = if idx[j] != u32::MAX {
+                    cur[idx[j] as usize]
+                } else if !level.hole[j] && level.allowed[j] {
+                    level.rgb(j % w, j / w).map(f32::from)
+                } else {
+                    continue;
+                };
+                for k in 0..3 {
+                    acc[k] += v[k];
+                }
+                cnt += 1.0;
+            }
+            if cnt > 0.0 {
+                for k in 0..3 {
+                    let target = (acc[k] - l[k] * cnt / 4.0) / cnt;
+                    cur[n][k] += OMEGA * (target - cur[n][k]);
+                }
+            }
+        }
+    }
+    for (n, &(i, _)) in lap.iter().enumerate() {
+        level.set_rgb(i % w, i / w, cur[n].map(|v| v.round().clamp(0.0, 255.0) as u8));
+    }
+    level.refresh_padding();
+}
+
+/// The membrane through `data` (premultiplied colours, weight in `[3]`) over the `free`
+/// pixels: push–pull, then `sweeps` over-relaxed Gauss–Seidel sweeps of the Laplace equation
+/// in scan order (sequential, so deterministic), where only free pixels and pixels with data
+/// count as neighbours. Returns the free pixels' values.
+fn membrane(
+    data: Vec<[f32; 4]>,
+    w: usize,
+    h: usize,
+    free: &[bool],
+    sweeps: usize,
+) -> Vec<(usize, [f32; 3])> {
+    let usable: Vec<bool> = (0..w * h).map(|i| free[i] || data[i][3] > 0.0).collect();
+    let mut cur = push_pull(data, w, h);
+    let holes: Vec<usize> = (0..w * h).filter(|&i| free[i]).collect();
+    const OMEGA: f32 = 1.6;
+    for _ in 0..sweeps {
+        for &i in &holes {
+            let (x, y) = (i % w, i / w);
+            let mut acc = [0.0f32; 3];
+            let mut n = 0.0f32;
+            for (ok, j) in [
+                (x > 0, i.wrapping_sub(1)),
+                (x + 1 < w, i + 1),
+                (y > 0, i.wrapping_sub(w)),
+                (y + 1 < h, i + w),
+            ] {
+                if ok && usable[j] {
+                    for k in 0..3 {
+                        acc[k] += cur[j][k];
+                    }
+                    n += 1.0;
+                }
+            }
+            if n > 0.0 {
+                for k in 0..3 {
+                    cur[i][k] += OMEGA * (acc[k] / n - cur[i][k]);
+                }
+            }
+        }
+    }
+    holes.into_iter().map(|i| (i, cur[i])).collect()
 }
 
 /// Push–pull: `base` holds premultiplied colours with their weight in `[3]`; returns every

@@ -69,9 +69,10 @@ fn pixels_outside_the_mask_are_bit_identical_and_the_old_content_is_gone() {
         if m.0[0] < THRESHOLD {
             assert_eq!(out.get_pixel(x, y), photo.get_pixel(x, y), "({x}, {y})");
         } else {
-            // Nothing red is left: every filled pixel is a mix of the noise's colours.
+            // Nothing of the red square is left: every filled pixel is near the noise's
+            // colours (red 100..160, green 90..140; the Poisson stage may overshoot a little).
             let p = out.get_pixel(x, y).0;
-            assert!(p[0] < 170 && p[1] >= 85, "({x}, {y}) = {p:?}");
+            assert!(p[0] < 190 && p[1] >= 60, "({x}, {y}) = {p:?}");
         }
     }
 }
@@ -161,7 +162,8 @@ fn the_guide_is_respected_no_colour_comes_from_outside_it() {
     for (x, y, m) in mask.enumerate_pixels() {
         if m.0[0] >= THRESHOLD {
             let p = out.get_pixel(x, y).0;
-            assert!(p[0] <= 40 && p[1] >= 160, "({x}, {y}) = {p:?} came from outside the guide");
+            // Outside the guide red is ≥ 200 and green < 70; inside, red 40 and green ≥ 160.
+            assert!(p[0] <= 60 && p[1] >= 140, "({x}, {y}) = {p:?} came from outside the guide");
         }
     }
     // Without the guide, the red side is copied into the hole's left part.
