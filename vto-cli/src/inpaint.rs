@@ -29,7 +29,11 @@ pub fn inpaint(
                 .map(|i| i.to_luma8())
         })
         .transpose()?;
-    let filled_px = mask_img.as_raw().iter().filter(|&&m| m >= THRESHOLD).count();
+    let filled_px = mask_img
+        .as_raw()
+        .iter()
+        .filter(|&&m| m >= THRESHOLD)
+        .count();
     let started = std::time::Instant::now();
     let result: image::DynamicImage = if image.color().has_alpha() {
         fill::fill_rgba(&image.to_rgba8(), &mask_img, guide_img.as_ref())

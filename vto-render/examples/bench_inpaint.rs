@@ -3,7 +3,8 @@
 //! `<case>-ours.png` and prints one line `<case> <ms>` per fill, timing only the fill
 //! (decoding and encoding excluded; one warm-up fill first, so the thread pool exists).
 //!
-//! `cargo run --release -p vto-render --example bench_inpaint -- CASE_DIR`
+//! `cargo run --release -p vto-render --example bench_inpaint -- CASE_DIR [DETAIL]`
+//! (`DETAIL`: [`vto_render::fill::FillOptions::detail`], default the library's).
 
 use std::path::Path;
 use std::time::Instant;
@@ -13,6 +14,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .nth(1)
         .ok_or("usage: bench_inpaint CASE_DIR")?;
     let dir = Path::new(&dir);
+    let mut options = vto_render::fill::FillOptions::default();
+    if let Some(d) = std::env::args().nth(2) {
+        options.detail = d.parse()?;
+    }
     let mut cases: Vec<String> = std::fs::read_dir(dir)?
         .filter_map(Result::ok)
         .filter_map(|e| {
@@ -32,11 +37,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let photo = image::open(dir.join(format!("{stem}.png")))?.to_rgb8();
         let mask = image::open(dir.join(format!("{case}-mask.png")))?.to_luma8();
         if warm {
-            vto_render::fill::fill(&photo, &mask, None)?;
+            vto_render::fill::fill_with(&photo, &mask, None, &options)?;
             warm = false;
         }
         let t0 = Instant::now();
-        let out = vto_render::fill::fill(&photo, &mask, None)?;
+        let out = vto_render::fill::fill_with(&photo, &mask, None, &options)?;
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
         out.save(dir.join(format!("{case}-ours.png")))?;
         println!("{case} {ms:.2}");

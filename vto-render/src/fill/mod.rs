@@ -82,12 +82,17 @@ pub enum FillError {
 }
 
 /// How the fill runs. The defaults are what the benchmark measures.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FillOptions {
     /// The patch radius: patches are `2 r + 1` pixels square (default 3: 7×7).
     pub patch_radius: u32,
     /// The seed of every random draw (the fill is a function of its inputs and this).
     pub seed: u64,
+    /// How much of the copied texture the result keeps, against a smooth fill (a diffusion
+    /// from the rim): 1 is the patch synthesis alone, 0 the smooth fill alone. Texture copied
+    /// deep into a large hole is plausible but rarely the truth; the default, 0.5, keeps its
+    /// structure and half its contrast (see `docs/fill.md` for the measurements).
+    pub detail: f32,
 }
 
 impl Default for FillOptions {
@@ -95,6 +100,7 @@ impl Default for FillOptions {
         Self {
             patch_radius: 3,
             seed: 0x5eed_f111,
+            detail: 0.5,
         }
     }
 }
@@ -225,7 +231,7 @@ pub fn fill_with(
         }
     }
     let level = Level::new(cw, ch, r, &rgb, hole_map, allowed_map);
-    let done = complete(level, r, options.seed);
+    let done = complete(level, r, options.seed, options.detail.clamp(0.0, 1.0));
     let mut out = photo.clone();
     for y in 0..ch {
         for x in 0..cw {
@@ -239,9 +245,11 @@ pub fn fill_with(
 
 /// EM iterations and PatchMatch passes per EM iteration at a level: many at the coarsest
 /// (cheap, and it decides the layout), fewer going up, one at the finest.
-fn schedule(k: usize, top: usize) -> (usize, usize) {
-    if k == top {
+fn schedule(k: usize, top: usize, pixels: usize) -> (usize, usize) {
+    if k == top && pixels <= 128 * 128 {
         (6, 2)
+    } else if k == top {
+        (3, 1)
     } else if k == 0 {
         (1, 1)
     } else {
@@ -250,7 +258,7 @@ fn schedule(k: usize, top: usize) -> (usize, usize) {
 }
 
 /// Fills the hole of `finest` (a crop) and returns it.
-fn complete(finest: Level, r: usize, seed: u64) -> Level {
+fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
     let thick = level::thickness(&finest.hole, finest.w, finest.h) as usize;
     let mut levels = vec![finest];
     // Down to where the hole is about two pixels thick, while a level keeps enough room.
@@ -293,11 +301,15 @@ fn complete(finest: Level, r: usize, seed: u64) -> Level {
             None => patchmatch::random_init(&field, lseed),
         };
         patchmatch::measure(level, &field, &mut nnf);
-        let (em, passes) = schedule(k, top);
+        let (em, passes) = schedule(k, top, level.w * level.h);
+        // The coarsest level searches widely (it decides the layout), the finer ones near
+        // the upsampled match.
         let radius = if k == top {
-            level.w.max(level.h)
+            level.w.max(level.h).min(96)
+        } else if k == 0 {
+            8
         } else {
-            (level.w.max(level.h) >> 3).max(8)
+            16
         };
         for e in 0..em {
             for p in 0..passes {
@@ -306,7 +318,9 @@ fn complete(finest: Level, r: usize, seed: u64) -> Level {
                 patchmatch::search(level, &field, &mut nnf, radius, s, reverse);
             }
             patchmatch::vote(level, &field, &nnf, false);
-            patchmatch::measure(level, &field, &mut nnf);
+            if k > 0 || e + 1 < em {
+                patchmatch::measure(level, &field, &mut nnf);
+            }
         }
         if k == 0 {
             // Structure at full resolution: the copied texture meets the rim without a
@@ -315,10 +329,32 @@ fn complete(finest: Level, r: usize, seed: u64) -> Level {
             let lap = patchmatch::vote_laplacian(level, &field, &nnf);
             smooth::correct(level, mismatch, 16);
             smooth::poisson(level, &lap, 24);
+            if detail < 1.0 {
+                let mut plain = level.clone();
+                if smooth::smooth_fill(&mut plain, 16) {
+                    blend(level, &plain, detail);
+                }
+            }
         }
         prev = Some((nnf, level.w, level.h));
     }
     levels.swap_remove(0)
+}
+
+/// Mixes the hole pixels of `level` with those of `plain`: `detail` of the first.
+fn blend(level: &mut Level, plain: &Level, detail: f32) {
+    for y in 0..level.h {
+        for x in 0..level.w {
+            if level.hole[y * level.w + x] {
+                let (a, b) = (level.rgb(x, y), plain.rgb(x, y));
+                let v = [0, 1, 2].map(|k| {
+                    (detail * f32::from(a[k]) + (1.0 - detail) * f32::from(b[k])).round() as u8
+                });
+                level.set_rgb(x, y, v);
+            }
+        }
+    }
+    level.refresh_padding();
 }
 
 /// Sets the hole pixels of `fine` bilinearly from the level above it.

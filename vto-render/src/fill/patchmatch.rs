@@ -309,7 +309,12 @@ fn weights(nnf: &Nnf, uniform: bool) -> Vec<f32> {
     if uniform {
         return vec![1.0; nnf.src.len()];
     }
-    let mut d: Vec<u32> = nnf.dist.iter().copied().filter(|&d| d != u32::MAX).collect();
+    let mut d: Vec<u32> = nnf
+        .dist
+        .iter()
+        .copied()
+        .filter(|&d| d != u32::MAX)
+        .collect();
     let sigma2 = if d.is_empty() {
         1.0
     } else {
@@ -332,7 +337,14 @@ fn weights(nnf: &Nnf, uniform: bool) -> Vec<f32> {
 /// What the overlapping targets' sources put at `(x, y)`: their weighted mean colour, or
 /// `None` when no target covers it.
 #[inline]
-fn predict(level: &Level, field: &Field, nnf: &Nnf, weight: &[f32], x: usize, y: usize) -> Option<[f32; 3]> {
+fn predict(
+    level: &Level,
+    field: &Field,
+    nnf: &Nnf,
+    weight: &[f32],
+    x: usize,
+    y: usize,
+) -> Option<[f32; 3]> {
     let (w, h, r) = (field.w, field.h, field.r);
     let mut acc = [0.0f32; 3];
     let mut wsum = 0.0f32;

@@ -103,7 +103,11 @@ pub(crate) fn poisson(level: &mut Level, lap: &[(usize, [f32; 3])], sweeps: usiz
         }
     }
     for (n, &(i, _)) in lap.iter().enumerate() {
-        level.set_rgb(i % w, i / w, cur[n].map(|v| v.round().clamp(0.0, 255.0) as u8));
+        level.set_rgb(
+            i % w,
+            i / w,
+            cur[n].map(|v| v.round().clamp(0.0, 255.0) as u8),
+        );
     }
     level.refresh_padding();
 }

@@ -94,7 +94,10 @@ fn a_hole_in_a_smooth_gradient_is_filled_close_to_the_gradient() {
         }
     }
     let psnr = psnr_in(&out, &truth, &mask);
-    assert!(psnr > 30.0 && worst <= 24, "PSNR {psnr:.1} dB, worst {worst}");
+    assert!(
+        psnr > 30.0 && worst <= 24,
+        "PSNR {psnr:.1} dB, worst {worst}"
+    );
 }
 
 #[test]
@@ -108,10 +111,35 @@ fn stripes_continue_through_a_hole_where_a_diffusion_blurs_them() {
         }
     });
     let mask = box_mask(128, 128, 48, 48, 80, 80);
-    let ours = psnr_in(&fill(&truth, &mask, None).unwrap(), &truth, &mask);
+    let texture_only = FillOptions {
+        detail: 1.0,
+        ..FillOptions::default()
+    };
+    let ours = psnr_in(
+        &fill_with(&truth, &mask, None, &texture_only).unwrap(),
+        &truth,
+        &mask,
+    );
     let diffused = psnr_in(&diffusion(&truth, &mask), &truth, &mask);
-    assert!(diffused < 15.0, "a diffusion should blur the stripes: {diffused:.1} dB");
-    assert!(ours > 30.0, "stripes not continued: {ours:.1} dB (diffusion {diffused:.1})");
+    assert!(
+        diffused < 15.0,
+        "a diffusion should blur the stripes: {diffused:.1} dB"
+    );
+    assert!(
+        ours > 30.0,
+        "stripes not continued: {ours:.1} dB (diffusion {diffused:.1})"
+    );
+    // The default keeps half the texture's contrast: the stripes are there, in phase, at
+    // half contrast (dark stripes darker than light ones at every column of the hole).
+    let default = fill(&truth, &mask, None).unwrap();
+    for x in 48..80 {
+        let (dark, light) = if x % 8 < 4 { (x, x ^ 4) } else { (x ^ 4, x) };
+        let (d, l) = (
+            default.get_pixel(dark, 64).0[0],
+            default.get_pixel(light, 64).0[0],
+        );
+        assert!(l > d + 60, "column {x}: dark {d}, light {l}");
+    }
 }
 
 #[test]
@@ -119,7 +147,11 @@ fn the_fill_is_deterministic_whatever_the_thread_count() {
     let photo = noise(200, 150, 7);
     let mask = GrayImage::from_fn(200, 150, |x, y| {
         let (dx, dy) = (x as f32 - 90.0, y as f32 - 70.0);
-        Luma([if dx * dx / 900.0 + dy * dy / 400.0 < 1.0 { 255 } else { 0 }])
+        Luma([if dx * dx / 900.0 + dy * dy / 400.0 < 1.0 {
+            255
+        } else {
+            0
+        }])
     });
     let a = fill(&photo, &mask, None).unwrap();
     let b = fill(&photo, &mask, None).unwrap();
@@ -163,12 +195,19 @@ fn the_guide_is_respected_no_colour_comes_from_outside_it() {
         if m.0[0] >= THRESHOLD {
             let p = out.get_pixel(x, y).0;
             // Outside the guide red is ≥ 200 and green < 70; inside, red 40 and green ≥ 160.
-            assert!(p[0] <= 60 && p[1] >= 140, "({x}, {y}) = {p:?} came from outside the guide");
+            assert!(
+                p[0] <= 60 && p[1] >= 140,
+                "({x}, {y}) = {p:?} came from outside the guide"
+            );
         }
     }
     // Without the guide, the red side is copied into the hole's left part.
     let free = fill(&photo, &mask, None).unwrap();
-    assert!(free.get_pixel(71, 60).0[0] > 100, "{:?}", free.get_pixel(71, 60));
+    assert!(
+        free.get_pixel(71, 60).0[0] > 100,
+        "{:?}",
+        free.get_pixel(71, 60)
+    );
 }
 
 #[test]
@@ -188,7 +227,10 @@ fn bad_inputs_are_typed_errors_and_an_empty_mask_changes_nothing() {
         fill(&photo, &mask, Some(&GrayImage::new(32, 48))),
         Err(FillError::GuideSize { guide_w: 32, .. })
     ));
-    assert_eq!(fill(&photo, &GrayImage::new(64, 48), None), Ok(photo.clone()));
+    assert_eq!(
+        fill(&photo, &GrayImage::new(64, 48), None),
+        Ok(photo.clone())
+    );
     let all = GrayImage::from_pixel(64, 48, Luma([255]));
     assert_eq!(fill(&photo, &all, None), Err(FillError::NoSource));
     assert_eq!(
@@ -203,7 +245,12 @@ fn an_rgba_fill_keeps_the_alpha_and_fills_the_colour() {
     let photo = image::RgbaImage::from_fn(80, 60, |x, y| {
         let p = rgb.get_pixel(x, y).0;
         let a = if (20..40).contains(&x) { 0 } else { 255 };
-        image::Rgba([p[0], p[1], p[2], if (25..35).contains(&y) { 255 } else { a }])
+        image::Rgba([
+            p[0],
+            p[1],
+            p[2],
+            if (25..35).contains(&y) { 255 } else { a },
+        ])
     });
     let mut dirty = photo.clone();
     for y in 20..40 {
