@@ -21,15 +21,16 @@
 //!    at the fine level continues what the coarse level decided), voted with the fine
 //!    level's own pixels.
 //!
-//! Thin holes (strokes) need one or two levels and end close to a diffusion; large holes get
-//! copied texture with the coarse level's layout.
+//! 5. At full resolution, the vote's error on the rim is spread over the hole (a membrane) and
+//!    the voted Laplacian is integrated (Poisson sweeps): no seams, gradients continue.
+//! 6. The result mixes the patch synthesis with a smooth fill ([`FillOptions::detail`]).
 //!
 //! ## Design decisions
 //! - **CPU, with rayon, no GPU kernel.** The work is a data-dependent search with early exits
 //!   over a few ten thousand pixels; on lavapipe (the CPU Vulkan device this service often
-//!   runs on) wgpu kernels of that size ran 20–80× slower than the same work natively (see
-//!   `docs/performance.md`), and the native path meets the speed goal (a 1024² photo with
-//!   5 % masked in ≤ 150 ms on two cores; `scripts/bench-inpaint.sh`).
+//!   runs on) our vision stack's wgpu kernels ran 20–80× slower than its native ones (see
+//!   `docs/performance.md`). The native path does not meet the speed goal yet (a 1024²
+//!   photo with 5 % masked in ≤ 150 ms on two cores; `scripts/bench-inpaint.sh`).
 //! - **Deterministic.** Rows are searched in bands of fixed height and every random draw is
 //!   a hash of the seed and the pixel, so the result does not depend on the thread count.
 //! - **Pixels outside the mask never change**: the result is the photo with only the masked
