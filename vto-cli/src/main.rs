@@ -1,5 +1,6 @@
 //! `vto`: run the server (`vto serve`), administer a data dir (`vto admin …`), fetch the
-//! models (`vto models fetch`) and look at what the vision stack sees (`vto inspect`).
+//! models (`vto models fetch`), look at what the vision stack sees (`vto inspect`) and fill a
+//! photo's masked pixels (`vto inpaint`).
 //!
 //! Every admin command works on the same SQLite file as the server, also while it runs, and
 //! prints either a short human summary or, with `--json`, one JSON document for scripts.
@@ -10,6 +11,7 @@
 //! `scripts/quickstart.sh` and `scripts/fetch-models.sh` put them).
 
 mod builtin;
+mod inpaint;
 mod vision;
 
 use std::path::PathBuf;
@@ -81,6 +83,22 @@ enum Command {
         /// Also write an overlay image (landmarks, boxes, skeleton, mask) here.
         #[arg(long)]
         overlay: Option<PathBuf>,
+    },
+    /// Fill a photo's masked pixels from the rest of the photo (the try-ons' fill stage on
+    /// its own): white in the mask (≥ 128) is filled, every other pixel is kept.
+    Inpaint {
+        /// The photo (PNG, JPEG or WebP).
+        #[arg(long)]
+        photo: PathBuf,
+        /// The mask, the photo's size: white (≥ 128) = fill.
+        #[arg(long)]
+        mask: PathBuf,
+        /// Optional: where the fill may copy from, the photo's size (white = may copy).
+        #[arg(long)]
+        guide: Option<PathBuf>,
+        /// Where to write the result (format from the extension, e.g. .png).
+        #[arg(short, long)]
+        output: PathBuf,
     },
 }
 
@@ -729,5 +747,11 @@ fn main() -> anyhow::Result<()> {
             overlay.as_deref(),
             cli.json,
         ),
+        Command::Inpaint {
+            photo,
+            mask,
+            guide,
+            output,
+        } => inpaint::inpaint(&photo, &mask, guide.as_deref(), &output, cli.json),
     }
 }

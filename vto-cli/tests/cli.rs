@@ -212,7 +212,7 @@ fn every_command_uses_the_quickstarts_models_dir_and_a_success_prints_no_error()
     std::os::unix::fs::symlink(std::path::absolute(&models).unwrap(), d.join("models")).unwrap();
     std::fs::write(
         d.join("frame.glb"),
-        vto_render::product::sample::SampleFrame::AviatorGoldTinted.glb(),
+        vto_render::samples::product::eyewear::SampleFrame::AviatorGoldTinted.glb(),
     )
     .unwrap();
 
@@ -248,5 +248,72 @@ fn every_command_uses_the_quickstarts_models_dir_and_a_success_prints_no_error()
     assert!(
         !err.to_lowercase().contains("error"),
         "a successful inspect printed: {err}"
+
+#[test]
+fn inpaint_fills_only_the_masked_pixels_and_refuses_a_mask_of_another_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A horizontal gradient with a red square, masked.
+    let mut photo = image::RgbImage::from_fn(96, 64, |x, y| {
+        image::Rgb([(x * 2) as u8, 80, (y * 3) as u8])
+    });
+    for y in 20..40 {
+        for x in 30..60 {
+            photo.put_pixel(x, y, image::Rgb([255, 0, 0]));
+        }
+    }
+    let mask = image::GrayImage::from_fn(96, 64, |x, y| {
+        image::Luma([if (30..60).contains(&x) && (20..40).contains(&y) {
+            255
+        } else {
+            0
+        }])
+    });
+    photo.save(d.join("photo.png")).unwrap();
+    mask.save(d.join("mask.png")).unwrap();
+    let (p, m, o) = (d.join("photo.png"), d.join("mask.png"), d.join("out.png"));
+    let out = json(
+        d,
+        &[
+            "inpaint",
+            "--photo",
+            p.to_str().unwrap(),
+            "--mask",
+            m.to_str().unwrap(),
+            "-o",
+            o.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out["filled_pixels"], 600);
+    let filled = image::open(&o).unwrap().to_rgb8();
+    for (x, y, px) in filled.enumerate_pixels() {
+        if mask.get_pixel(x, y).0[0] == 0 {
+            assert_eq!(px, photo.get_pixel(x, y));
+        } else {
+            assert!(
+                px.0[1] > 40 && px.0[0] < 200,
+                "({x}, {y}) still red: {px:?}"
+            );
+        }
+    }
+    image::GrayImage::new(95, 64)
+        .save(d.join("small.png"))
+        .unwrap();
+    let s = d.join("small.png");
+    let (ok, _, err) = vto(
+        d,
+        &[
+            "inpaint",
+            "--photo",
+            p.to_str().unwrap(),
+            "--mask",
+            s.to_str().unwrap(),
+            "-o",
+            o.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        !ok && err.contains("95×64") && err.contains("same size"),
+        "{err}"
     );
 }

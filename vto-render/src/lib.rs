@@ -85,6 +85,7 @@
 //! [`raster::Rasterizer`].
 
 pub mod engine;
+pub mod fill;
 pub mod garment;
 pub mod gpu;
 pub mod image_ops;
