@@ -105,9 +105,11 @@ pub fn inspect(
     let ctx = GpuContext::shared()?;
     let nets = Networks::for_context(&ctx, &store, backend)?;
     let mut vision = Vision::new(ctx, nets);
-    let image = image::open(photo)
-        .with_context(|| format!("reading {}", photo.display()))?
-        .to_rgba8();
+    // The same decoding as a try-on's photo (format sniffed, pixel limits, EXIF orientation
+    // applied), so the report describes the pixels a try-on would see.
+    let bytes = std::fs::read(photo).with_context(|| format!("reading {}", photo.display()))?;
+    let image = vto_render::engine::decode_photo(&bytes)
+        .with_context(|| format!("decoding {}", photo.display()))?;
     let report = vision.inspect(&image)?;
     if let Some(out) = overlay {
         draw_overlay(&image, &report)

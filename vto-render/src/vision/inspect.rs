@@ -16,7 +16,8 @@ pub struct InspectReport {
     pub width: u32,
     /// Photo height in pixels.
     pub height: u32,
-    /// Faces, largest first.
+    /// Faces, largest first; faces under [`super::face::REFINE_BELOW_PX`] after their second
+    /// mesh pass, as a try-on uses them.
     pub faces: Vec<Face>,
     /// The body, when there is one.
     pub body: Option<Body>,
@@ -31,7 +32,17 @@ impl Vision {
     /// Runs faces, body and selfie segmentation on a photo.
     pub fn inspect(&mut self, image: &RgbaImage) -> Result<InspectReport, VisionError> {
         let gpu = self.ops.upload(image)?;
-        let faces = self.faces(&gpu)?;
+        // Small faces get the second mesh pass a try-on gives them, so the landmarks reported
+        // are the ones a try-on would use.
+        let mut faces = Vec::new();
+        for face in self.faces(&gpu)? {
+            let refined = if face.needs_refinement() {
+                self.refine_face(&gpu, &face)?
+            } else {
+                None
+            };
+            faces.push(refined.unwrap_or(face));
+        }
         let body = self.body(&gpu)?;
         let selfie = self.selfie_mask(&gpu)?;
         Ok(InspectReport {
