@@ -248,6 +248,8 @@ fn every_command_uses_the_quickstarts_models_dir_and_a_success_prints_no_error()
     assert!(
         !err.to_lowercase().contains("error"),
         "a successful inspect printed: {err}"
+    );
+}
 
 #[test]
 fn inpaint_fills_only_the_masked_pixels_and_refuses_a_mask_of_another_size() {

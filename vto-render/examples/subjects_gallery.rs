@@ -18,9 +18,9 @@ use vto_core::Category;
 use vto_render::engine::{builtin_tryon, encode_png};
 use vto_render::engine::{default_models_dir, Renderer};
 use vto_render::math::Vec2;
-use vto_render::samples::product::shoes::SampleShoe;
 use vto_render::samples::garment::SampleGarment;
 use vto_render::samples::garment::SampleLower;
+use vto_render::samples::product::shoes::SampleShoe;
 use vto_render::testkit::{self, BaseBody, Subject};
 use vto_render::tryon::{Needs, Person};
 

@@ -18,10 +18,10 @@ use glam::Vec2;
 use image::RgbaImage;
 use vto_render::engine::{builtin_tryon, Renderer};
 use vto_render::product;
-use vto_render::samples::product::jewelry::SampleJewel;
-use vto_render::samples::product::shoes::SampleShoe;
 use vto_render::samples::garment::SampleGarment;
 use vto_render::samples::garment::SampleLower;
+use vto_render::samples::product::jewelry::SampleJewel;
+use vto_render::samples::product::shoes::SampleShoe;
 use vto_render::testkit::{self, BaseBody, Subject};
 use vto_render::tryon::{Needs, Person, ProductInput};
 
