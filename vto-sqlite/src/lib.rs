@@ -29,12 +29,11 @@
 //!   throughput.
 //! - **Schema.** Numbered migrations in `migrations/NNNN_name.sql`, embedded in the binary,
 //!   recorded in `schema_migrations`, applied at open in one transaction each.
-
 //!
 //! ## Files
 //! - `store.rs`: [`SqliteStore`] itself — the writer thread, the read pools, [`migrate`]
 //! - `jobs.rs`: [`JobStore`] and [`JobQueue`]; `summaries.rs`: the job-summary rows and cache
-//! - `ledger.rs`: [`Ledger`](vto_core::Ledger) (accounts, holds, entries)
+//! - `ledger.rs`: [`Ledger`] (accounts, holds, entries)
 //! - `keys.rs`: [`ApiKeyStore`](vto_core::ApiKeyStore),
 //!   [`AuthGeneration`](vto_core::AuthGeneration) and
 //!   [`AccountLimitStore`](vto_core::AccountLimitStore)

@@ -41,7 +41,7 @@ impl TryOnService {
     }
 
     /// Counts a request against the caller's quota on `endpoint`: the account's override
-    /// ([`AccountLimitStore`]) if it has one for this endpoint, else the configured quota.
+    /// ([`AccountLimitStore`](crate::AccountLimitStore)) if it has one for this endpoint, else the configured quota.
     /// `Ok(None)` means the endpoint is unlimited; a denial is `Err` with code
     /// `rate_limit_exceeded` plus the decision for the `Retry-After` and `RateLimit` headers.
     pub async fn rate_limit(

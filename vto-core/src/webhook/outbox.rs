@@ -2,7 +2,7 @@
 //! [`OutboxSender`] is the service's [`WebhookSender`]); nothing waits for the receiver. Each
 //! [`Delivery`] keeps its tries; the signing secrets are [`WebhookSecrets`] (`whsec_<base64>`
 //! per account, [`WebhookSecret::sign`] per Standard Webhooks). The
-//! [`Dispatcher`](super::dispatcher::Dispatcher) sends what is due.
+//! [`Dispatcher`] sends what is due.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -11,7 +11,7 @@
 //!   where it is read and which value wins).
 //! - A malformed file gives a [`ProductError`] with a stable [`ProductError::code`], never a
 //!   panic.
-//! - [`write`] is the inverse: a product's primitives, materials and textures as GLB, `.gltf`
+//! - [`write`](mod@write) is the inverse: a product's primitives, materials and textures as GLB, `.gltf`
 //!   or OBJ (test assets, and the procedural samples of `crate::samples`, feature `samples`).
 
 use crate::math::{normalize_or, Vec3};

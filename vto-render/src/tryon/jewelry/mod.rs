@@ -9,7 +9,7 @@
 //! tall, from their top centre; a necklace 12 cm wide, from its top centre) and the metadata
 //! says so. See [`earrings`] and [`necklace`] for the placement. Rings and bracelets are sized
 //! to the hand they are worn on (see [`hand`]); only they run the hand models
-//! ([`TryOn::needs_for`]), and they need no face.
+//! ([`crate::tryon::TryOn::needs_for`]), and they need no face.
 //!
 //! Metals and gems are the model's own PBR materials: the shared rasterizer's metallic
 //! Blinn–Phong with a high-contrast environment makes metal look like metal; materials
