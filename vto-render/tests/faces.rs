@@ -112,7 +112,7 @@ fn small_turned_and_several_faces_match_mediapipe() {
         let gpu = vision.image_ops().upload(&case.photo).unwrap();
         let mut ours = Vec::new();
         for (d, which) in vision.detect_faces(&gpu).unwrap() {
-            if let Some(face) = vision.face_from_candidate(&gpu, d, which).unwrap() {
+            if let Some(face) = vision.face_from_detection(&gpu, d, which).unwrap() {
                 let refined = vision.refine_face(&gpu, &face).unwrap();
                 ours.push((face, refined));
             }

@@ -56,12 +56,6 @@ pub struct Face {
 /// pass only moves it away (0.6 → 1.6 % on a 51 px face).
 pub const REFINE_BELOW_PX: f32 = 40.0;
 
-/// A face only the full-range detector found is looked at again with the short-range detector
-/// on a square crop of this many times its box ([`Vision::second_look`]), as MediaPipe's own
-/// FaceMesh sees a small face once it is cropped and enlarged: the short-range detector's
-/// keypoints are precise enough for the mesh's ROI where the full-range detector's are not.
-pub const SECOND_LOOK_SCALE: f32 = 3.0;
-
 impl Face {
     /// The face's width in pixels: landmarks 234 to 454 (0 without landmarks).
     pub fn width_px(&self) -> f32 {
@@ -230,71 +224,6 @@ impl Vision {
         self.face_in_roi(image, detection, detector, roi)
     }
 
-    /// The short-range detector on a square crop of [`SECOND_LOOK_SCALE`] times `far`'s box
-    /// (axis-aligned, zero outside the photo): the same face as the short-range model sees it
-    /// when the face fills a good part of its view. Returns the best-scoring detection whose
-    /// centre lies inside `far`'s box, in image pixels; `None` when there is none.
-    pub fn second_look(
-        &mut self,
-        image: &GpuImage,
-        far: &Detection,
-    ) -> Result<Option<Detection>, VisionError> {
-        let side = SECOND_LOOK_SCALE * far.width().max(far.height());
-        if !(side.is_finite() && side > 1.0) {
-            return Ok(None);
-        }
-        let roi = RotatedRect {
-            cx: (far.xmin + far.xmax) / 2.0,
-            cy: (far.ymin + far.ymax) / 2.0,
-            width: side,
-            height: side,
-            rotation: 0.0,
-        };
-        let spec = DetectorSpec::face_short();
-        let tensor = self.crop_to_tensor(
-            image,
-            &roi.tensor_to_image(spec.size, spec.size),
-            &TensorSpec {
-                width: spec.size,
-                height: spec.size,
-                range_min: -1.0,
-                range_max: 1.0,
-                border: Border::Zero,
-            },
-        )?;
-        let outputs = self.nets.run(spec.model, &tensor)?;
-        let close = decode_detector_outputs(&outputs, &spec.anchors, &spec.decode)?;
-        Ok(close
-            .iter()
-            .map(|d| roi.project_detection(d))
-            .filter(|d| {
-                let (cx, cy) = ((d.xmin + d.xmax) / 2.0, (d.ymin + d.ymax) / 2.0);
-                far.xmin <= cx && cx <= far.xmax && far.ymin <= cy && cy <= far.ymax
-            })
-            .max_by(|a, b| a.score.total_cmp(&b.score)))
-    }
-
-    /// Runs the face mesh on a candidate as MediaPipe would: a short-range detection
-    /// directly; a full-range one through [`Vision::second_look`] first (the mesh on the close
-    /// detection's ROI), falling back to its own ROI when the second look finds no face or its
-    /// mesh is rejected. `None` when the face flag rejects every ROI tried.
-    pub fn face_from_candidate(
-        &mut self,
-        image: &GpuImage,
-        detection: Detection,
-        detector: FaceDetector,
-    ) -> Result<Option<Face>, VisionError> {
-        if detector == FaceDetector::FullRange {
-            if let Some(close) = self.second_look(image, &detection)? {
-                let roi = RotatedRect::from_face_detection(&close);
-                if let Some(face) = self.face_in_roi(image, detection.clone(), detector, roi)? {
-                    return Ok(Some(face));
-                }
-            }
-        }
-        self.face_from_detection(image, detection, detector)
-    }
-
     /// Runs the face mesh again on the region MediaPipe's tracking pass would take from
     /// `face`'s own landmarks ([`RotatedRect::from_face_landmarks`]): a tighter, better
     /// rotated crop than the detector's box gives, which matters most for small and turned
@@ -354,7 +283,7 @@ impl Vision {
     pub fn faces(&mut self, image: &GpuImage) -> Result<Vec<Face>, VisionError> {
         let mut faces = Vec::new();
         for (d, which) in self.detect_faces(image)? {
-            if let Some(f) = self.face_from_candidate(image, d, which)? {
+            if let Some(f) = self.face_from_detection(image, d, which)? {
                 faces.push(f);
             }
         }

@@ -9,10 +9,7 @@
 //! larger face can hide from the short-range detector and it wears the product. Otherwise
 //! (small faces, group photos, or nothing the mesh accepts) the full-range detector runs too,
 //! its candidates are merged with the short-range ones (overlaps counted once), and the same
-//! largest-first fall-through runs over all of them; a candidate only the full-range detector
-//! found is first looked at again close up ([`Vision::second_look`]: the short-range detector
-//! on a crop of 3× its box, whose keypoints give the mesh a better region, as MediaPipe's own
-//! FaceMesh sees a small face once it is cropped and enlarged). Either way the face that wears the
+//! largest-first fall-through runs over all of them. Either way the face that wears the
 //! product is **the largest face that yields a mesh**. A small face (under
 //! [`super::face::REFINE_BELOW_PX`] between its side landmarks) then gets a second mesh pass
 //! on the region its first landmarks give (MediaPipe's tracking pass), which straightens the
@@ -102,7 +99,7 @@ impl Vision {
                             break;
                         }
                     }
-                    if let Some(face) = vision.face_from_candidate(gpu, d.clone(), *which)? {
+                    if let Some(face) = vision.face_from_detection(gpu, d.clone(), *which)? {
                         best = Some((rank, face));
                         break;
                     }
