@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """MediaPipe 0.10.14's FaceMesh landmarks on vto's face test cases (small, turned and several
-faces): the reference `vto-render/tests/faces.rs` measures landmark error against.
+faces): the reference `vto-render/tests/render/faces.rs` measures landmark error against.
 
     cargo run -p vto-render --example face_cases -- target/face-cases
     /work/venv-mp/bin/python scripts/face_cases_reference.py target/face-cases \

@@ -8,7 +8,7 @@ Run with a venv that has mediapipe==0.10.14 and opencv (e.g. /work/venv-mp/bin/p
 Writes {"image": name, "hands": [{"label", "score", "landmarks": [[x, y, z], ...]}]} with
 x, y in pixels and z in MediaPipe's normalized units (static image mode, two hands at most).
 The label is MediaPipe's, which assumes a mirrored (selfie) image: "Right" is the subject's
-left hand in an ordinary photo. vto-render/tests/rings.rs compares against
+left hand in an ordinary photo. vto-render/tests/render/rings.rs compares against
 vto-render/tests/data/drawn_hand_mediapipe.json made by this script from the drawn hand that
 the test writes to its CARGO_TARGET_TMPDIR.
 """

@@ -7,7 +7,7 @@ Run with the LiteRT venv:  /work/venv-litert/bin/python scripts/make_goldens.py 
 For each model it builds a deterministic synthetic input (no third-party image is involved),
 runs LiteRT and writes vto-render/tests/data/golden/<model>.json with the generator
 parameters, and per output: its shape, sum, sum of |x|, and either all values (small
-outputs) or a strided sample (~2000 values). vto-render/tests/tflite_golden.rs regenerates
+outputs) or a strided sample (~2000 values). vto-render/tests/render/tflite_golden.rs regenerates
 the same input in Rust and compares.
 
 Input generator (mirrored exactly in the Rust test), for element i = ((y * W) + x) * C + c:

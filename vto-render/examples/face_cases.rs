@@ -5,7 +5,7 @@
 //! cargo run -p vto-render --example face_cases -- OUT_DIR
 //! ```
 
-#[path = "../tests/common/face_cases.rs"]
+#[path = "../tests/render/support/face_cases.rs"]
 mod face_cases;
 
 fn main() {

@@ -50,7 +50,7 @@ pub struct Face {
 
 /// Faces narrower than this (pixels between landmarks 234 and 454) get a second face-mesh
 /// pass on the region their first landmarks give ([`Vision::refine_face`]). Measured on the
-/// face cases of `tests/faces.rs` against MediaPipe: below it the second pass brings the
+/// face cases of `tests/render/faces.rs` against MediaPipe: below it the second pass brings the
 /// landmarks closer (3.7 → 2.0 % and 2.6 → 1.6 % of the face width on 28 and 32 px faces);
 /// above it the first pass already matches MediaPipe's static pipeline (≤ 1.4 %) and a second
 /// pass only moves it away (0.6 → 1.6 % on a 51 px face).

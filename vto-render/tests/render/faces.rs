@@ -1,6 +1,6 @@
 //! Faces that broke eyewear on real photos: small, turned and several faces.
 //!
-//! The cases (`tests/common/face_cases.rs`) are made from the two public-domain portraits;
+//! The cases (`tests/render/support/face_cases.rs`) are made from the two public-domain portraits;
 //! MediaPipe 0.10.14's static-image FaceMesh ran on the same pixels
 //! (`scripts/face_cases_reference.py` → `tests/data/vision/face_cases_mediapipe.json`). For
 //! every face MediaPipe finds, vto must find it too, and the landmarks of the face it would
@@ -11,10 +11,7 @@
 //!
 //! Needs the six models and the test photos (`scripts/fetch-models.sh --test-photos`).
 
-mod common {
-    pub mod face_cases;
-}
-
+use crate::support::models_dir;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -37,13 +34,6 @@ struct Case {
     faces: Vec<Vec<[f32; 2]>>,
 }
 
-fn models_dir() -> PathBuf {
-    match std::env::var_os("VTO_MODELS_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models"),
-    }
-}
-
 fn photo(name: &str) -> RgbaImage {
     let path = models_dir().join("test-photos").join(name);
     image::open(&path)
@@ -56,8 +46,8 @@ fn photo(name: &str) -> RgbaImage {
         .to_rgba8()
 }
 
-fn cases() -> Vec<common::face_cases::FaceCase> {
-    common::face_cases::face_cases(&photo("astronaut.png"), &photo("grace_hopper.jpg"))
+fn cases() -> Vec<crate::support::face_cases::FaceCase> {
+    crate::support::face_cases::face_cases(&photo("astronaut.png"), &photo("grace_hopper.jpg"))
 }
 
 fn reference() -> Reference {

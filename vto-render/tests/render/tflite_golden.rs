@@ -8,6 +8,7 @@
 //! Models are read from `VTO_MODELS_DIR`, or `<workspace>/models` when it is unset. A missing
 //! model fails the test (run `scripts/fetch-models.sh` first); it is never skipped.
 
+use crate::support::models_dir;
 use std::path::PathBuf;
 
 use vto_render::gpu::GpuContext;
@@ -75,13 +76,6 @@ const MODELS: [&str; 8] = [
     "palm_detection_full",
     "hand_landmark_full",
 ];
-
-fn models_dir() -> PathBuf {
-    match std::env::var_os("VTO_MODELS_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models"),
-    }
-}
 
 fn golden(model: &str) -> serde_json::Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

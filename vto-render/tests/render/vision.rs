@@ -12,6 +12,7 @@
 //! workspace root). They run the models through [`networks`], the one place that picks the
 //! [`Infer`](vto_render::vision::Infer) implementation.
 
+use crate::support::models_dir;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -360,13 +361,6 @@ fn torso_height(kp: &[[f32; 5]]) -> f32 {
 
 // ---------------------------------------------------------------------------------------------
 // End to end
-
-fn models_dir() -> PathBuf {
-    match std::env::var_os("VTO_MODELS_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => manifest().join("../models"),
-    }
-}
 
 /// The six networks for the end-to-end tests: the one place that picks the [`Infer`](vto_render::vision::Infer)
 /// implementation. Until the wgpu TFLite executor is wired here, LiteRT (the reference

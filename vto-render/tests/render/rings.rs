@@ -13,6 +13,7 @@
 //! The engine test needs the eight models (`VTO_MODELS_DIR`, default `<workspace>/models`)
 //! and the test photos (`scripts/fetch-models.sh --test-photos`); a missing file fails.
 
+use crate::support::models_dir;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -589,13 +590,6 @@ fn the_wrist_width_is_measured_across_the_mask() {
         80.0
     )
     .is_none());
-}
-
-fn models_dir() -> PathBuf {
-    match std::env::var_os("VTO_MODELS_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models"),
-    }
 }
 
 #[test]

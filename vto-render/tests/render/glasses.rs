@@ -8,6 +8,7 @@
 //! `<models dir>/test-photos/astronaut.png` from `scripts/fetch-models.sh --test-photos`).
 //! A missing file fails the test with the command to run; nothing is skipped.
 
+use crate::support::{models_dir, workspace};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -27,17 +28,6 @@ use vto_render::tryon::eyewear::{self, Eyewear, EyewearPlacement, Fit};
 use vto_render::tryon::Placed;
 use vto_render::tryon::{Options, TryOn};
 use vto_render::vision::Face;
-
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn models_dir() -> PathBuf {
-    match std::env::var_os("VTO_MODELS_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => workspace().join("models"),
-    }
-}
 
 fn astronaut_bytes() -> &'static [u8] {
     static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
@@ -782,10 +772,6 @@ fn masked_materials_drop_their_transparent_texels() {
 // ---------------------------------------------------------------------------------------------
 // Real photos: EXIF orientation, turned heads, real shop models
 
-mod common {
-    pub mod face_cases;
-}
-
 /// A minimal little-endian TIFF block with one tag: Orientation = `o`.
 fn exif_orientation(o: u16) -> Vec<u8> {
     let mut t = b"II*\0".to_vec();
@@ -863,7 +849,7 @@ fn frames_stay_below_the_brows_and_temples_run_to_the_ears_on_turned_and_small_f
         .expect("grace_hopper.jpg: run scripts/fetch-models.sh --test-photos")
         .to_rgba8();
     let r = renderer();
-    let cases = common::face_cases::face_cases(&astronaut(), &hopper);
+    let cases = crate::support::face_cases::face_cases(&astronaut(), &hopper);
     let mut checked = 0;
     for case in cases.iter().filter(|c| c.name != "two_people") {
         let choice = r.choose_face(&case.photo).unwrap().expect(case.name);

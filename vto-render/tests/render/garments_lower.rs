@@ -8,7 +8,7 @@
 //! The error tests need the models and the public-domain test photos in `VTO_MODELS_DIR`
 //! (default `<workspace>/models`; `scripts/fetch-models.sh --test-photos`).
 
-use std::path::PathBuf;
+use crate::support::models_dir;
 use std::sync::{Arc, OnceLock};
 
 use glam::Vec2;
@@ -18,13 +18,6 @@ use vto_render::engine::{builtin_tryon, encode_png, BuiltinEngine, Renderer};
 use vto_render::samples::garment::Figure;
 use vto_render::samples::garment::SampleLower;
 use vto_render::tryon::{Dress, FullOutfit, Look, Pants, Person, ProductInput, ProductKind, TryOn};
-
-fn models_dir() -> PathBuf {
-    match std::env::var_os("VTO_MODELS_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models"),
-    }
-}
 
 fn renderer() -> Arc<Renderer> {
     Renderer::shared(&models_dir()).unwrap_or_else(|e| panic!("{e}"))

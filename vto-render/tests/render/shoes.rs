@@ -7,6 +7,7 @@
 //! astronaut.png (`<models dir>/test-photos/astronaut.png`, `scripts/fetch-models.sh
 //! --test-photos`); a missing file fails the test with the command to run.
 
+use crate::support::models_dir;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -419,17 +420,6 @@ fn a_shop_gltf_with_variants_and_a_left_foot_loads_and_is_worn() {
     let err = product::load(&serde_json::to_vec(&doc).unwrap()).unwrap_err();
     assert_eq!(err.code(), "product_unsupported");
     assert!(err.to_string().contains("KHR_materials_variants"));
-}
-
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn models_dir() -> PathBuf {
-    match std::env::var_os("VTO_MODELS_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => workspace().join("models"),
-    }
 }
 
 #[test]

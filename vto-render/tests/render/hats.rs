@@ -6,7 +6,7 @@
 //! `scripts/fetch-models.sh --test-photos`). A missing file fails the test with the command
 //! to run; nothing is skipped.
 
-use std::path::PathBuf;
+use crate::support::models_dir;
 use std::sync::{Arc, OnceLock};
 
 use image::RgbaImage;
@@ -18,13 +18,6 @@ use vto_render::tryon::hats::fit::{HatKind, HEAD_BREADTH_PER_FACE_WIDTH};
 use vto_render::tryon::hats::{self, HatPlacement};
 use vto_render::tryon::Placed;
 use vto_render::tryon::{Hats, Options, Person, TryOn};
-
-fn models_dir() -> PathBuf {
-    match std::env::var_os("VTO_MODELS_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models"),
-    }
-}
 
 fn photo_bytes(name: &str) -> Vec<u8> {
     let path = models_dir().join("test-photos").join(name);

@@ -7,12 +7,7 @@
 //! `scripts/fetch-models.sh --test-photos`). A missing file fails the test with the command
 //! to run; nothing is skipped.
 
-mod common {
-    // Only `rotate` is used here.
-    #![allow(dead_code)]
-    pub mod face_cases;
-}
-
+use crate::support::models_dir;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -25,13 +20,6 @@ use vto_render::tryon::jewelry::necklace::NeckSource;
 use vto_render::tryon::jewelry::{self, HeadJewel, Worn, CANONICAL_FACE_WIDTH_CM};
 use vto_render::tryon::Placed;
 use vto_render::tryon::{Jewelry, Options, Person, TryOn};
-
-fn models_dir() -> PathBuf {
-    match std::env::var_os("VTO_MODELS_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models"),
-    }
-}
 
 fn photo(name: &str) -> RgbaImage {
     let path = models_dir().join("test-photos").join(name);
@@ -139,7 +127,8 @@ fn an_ear_turned_away_shows_no_earring() {
 
 #[test]
 fn drops_hang_down_in_the_photo_when_the_head_tilts() {
-    let tilted = common::face_cases::rotate(&photo("astronaut.png"), 20.0, Rgba([90, 90, 96, 255]));
+    let tilted =
+        crate::support::face_cases::rotate(&photo("astronaut.png"), 20.0, Rgba([90, 90, 96, 255]));
     let p = see(&tilted);
     let roll = p
         .face

@@ -7,7 +7,7 @@
 //! `<workspace>/models`; `scripts/fetch-models.sh --test-photos`). A missing file fails the
 //! test with the command to run; nothing is skipped.
 
-use std::path::PathBuf;
+use crate::support::models_dir;
 use std::sync::{Arc, OnceLock};
 
 use glam::Vec2;
@@ -21,13 +21,6 @@ use vto_render::garment::{BodyFrame, PartWarp, Warper};
 use vto_render::gpu::GpuContext;
 use vto_render::samples::garment::SampleGarment;
 use vto_render::tryon::{Person, ProductKind, TryOn, UpperGarment};
-
-fn models_dir() -> PathBuf {
-    match std::env::var_os("VTO_MODELS_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models"),
-    }
-}
 
 fn photo_bytes(name: &str) -> Vec<u8> {
     let path = models_dir().join("test-photos").join(name);

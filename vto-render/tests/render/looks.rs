@@ -8,6 +8,7 @@
 //! rasterizer (no models needed); the cap, stud and necklace tests use the portraits (`VTO_MODELS_DIR`,
 //! default `<workspace>/models`; `scripts/fetch-models.sh --test-photos`).
 
+use crate::support::models_dir;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -317,13 +318,6 @@ fn a_knit_seen_small_does_not_alias_into_moire() {
         .sum::<f32>()
         / pixels.len() as f32;
     assert!(diff < 6.0, "1 vs 16 samples differ by {diff:.1} on average");
-}
-
-fn models_dir() -> PathBuf {
-    match std::env::var_os("VTO_MODELS_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models"),
-    }
 }
 
 fn portrait(name: &str) -> RgbaImage {

@@ -1,0 +1,24 @@
+//! vto-render's tests, one binary: each module is one subject (a category, the vision
+//! networks, the TFLite goldens, the CG subjects). One binary links wgpu, naga and the rest
+//! once instead of once per file, and its tests share the two cores.
+//!
+//! Run one subject with a filter: `cargo test -p vto-render --all-features --test render --
+//! garments_lower::`.
+//!
+//! Needs the models and the test photos (`VTO_MODELS_DIR`, default `<workspace>/models`;
+//! `scripts/fetch-models.sh --test-photos`).
+
+mod support;
+
+mod faces;
+mod garments;
+mod garments_lower;
+mod glasses;
+mod hats;
+mod jewelry;
+mod looks;
+mod rings;
+mod shoes;
+mod subjects;
+mod tflite_golden;
+mod vision;
