@@ -7,13 +7,13 @@
 //! `<workspace>/models`; `scripts/fetch-models.sh --test-photos`). A missing file fails the
 //! test with the command to run; nothing is skipped.
 
-use crate::support::models_dir;
-use std::sync::{Arc, OnceLock};
+use crate::support::{models_dir, render_with, renderer};
+use std::sync::OnceLock;
 
 use glam::Vec2;
 use image::RgbaImage;
-use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, RequestId};
-use vto_render::engine::{builtin_tryon, encode_png, BuiltinEngine, Renderer};
+use vto_core::{Category, EngineError, ErrorCode};
+use vto_render::engine::{builtin_tryon, encode_png};
 use vto_render::garment::cutout::prepare;
 use vto_render::garment::upper::fit::{fit_upper_to, PersonMask, UpperFit};
 use vto_render::garment::warp::cpu_warp;
@@ -30,10 +30,6 @@ fn photo_bytes(name: &str) -> Vec<u8> {
             path.display()
         )
     })
-}
-
-fn renderer() -> Arc<Renderer> {
-    Renderer::shared(&models_dir()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A person as the engine sees them, with the fit of `garment` on them.
@@ -337,36 +333,13 @@ fn the_sleeve_length_is_the_products() {
     }
 }
 
-fn fetched(bytes: Vec<u8>) -> Fetched {
-    Fetched {
-        bytes,
-        declared_type: None,
-    }
-}
-
 fn run_engine(
     category: Category,
     person: Vec<u8>,
     product: Vec<u8>,
 ) -> Result<vto_core::Rendered, EngineError> {
     let tryon = builtin_tryon(category).expect("a built-in garment renderer");
-    let engine = BuiltinEngine::new(renderer(), tryon);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let person = fetched(person);
-    let product = fetched(product);
-    rt.block_on(
-        engine.render(RenderInput {
-            request_id: "00000000-0000-0000-0000-000000000002"
-                .parse::<RequestId>()
-                .unwrap(),
-            category,
-            person: &person,
-            product: &product,
-        }),
-    )
+    render_with(tryon, category, person, product)
 }
 
 #[test]

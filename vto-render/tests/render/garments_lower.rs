@@ -8,20 +8,16 @@
 //! The error tests need the models and the public-domain test photos in `VTO_MODELS_DIR`
 //! (default `<workspace>/models`; `scripts/fetch-models.sh --test-photos`).
 
-use crate::support::models_dir;
-use std::sync::{Arc, OnceLock};
+use crate::support::{models_dir, render_with, renderer};
+use std::sync::OnceLock;
 
 use glam::Vec2;
 use image::RgbaImage;
-use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, RequestId};
-use vto_render::engine::{builtin_tryon, encode_png, BuiltinEngine, Renderer};
+use vto_core::{Category, EngineError, ErrorCode};
+use vto_render::engine::{builtin_tryon, encode_png};
 use vto_render::samples::garment::Figure;
 use vto_render::samples::garment::SampleLower;
 use vto_render::tryon::{Dress, FullOutfit, Look, Pants, Person, ProductInput, ProductKind, TryOn};
-
-fn renderer() -> Arc<Renderer> {
-    Renderer::shared(&models_dir()).unwrap_or_else(|e| panic!("{e}"))
-}
 
 /// A figure dressed in a sample.
 struct Case {
@@ -365,36 +361,13 @@ fn a_jumpsuit_is_worn_as_one_piece() {
     }
 }
 
-fn fetched(bytes: Vec<u8>) -> Fetched {
-    Fetched {
-        bytes,
-        declared_type: None,
-    }
-}
-
 fn run_engine(
     category: Category,
     person: Vec<u8>,
     product: Vec<u8>,
 ) -> Result<vto_core::Rendered, EngineError> {
     let tryon = builtin_tryon(category).expect("a built-in renderer");
-    let engine = BuiltinEngine::new(renderer(), tryon);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let person = fetched(person);
-    let product = fetched(product);
-    rt.block_on(
-        engine.render(RenderInput {
-            request_id: "00000000-0000-0000-0000-000000000003"
-                .parse::<RequestId>()
-                .unwrap(),
-            category,
-            person: &person,
-            product: &product,
-        }),
-    )
+    render_with(tryon, category, person, product)
 }
 
 fn photo_bytes(name: &str) -> Vec<u8> {

@@ -8,13 +8,13 @@
 //! `<models dir>/test-photos/astronaut.png` from `scripts/fetch-models.sh --test-photos`).
 //! A missing file fails the test with the command to run; nothing is skipped.
 
-use crate::support::{models_dir, workspace};
+use crate::support::{models_dir, render_with, renderer, workspace};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use image::RgbaImage;
-use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, RequestId};
-use vto_render::engine::{encode_png, BuiltinEngine, Renderer};
+use vto_core::{Category, EngineError, ErrorCode};
+use vto_render::engine::{encode_png, Renderer};
 use vto_render::gpu::GpuContext;
 use vto_render::product::write::write_glb;
 use vto_render::product::{self, AlphaMode};
@@ -59,10 +59,6 @@ fn astronaut() -> RgbaImage {
     image::load_from_memory(astronaut_bytes())
         .expect("astronaut.png decodes")
         .to_rgba8()
-}
-
-fn renderer() -> Arc<Renderer> {
-    Renderer::shared(&models_dir()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The astronaut's faces, computed once.
@@ -476,13 +472,6 @@ fn a_model_in_other_units_is_auto_fitted_and_says_so() {
 // ---------------------------------------------------------------------------------------------
 // The engine: end to end, face policy, errors
 
-fn fetched(bytes: Vec<u8>) -> Fetched {
-    Fetched {
-        bytes,
-        declared_type: None,
-    }
-}
-
 fn run_engine(
     category: Category,
     person: Vec<u8>,
@@ -492,23 +481,7 @@ fn run_engine(
         Category::Sunglasses => Arc::new(Eyewear::Sunglasses),
         _ => Arc::new(Eyewear::Glasses),
     };
-    let engine = BuiltinEngine::new(renderer(), tryon);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let person = fetched(person);
-    let product = fetched(model);
-    rt.block_on(
-        engine.render(RenderInput {
-            request_id: "00000000-0000-0000-0000-000000000001"
-                .parse::<RequestId>()
-                .unwrap(),
-            category,
-            person: &person,
-            product: &product,
-        }),
-    )
+    render_with(tryon, category, person, model)
 }
 
 #[test]

@@ -6,12 +6,12 @@
 //! `scripts/fetch-models.sh --test-photos`). A missing file fails the test with the command
 //! to run; nothing is skipped.
 
-use crate::support::models_dir;
+use crate::support::{models_dir, render_with, renderer};
 use std::sync::{Arc, OnceLock};
 
 use image::RgbaImage;
-use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, RequestId};
-use vto_render::engine::{encode_png, BuiltinEngine, Renderer};
+use vto_core::{Category, EngineError, ErrorCode};
+use vto_render::engine::encode_png;
 use vto_render::raster::cpu_ids;
 use vto_render::samples::product::hats::SampleHat;
 use vto_render::tryon::hats::fit::{HatKind, HEAD_BREADTH_PER_FACE_WIDTH};
@@ -27,10 +27,6 @@ fn photo_bytes(name: &str) -> Vec<u8> {
             path.display()
         )
     })
-}
-
-fn renderer() -> Arc<Renderer> {
-    Renderer::shared(&models_dir()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The person (face and mask) of a test photo, seen once.
@@ -222,31 +218,7 @@ fn only_the_footprint_and_its_shadow_change_and_the_forehead_darkens() {
 }
 
 fn run_engine(person: Vec<u8>, model: Vec<u8>) -> Result<vto_core::Rendered, EngineError> {
-    let engine = BuiltinEngine::new(renderer(), Arc::new(Hats));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let (person, product) = (
-        Fetched {
-            bytes: person,
-            declared_type: None,
-        },
-        Fetched {
-            bytes: model,
-            declared_type: None,
-        },
-    );
-    rt.block_on(
-        engine.render(RenderInput {
-            request_id: "00000000-0000-0000-0000-000000000011"
-                .parse::<RequestId>()
-                .unwrap(),
-            category: Category::Hats,
-            person: &person,
-            product: &product,
-        }),
-    )
+    render_with(Arc::new(Hats), Category::Hats, person, model)
 }
 
 #[test]

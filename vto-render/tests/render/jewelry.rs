@@ -7,13 +7,13 @@
 //! `scripts/fetch-models.sh --test-photos`). A missing file fails the test with the command
 //! to run; nothing is skipped.
 
-use crate::support::models_dir;
+use crate::support::{models_dir, render_with, renderer};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use image::{Rgba, RgbaImage};
-use vto_core::{Category, Engine, EngineError, ErrorCode, Fetched, RenderInput, RequestId};
-use vto_render::engine::{encode_png, BuiltinEngine, Renderer};
+use vto_core::{Category, EngineError, ErrorCode};
+use vto_render::engine::encode_png;
 use vto_render::samples::product::jewelry::SampleJewel;
 use vto_render::tryon::jewelry::earrings::{LOBE_BELOW_CM, LOBE_OUT_CM};
 use vto_render::tryon::jewelry::necklace::NeckSource;
@@ -30,10 +30,6 @@ fn photo(name: &str) -> RgbaImage {
         )
     });
     image::load_from_memory(&bytes).unwrap().to_rgba8()
-}
-
-fn renderer() -> Arc<Renderer> {
-    Renderer::shared(&models_dir()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn see(photo: &RgbaImage) -> Person {
@@ -356,26 +352,7 @@ fn a_portrait_cropped_at_the_chest_still_gets_its_necklace() {
 }
 
 fn run_engine(person: Vec<u8>, model: Vec<u8>) -> Result<vto_core::Rendered, EngineError> {
-    let engine = BuiltinEngine::new(renderer(), Arc::new(Jewelry));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let fetched = |bytes| Fetched {
-        bytes,
-        declared_type: None,
-    };
-    let (person, product) = (fetched(person), fetched(model));
-    rt.block_on(
-        engine.render(RenderInput {
-            request_id: "00000000-0000-0000-0000-000000000012"
-                .parse::<RequestId>()
-                .unwrap(),
-            category: Category::Jewelry,
-            person: &person,
-            product: &product,
-        }),
-    )
+    render_with(Arc::new(Jewelry), Category::Jewelry, person, model)
 }
 
 #[test]

@@ -8,12 +8,10 @@
 //! rasterizer (no models needed); the cap, stud and necklace tests use the portraits (`VTO_MODELS_DIR`,
 //! default `<workspace>/models`; `scripts/fetch-models.sh --test-photos`).
 
-use crate::support::models_dir;
+use crate::support::{models_dir, renderer};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use image::{Rgba, RgbaImage};
-use vto_render::engine::Renderer;
 use vto_render::gpu::GpuContext;
 use vto_render::math::{Mat3, Vec3};
 use vto_render::product::Product;
@@ -329,10 +327,6 @@ fn portrait(name: &str) -> RgbaImage {
         )
     });
     image::load_from_memory(&bytes).unwrap().to_rgba8()
-}
-
-fn renderer() -> Arc<Renderer> {
-    Renderer::shared(&models_dir()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Runs of at most `max` uncovered samples with product samples on both sides, along the

@@ -3,6 +3,11 @@
 pub mod face_cases;
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use vto_core::{Category, Engine, EngineError, Fetched, RenderInput, Rendered, RequestId};
+use vto_render::engine::{BuiltinEngine, Renderer};
+use vto_render::tryon::TryOn;
 
 /// The workspace root (the parent of `vto-render/`).
 pub fn workspace() -> PathBuf {
@@ -16,4 +21,42 @@ pub fn models_dir() -> PathBuf {
         Some(d) if !d.is_empty() => PathBuf::from(d),
         _ => workspace().join("models"),
     }
+}
+
+/// The renderer every test shares (one per models directory; see [`Renderer::shared`]).
+pub fn renderer() -> Arc<Renderer> {
+    Renderer::shared(&models_dir()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Bytes as the service fetched them, with no declared type (the engine sniffs it).
+pub fn fetched(bytes: Vec<u8>) -> Fetched {
+    Fetched {
+        bytes,
+        declared_type: None,
+    }
+}
+
+/// `tryon` through the engine, as the service runs it: decode, render, encode.
+pub fn render_with(
+    tryon: Arc<dyn TryOn>,
+    category: Category,
+    person: Vec<u8>,
+    product: Vec<u8>,
+) -> Result<Rendered, EngineError> {
+    let engine = BuiltinEngine::new(renderer(), tryon);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (person, product) = (fetched(person), fetched(product));
+    rt.block_on(
+        engine.render(RenderInput {
+            request_id: "00000000-0000-0000-0000-000000000001"
+                .parse::<RequestId>()
+                .unwrap(),
+            category,
+            person: &person,
+            product: &product,
+        }),
+    )
 }
