@@ -57,6 +57,7 @@ fn world() -> Option<&'static World> {
             body: true,
             person_mask: true,
             hands: true,
+            face_if_any: false,
         };
         let mut subjects = Vec::new();
         for spec in testkit::standard((600, 800)) {
@@ -684,6 +685,7 @@ fn the_hand_networks_find_a_rendered_hand_close_up() {
         body: false,
         person_mask: false,
         hands: true,
+        face_if_any: false,
     };
     let seen = w.renderer.see(&shot.image, needs).expect("vision");
     let size = shot.extent.1.distance(shot.extent.0);
@@ -1148,6 +1150,7 @@ fn extra() -> Option<&'static Extra> {
                 body: true,
                 person_mask: true,
                 hands: false,
+                face_if_any: false,
             };
             let see = |spec: &testkit::SubjectSpec| -> Option<(Subject, Person)> {
                 let s = testkit::render(&body, spec, w.renderer.rasterizer()).ok()?;

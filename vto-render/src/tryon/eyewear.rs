@@ -29,6 +29,7 @@ use vto_core::Category;
 use super::placer::{worn_face, Placed, Placer};
 use super::{Needs, Options, Person, TryOnError};
 use crate::math::{dist_xy, Vec2, Vec3};
+use crate::product::pose::{self, Pose, PoseCategory};
 use crate::product::{AlphaMode, Product};
 use crate::raster::{RasterStats, Transparency};
 use crate::scene::camera::FOCAL_FACTOR;
@@ -138,6 +139,8 @@ pub struct EyewearPlacement {
     pub temple_droop_deg: Option<[f32; 2]>,
     /// The region that was rendered: x0, y0, width, height.
     pub roi: [u32; 4],
+    /// How the model was turned into the eyewear pose (across +X, up +Y, front +Z).
+    pub pose: Pose,
 }
 
 /// Decides the scale and the anchor; returns (fit, asset units → cm, asset-frame anchor).
@@ -273,6 +276,9 @@ pub fn prepare(
     kind: Eyewear,
     options: &Options,
 ) -> Result<Placed<EyewearPlacement>, TryOnError> {
+    let pose = pose::infer(product, PoseCategory::Eyewear);
+    let canonical = pose.apply(product);
+    let product = &canonical;
     let head = HeadScene::new(photo, face)?;
     let cam = head.cam();
     let lm = head.landmarks();
@@ -355,6 +361,7 @@ pub fn prepare(
             face_width_px,
             temple_droop_deg: bends.map(|b| b.map(|t| t.angle.to_degrees())),
             roi: scene.roi,
+            pose,
         },
         scene: Some(scene),
         photo: None,
@@ -398,6 +405,7 @@ pub fn metadata(
         "category": kind.name(),
         "fit": fit,
         "auto_fit_reason": reason,
+        "pose": p.pose.to_json(),
         "scale_to_cm": p.scale_to_cm,
         "head_pose_deg": face.head_pose.as_ref().map(|h| json!({
             "yaw": h.yaw_pitch_roll_deg[0], "pitch": h.yaw_pitch_roll_deg[1], "roll": h.yaw_pitch_roll_deg[2],

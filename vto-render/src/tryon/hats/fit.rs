@@ -73,15 +73,19 @@ pub enum KindSource {
     Name,
     /// The shape (a visor, a brim, neither).
     Shape,
+    /// The shape allowed two kinds and the photo decided (jewelry: ears but no hand, so
+    /// earrings rather than a ring).
+    Photo,
 }
 
 impl KindSource {
-    /// `extras`, `name` or `shape`.
+    /// `extras`, `name`, `shape` or `photo`.
     pub fn as_str(self) -> &'static str {
         match self {
             KindSource::Extras => "extras",
             KindSource::Name => "name",
             KindSource::Shape => "shape",
+            KindSource::Photo => "photo",
         }
     }
 }

@@ -13,6 +13,7 @@
 //!   heel's back, centred across it); otherwise estimated at the heel's back, bottom, centre.
 
 use crate::math::Vec3;
+use crate::product::pose::{self, Pose, PoseCategory};
 use crate::product::{Foot, Product};
 
 /// Length an auto-fitted shoe is scaled to (cm).
@@ -46,17 +47,20 @@ pub struct ShoeFit {
     pub auto_fit: Option<String>,
     /// The shoe's length in cm.
     pub length_cm: f32,
+    /// The turn into the shoe's canonical pose (sole down, toe +Z), applied before
+    /// everything above ([`crate::product::pose`]).
+    pub pose: Pose,
 }
 
 impl ShoeFit {
     /// An asset point in the shoe frame (cm).
     pub fn point(&self, q: Vec3) -> Vec3 {
-        self.scale_to_cm * (turn(q, self.quarter_turns) - self.anchor)
+        self.scale_to_cm * (turn(self.pose.rotation() * q, self.quarter_turns) - self.anchor)
     }
 
     /// An asset direction in the shoe frame.
     pub fn dir(&self, n: Vec3) -> Vec3 {
-        turn(n, self.quarter_turns)
+        turn(self.pose.rotation() * n, self.quarter_turns)
     }
 }
 
@@ -71,11 +75,13 @@ fn turn(q: Vec3, quarter_turns: u32) -> Vec3 {
 
 /// Decides the foot, the turn, the scale and the anchor of `product` (see the module docs).
 pub fn fit(product: &Product) -> ShoeFit {
+    let pose = pose::infer(product, PoseCategory::Shoe);
+    let r = pose.rotation();
     let pts: Vec<Vec3> = product
         .primitives
         .iter()
         .flat_map(|p| &p.positions)
-        .map(|q| Vec3::from(*q))
+        .map(|q| r * Vec3::from(*q))
         .collect();
     let bounds = |pts: &[Vec3]| {
         pts.iter().fold(
@@ -144,12 +150,20 @@ pub fn fit(product: &Product) -> ShoeFit {
         (a + b) / 2.0
     };
     let origin_is_heel = turns == 0
+        && !pose.turns()
         && metres
         && lo.y.abs() < 0.01
         && (-0.01..=0.01).contains(&lo.z)
         && heel_mid_x.abs() < 0.015;
     let estimated = Vec3::new(heel_mid_x, lo.y, lo.z);
     let mut reasons = Vec::new();
+    if pose.turns() {
+        reasons.push(format!(
+            "turned into the shoe pose: up was the file's {}, the toe its {}",
+            pose.up.dir.as_str(),
+            pose.front.dir.as_str()
+        ));
+    }
     if turns != 0 {
         reasons.push(format!(
             "the toe was not along +Z: turned {} degrees about +Y",
@@ -181,6 +195,7 @@ pub fn fit(product: &Product) -> ShoeFit {
         },
         auto_fit: (!reasons.is_empty()).then(|| reasons.join("; ")),
         length_cm: length * scale_to_cm,
+        pose,
     }
 }
 
@@ -212,7 +227,10 @@ mod tests {
         }
         let f = fit(&p);
         assert!(!f.right, "the mirrored toe points the other way");
-        assert_eq!(f.quarter_turns % 2, 1);
+        // The toe was along −X: the canonical pose turns it (the quarter turns are left
+        // with nothing to do).
+        assert_eq!(f.pose.front.dir.as_str(), "-x");
+        assert_eq!(f.quarter_turns, 0);
         assert!((f.length_cm - DEFAULT_LENGTH_CM).abs() < 0.01);
         let reason = f.auto_fit.clone().unwrap();
         assert!(
