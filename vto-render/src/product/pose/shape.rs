@@ -464,26 +464,16 @@ fn hat(c: &Cloud, up_pin: Option<Dir>) -> Pose {
     };
     let ua = up.dir.axis();
     let horiz: Vec<usize> = (0..3).filter(|&a| a != ua).collect();
-    let crown = |i: usize| c.t(c.c[i], up.dir) > 0.6;
+    let Some((crown_of, reach)) = rim_reach(c, up.dir, [horiz[0], horiz[1]]) else {
+        let front = tie(2, Dir::FRONT, "no crown to read the front from".into());
+        return pose(PoseCategory::Hat, up, front, true);
+    };
     let rim = |i: usize| c.t(c.c[i], up.dir) < 0.3;
     let half = |a: usize, f: &dyn Fn(usize) -> bool| {
         c.range_where(f, a)
             .map(|(lo, hi)| ((lo + hi) / 2.0, ((hi - lo) / 2.0).max(1e-12)))
     };
-    let (Some(h0), Some(h1)) = (half(horiz[0], &crown), half(horiz[1], &crown)) else {
-        let front = tie(2, Dir::FRONT, "no crown to read the front from".into());
-        return pose(PoseCategory::Hat, up, front, true);
-    };
-    let crown_of = [h0, h1];
-    // How far the rim-level parts reach beyond the crown, per horizontal direction.
-    let reach = |k: usize, sign: f32| {
-        let (cc, ch) = crown_of[k];
-        let a = horiz[k];
-        (0..c.c.len())
-            .filter(|&i| rim(i))
-            .map(|i| sign * (c.c[i][a] - cc) / ch)
-            .fold(0.0f32, f32::max)
-    };
+    let reach = |k: usize, sign: f32| reach[2 * k + usize::from(sign < 0.0)];
     let r = [
         (reach(0, 1.0), 0, 1.0),
         (reach(0, -1.0), 0, -1.0),
@@ -544,6 +534,31 @@ fn hat(c: &Cloud, up_pin: Option<Dir>) -> Pose {
         "a round hat without a visor: the front cannot be read from the shape".into(),
     );
     pose(PoseCategory::Hat, up, front, true)
+}
+
+/// A hat's crown (the part above 60 % of its height along `up`: its centre and half-extent
+/// along each of the `horiz` axes) and how far its rim-level parts (below 30 %) reach from
+/// that centre, in crown half-extents, toward +h0, −h0, +h1, −h1.
+pub fn rim_reach(c: &Cloud, up: Dir, horiz: [usize; 2]) -> Option<([(f32, f32); 2], [f32; 4])> {
+    let crown = |i: usize| c.t(c.c[i], up) > 0.6;
+    let rim = |i: usize| c.t(c.c[i], up) < 0.3;
+    let half = |a: usize| {
+        c.range_where(crown, a)
+            .map(|(lo, hi)| ((lo + hi) / 2.0, ((hi - lo) / 2.0).max(1e-12)))
+    };
+    let crown_of = [half(horiz[0])?, half(horiz[1])?];
+    let reach = |k: usize, sign: f32| {
+        let (cc, ch) = crown_of[k];
+        let a = horiz[k];
+        (0..c.c.len())
+            .filter(|&i| rim(i))
+            .map(|i| sign * (c.c[i][a] - cc) / ch)
+            .fold(0.0f32, f32::max)
+    };
+    Some((
+        crown_of,
+        [reach(0, 1.0), reach(0, -1.0), reach(1, 1.0), reach(1, -1.0)],
+    ))
 }
 
 fn earring(c: &Cloud) -> Pose {

@@ -102,8 +102,9 @@ pub fn kind_of(product: &Product) -> (JewelryKind, KindSource) {
 /// [`METRES_MAX`]), with a hole: a band 15–23 mm inside that is a band (≥ 15 % as wide as
 /// it is across) or carries a setting (in-plane extents differ by 5 %) is a ring; a hole up
 /// to 5.5 cm is a hoop (below 12 mm across, a stud); 5.5–8 cm a bracelet (a thin hoop to
-/// 6 cm stays a hoop); larger a necklace. Without a hole: wider than 4.5 cm a necklace, 1.6 ×
-/// longer than wide a drop, else a stud. Whatever the units, a loop as wide along its axis
+/// 6 cm stays a hoop); larger a necklace. Without a hole: wider than 9 cm a necklace, 1.6 ×
+/// longer than wide a drop (up to 9 cm), else wider than 4.5 cm a necklace (a pendant
+/// alone), else a stud. Whatever the units, a loop as wide along its axis
 /// as 45 % of its diameter is a bracelet (a watch, worn like one). In other units a band
 /// (≥ 15 %) is a ring, a thinner loop a hoop, a long shape a drop, anything else a
 /// necklace.
@@ -146,7 +147,7 @@ pub fn shape_kind(product: &Product) -> JewelryKind {
             }
         }
         None if metres => {
-            if s[2] > 0.045 {
+            if s[2] > 0.09 || (s[2] > 0.045 && s[2] <= 1.6 * s[1]) {
                 JewelryKind::Necklace
             } else if s[2] > 1.6 * s[1] {
                 JewelryKind::Drop
