@@ -244,6 +244,15 @@ impl Pose {
     }
 }
 
+/// Centimetres per file unit for a product whose `extent` (in file units) must measure
+/// `cm` in reality: metres (100) when that fits, else centimetres (1), else millimetres
+/// (0.1); `None` when none does.
+pub fn unit_to_cm(extent: f32, cm: std::ops::RangeInclusive<f32>) -> Option<f32> {
+    [100.0f32, 1.0, 0.1]
+        .into_iter()
+        .find(|k| cm.contains(&(extent * k)))
+}
+
 /// The canonical pose of `product` read as `category` (see the module docs).
 pub fn infer(product: &Product, category: PoseCategory) -> Pose {
     let pinned = |key: &str| {

@@ -7,13 +7,14 @@
 //! - **Axes**: the toe along +Z, +Y up. A model whose longest horizontal extent lies along X
 //!   is turned a quarter about Y; a model whose high end (the collar) is at +Z is turned
 //!   half a turn, so the toe (the low end) points along +Z. Said in the metadata.
-//! - **Scale**: real units when the length is 0.20–0.36 (metres); otherwise scaled to a
+//! - **Scale**: real units when the length is 20–36 cm in metres, centimetres or millimetres
+//!   (tried in that order); otherwise scaled to a
 //!   [`DEFAULT_LENGTH_CM`] shoe.
 //! - **Anchor**: the origin when it is the heel's bottom (within 1 cm below/behind the
 //!   heel's back, centred across it); otherwise estimated at the heel's back, bottom, centre.
 
 use crate::math::Vec3;
-use crate::product::pose::{self, Pose, PoseCategory};
+use crate::product::pose::{self, unit_to_cm, Pose, PoseCategory};
 use crate::product::{Foot, Product};
 
 /// Length an auto-fitted shoe is scaled to (cm).
@@ -137,7 +138,9 @@ pub fn fit(product: &Product) -> ShoeFit {
         None if tip_offset.abs() > 0.04 => (tip_offset > 0.0, SideSource::Shape),
         None => (true, SideSource::Assumed),
     };
-    let metres = (0.20..=0.36).contains(&length);
+    let unit = unit_to_cm(length, 20.0..=36.0);
+    let metres = unit.is_some();
+    let to_cm = unit.unwrap_or(100.0);
     let heel_mid_x = {
         let xs: Vec<f32> = t
             .iter()
@@ -152,9 +155,9 @@ pub fn fit(product: &Product) -> ShoeFit {
     let origin_is_heel = turns == 0
         && !pose.turns()
         && metres
-        && lo.y.abs() < 0.01
-        && (-0.01..=0.01).contains(&lo.z)
-        && heel_mid_x.abs() < 0.015;
+        && (lo.y * to_cm).abs() < 1.0
+        && (-1.0..=1.0).contains(&(lo.z * to_cm))
+        && (heel_mid_x * to_cm).abs() < 1.5;
     let estimated = Vec3::new(heel_mid_x, lo.y, lo.z);
     let mut reasons = Vec::new();
     if pose.turns() {
@@ -172,14 +175,15 @@ pub fn fit(product: &Product) -> ShoeFit {
     }
     if !metres {
         reasons.push(format!(
-            "length {length:.4} units is not 0.20–0.36 m: scaled to a {DEFAULT_LENGTH_CM} cm shoe"
+            "length {length:.4} units is not 20–36 cm in metres, centimetres or millimetres: \
+             scaled to a {DEFAULT_LENGTH_CM} cm shoe"
         ));
     }
     if !origin_is_heel {
         reasons.push("the origin is not at the heel's bottom: estimated at its back".into());
     }
     let scale_to_cm = if metres {
-        100.0
+        to_cm
     } else {
         DEFAULT_LENGTH_CM / length
     };
@@ -231,10 +235,12 @@ mod tests {
         // with nothing to do).
         assert_eq!(f.pose.front.dir.as_str(), "-x");
         assert_eq!(f.quarter_turns, 0);
-        assert!((f.length_cm - DEFAULT_LENGTH_CM).abs() < 0.01);
+        // Millimetres are real units: the sample's own length.
+        let real = fit(&SampleShoe::Sneaker.product()).length_cm;
+        assert!((f.length_cm - real).abs() < 0.01, "{} vs {real}", f.length_cm);
         let reason = f.auto_fit.clone().unwrap();
         assert!(
-            reason.contains("turned") && reason.contains("scaled"),
+            reason.contains("turned") && reason.contains("heel's bottom"),
             "{reason}"
         );
         // The toe ends along +Z, the heel's bottom at the origin.

@@ -1,0 +1,404 @@
+//! The same product in any convention lands in the same place: every sample product and
+//! every corpus product that loads (`../shared/testdata/products`, skipped with a message
+//! when missing) is re-exported under each of the 24 proper axis rotations — wrapped in one
+//! root node with that matrix, in its own units, × 100 or × 1000 (m → cm → mm), and every
+//! other one 3 × its size away from the origin — reloaded, and placed by its category's
+//! fit (the cheap path every render takes before the rasterizer: the canonical pose, the
+//! scale and the anchor, with a fixed head / finger). The placed points (cm, anchor at the
+//! origin) must match the original's: centroid, box and second moments within 3 % of the
+//! product's size, except for turns about the vertical axis when the pose says the shape
+//! cannot tell (`yaw_free`). A table of passes per rotation and product is printed; the test
+//! fails when a sample fails, or when fewer corpus variants pass than the floor below.
+
+use std::path::PathBuf;
+
+use vto_render::math::{Mat3, Vec3};
+use vto_render::product::pose::{self, Pose, PoseCategory};
+use vto_render::product::write::{write_glb_with_root, GlbRoot};
+use vto_render::product::{self, Product};
+use vto_render::samples::product::{
+    eyewear::SampleFrame, hats::SampleHat, jewelry::SampleJewel, shoes::SampleShoe,
+};
+use vto_render::tryon::eyewear::fit_product;
+use vto_render::tryon::hats::fit::read_model;
+use vto_render::tryon::jewelry::{self, hand::inner_radius, kind::kind_of};
+use vto_render::tryon::shoes::model;
+
+/// The category a product is placed as.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Cat {
+    Eyewear,
+    Hat,
+    Shoe,
+    Jewel,
+}
+
+/// The most triangles kept of a corpus model (an even stride), so the test runs in seconds.
+const MAX_TRIANGLES: usize = 6000;
+
+/// `product` with at most `max` triangles (every n-th), its vertices compacted, textures
+/// dropped (placement does not read them).
+fn decimate(product: &Product, max: usize) -> Product {
+    let total = product.triangle_count().max(1);
+    let stride = total.div_ceil(max).max(1);
+    let mut out = product.clone();
+    out.textures.clear();
+    for m in &mut out.materials {
+        m.base_color_texture = None;
+    }
+    let mut i = 0usize;
+    for p in &mut out.primitives {
+        let mut map = vec![u32::MAX; p.positions.len()];
+        let (mut pos, mut nor, mut uv, mut idx) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for t in p.indices.chunks_exact(3) {
+            i += 1;
+            if i % stride != 0 {
+                continue;
+            }
+            for &v in t {
+                let v = v as usize;
+                if map[v] == u32::MAX {
+                    map[v] = pos.len() as u32;
+                    pos.push(p.positions[v]);
+                    nor.push(p.normals.get(v).copied().unwrap_or([0.0, 0.0, 1.0]));
+                    uv.push(p.uvs.get(v).copied().unwrap_or([0.0; 2]));
+                }
+                idx.push(map[v]);
+            }
+        }
+        p.positions = pos;
+        p.normals = nor;
+        p.uvs = uv;
+        p.indices = idx;
+    }
+    out.primitives.retain(|p| !p.indices.is_empty());
+    out
+}
+
+/// `product` written as GLB under one root node with `matrix` (column-major), reloaded.
+fn reexport(product: &Product, matrix: Option<[f32; 16]>) -> Product {
+    let meshes: Vec<_> = product
+        .primitives
+        .iter()
+        .map(|p| (p.clone(), [0.0f32; 3]))
+        .collect();
+    let root = GlbRoot {
+        name: "variant".into(),
+        extras: serde_json::Value::Null,
+        matrix,
+    };
+    let mut materials = product.materials.clone();
+    for m in &mut materials {
+        m.base_color_texture = None;
+    }
+    let glb = write_glb_with_root(&meshes, &materials, &[], &root);
+    let mut p = product::load(&glb).expect("a re-exported product loads");
+    // Keep what the file said about itself (kind, names): only the geometry moves.
+    p.meta = product.meta.clone();
+    p
+}
+
+/// The 24 proper axis rotations.
+fn rotations() -> Vec<Mat3> {
+    let mut out = Vec::new();
+    for up in pose::Dir::ALL {
+        for front in pose::Dir::ALL {
+            if front.axis() == up.axis() {
+                continue;
+            }
+            let x = up.vec().cross(front.vec());
+            out.push(Mat3::from_cols(x, up.vec(), front.vec()));
+        }
+    }
+    out
+}
+
+/// The placed points (cm, anchor at the origin) and the pose.
+fn place(cat: Cat, p: &Product) -> Option<(Vec<Vec3>, Pose)> {
+    let pts = |p: &Product| -> Vec<Vec3> {
+        p.primitives
+            .iter()
+            .flat_map(|q| &q.positions)
+            .map(|v| Vec3::from(*v))
+            .collect()
+    };
+    match cat {
+        Cat::Eyewear => {
+            let pose = pose::infer(p, PoseCategory::Eyewear);
+            let c = pose.apply(p);
+            let (_, k, origin) = fit_product(&c, 14.0);
+            Some((pts(&c).into_iter().map(|q| (q - origin) * k).collect(), pose))
+        }
+        Cat::Hat => {
+            let pose = pose::infer(p, PoseCategory::Hat);
+            let c = pose.apply(p);
+            let m = read_model(&c)?;
+            let k = 15.5 / m.breadth.max(1e-9);
+            let kz = (19.5 / m.length.max(1e-9)).clamp(0.9 * k, 1.25 * k);
+            let s = Vec3::new(k, k, kz);
+            Some((pts(&c).into_iter().map(|q| (q - m.origin) * s).collect(), pose))
+        }
+        Cat::Shoe => {
+            let f = model::fit(p);
+            Some((pts(p).into_iter().map(|q| f.point(q)).collect(), f.pose))
+        }
+        Cat::Jewel => {
+            let kind = kind_of(p);
+            let (c, pose) = jewelry::canonical(p, kind.0);
+            if kind.0.is_hand_worn() {
+                let k = 1.0 / inner_radius(&c)?;
+                Some((pts(&c).into_iter().map(|q| q * k).collect(), pose))
+            } else {
+                let f = jewelry::fit(&c, kind.0);
+                Some((
+                    pts(&c).into_iter().map(|q| (q - f.origin) * f.k).collect(),
+                    pose,
+                ))
+            }
+        }
+    }
+}
+
+/// Centroid, box and second moments of placed points.
+#[derive(Debug, Clone, Copy)]
+struct Signature {
+    centroid: Vec3,
+    lo: Vec3,
+    hi: Vec3,
+    moments: [f32; 6],
+}
+
+fn signature(pts: &[Vec3]) -> Signature {
+    let n = pts.len().max(1) as f32;
+    let centroid = pts.iter().copied().sum::<Vec3>() / n;
+    let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+    let mut m = [0.0f32; 6];
+    for p in pts {
+        lo = lo.min(*p);
+        hi = hi.max(*p);
+        let d = *p - centroid;
+        for (k, v) in [d.x * d.x, d.y * d.y, d.z * d.z, d.x * d.y, d.y * d.z, d.x * d.z]
+            .into_iter()
+            .enumerate()
+        {
+            m[k] += v / n;
+        }
+    }
+    Signature {
+        centroid,
+        lo,
+        hi,
+        moments: m,
+    }
+}
+
+/// How far `b` is from `a`, relative to `a`'s size (0: the same placement).
+fn distance(a: &Signature, b: &Signature) -> f32 {
+    let size = (a.hi - a.lo).length().max(1e-6);
+    let d = [
+        (a.centroid - b.centroid).length(),
+        (a.lo - b.lo).length(),
+        (a.hi - b.hi).length(),
+    ]
+    .into_iter()
+    .fold(0.0f32, f32::max)
+        / size;
+    let dm = a
+        .moments
+        .iter()
+        .zip(&b.moments)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0f32, f32::max)
+        / (size * size);
+    d.max(10.0 * dm)
+}
+
+/// The tolerance of [`distance`].
+const TOLERANCE: f32 = 0.03;
+
+struct Case {
+    name: String,
+    cat: Cat,
+    product: Product,
+    sample: bool,
+}
+
+fn samples() -> Vec<Case> {
+    let mut out = Vec::new();
+    for f in SampleFrame::ALL {
+        out.push((f.name(), Cat::Eyewear, f.product()));
+    }
+    for h in SampleHat::ALL {
+        out.push((h.name(), Cat::Hat, h.product()));
+    }
+    for s in [SampleShoe::Sneaker, SampleShoe::Boot] {
+        out.push((s.name(), Cat::Shoe, s.product()));
+    }
+    for j in SampleJewel::ALL {
+        out.push((j.name(), Cat::Jewel, j.product()));
+    }
+    out.into_iter()
+        .map(|(n, cat, product)| Case {
+            name: format!("sample:{n}"),
+            cat,
+            product,
+            sample: true,
+        })
+        .collect()
+}
+
+fn corpus() -> Vec<Case> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/products");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        println!(
+            "SKIPPED the corpus: {} is missing (the real-product corpus sits beside the repo)",
+            dir.display()
+        );
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".glb") || n.ends_with(".gltf") || n.ends_with(".obj"))
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for n in names {
+        let cat = if n.starts_with("glasses") || n.starts_with("sunglasses") {
+            Cat::Eyewear
+        } else if n.starts_with("hat") {
+            Cat::Hat
+        } else if n.starts_with("shoe") {
+            Cat::Shoe
+        } else {
+            Cat::Jewel
+        };
+        let Ok(bytes) = std::fs::read(dir.join(&n)) else {
+            continue;
+        };
+        match product::load(&bytes) {
+            Ok(p) => out.push(Case {
+                name: n.trim_end_matches(".glb").to_string(),
+                cat,
+                product: decimate(&p, MAX_TRIANGLES),
+                sample: false,
+            }),
+            Err(e) => println!("skipped {n}: {} (issue #29)", e.code()),
+        }
+    }
+    out
+}
+
+#[test]
+fn placement_is_the_same_in_every_axis_convention_unit_and_origin() {
+    let started = std::time::Instant::now();
+    let rots = rotations();
+    let mut cases = samples();
+    cases.extend(corpus());
+    let mut table = Vec::new();
+    let (mut corpus_pass, mut corpus_total) = (0usize, 0usize);
+    let mut sample_failures = Vec::new();
+    for case in &cases {
+        let original = reexport(&case.product, None);
+        let Some((base_pts, base_pose)) = place(case.cat, &original) else {
+            println!("{}: cannot be placed", case.name);
+            continue;
+        };
+        let base = signature(&base_pts);
+        let size = {
+            let (lo, hi) = original.bounds();
+            (Vec3::from(hi) - Vec3::from(lo)).length()
+        };
+        let mut row = String::new();
+        let mut worst = 0.0f32;
+        for (i, r) in rots.iter().enumerate() {
+            let scale = [1.0f32, 100.0, 1000.0][i % 3];
+            // Units: only for products whose own unit is metres or unknown-small; a model
+            // already 100+ units across is left in its units (×1000 would overflow
+            // nothing, but its kind and fit would then read a 100 m object).
+            let scale = if size * scale > 5000.0 { 1.0 } else { scale };
+            let far = if i % 2 == 1 {
+                Vec3::new(3.0, -2.1, 1.2) * size * scale
+            } else {
+                Vec3::ZERO
+            };
+            let m = vto_render::math::DMat4::from_cols_array(&{
+                let rs = *r * scale;
+                let c = rs.to_cols_array();
+                [
+                    f64::from(c[0]),
+                    f64::from(c[1]),
+                    f64::from(c[2]),
+                    0.0,
+                    f64::from(c[3]),
+                    f64::from(c[4]),
+                    f64::from(c[5]),
+                    0.0,
+                    f64::from(c[6]),
+                    f64::from(c[7]),
+                    f64::from(c[8]),
+                    0.0,
+                    f64::from(far.x),
+                    f64::from(far.y),
+                    f64::from(far.z),
+                    1.0,
+                ]
+            });
+            let matrix = m.to_cols_array().map(|v| v as f32);
+            let variant = reexport(&case.product, Some(matrix));
+            let ok = place(case.cat, &variant).is_some_and(|(pts, pose)| {
+                let yaw_free = pose.yaw_free || base_pose.yaw_free;
+                let turns = if yaw_free { 4 } else { 1 };
+                let best = (0..turns)
+                    .map(|t| {
+                        let rot = Mat3::from_rotation_y(t as f32 * std::f32::consts::FRAC_PI_2);
+                        let turned: Vec<Vec3> = pts.iter().map(|q| rot * *q).collect();
+                        distance(&base, &signature(&turned))
+                    })
+                    .fold(f32::MAX, f32::min);
+                worst = worst.max(best.min(9.99));
+                best <= TOLERANCE
+            });
+            row.push(if ok { '#' } else { '.' });
+            if case.sample && !ok {
+                sample_failures.push(format!("{} rotation {i}", case.name));
+            }
+            if !case.sample {
+                corpus_total += 1;
+                corpus_pass += usize::from(ok);
+            }
+        }
+        let passed = row.chars().filter(|c| *c == '#').count();
+        table.push(format!(
+            "{:<44} {row} {passed:>2}/24  worst {worst:.3}  up {}:{} front {}:{}{}",
+            case.name,
+            base_pose.up.dir.as_str(),
+            base_pose.up.source.as_str(),
+            base_pose.front.dir.as_str(),
+            base_pose.front.source.as_str(),
+            if base_pose.yaw_free { " (yaw free)" } else { "" }
+        ));
+    }
+    println!("rotations 0..23 (# = the placement matches the original's within {TOLERANCE}); \
+              units ×1, ×100, ×1000 by rotation index mod 3, far origin on odd ones");
+    for line in &table {
+        println!("{line}");
+    }
+    println!(
+        "corpus: {corpus_pass}/{corpus_total} variants pass; {:.1} s",
+        started.elapsed().as_secs_f32()
+    );
+    assert!(
+        sample_failures.is_empty(),
+        "sample variants placed elsewhere: {sample_failures:?}"
+    );
+    if corpus_total > 0 {
+        assert!(
+            corpus_pass * 100 >= corpus_total * CORPUS_FLOOR_PERCENT,
+            "only {corpus_pass}/{corpus_total} corpus variants pass"
+        );
+    }
+}
+
+/// The least share of corpus variants that must pass (what passes today, rounded down:
+/// the failures are listed in the table and in the note of issue #35).
+const CORPUS_FLOOR_PERCENT: usize = 50;
