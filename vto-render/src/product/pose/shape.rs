@@ -634,22 +634,22 @@ fn hole_centre(c: &Cloud, a: usize, b: usize) -> Vec3 {
 
 fn band(c: &Cloud) -> Pose {
     let [thin, a, b] = c.by_extent();
-    let up = tie(
+    // The finger's direction: toward the side of the band's mass along it (a setting or a
+    // case is rarely centred on the band's width); a symmetric band keeps the file's.
+    let e = c
+        .mean_where(|_| true, |p| p[thin])
+        .map(|m| (m - c.mid(thin)) / c.ext(thin));
+    let up = signed(
         thin,
+        e,
+        0.01,
         Dir::UP,
-        format!(
-            "the finger / wrist runs through the hole, along {}",
+        &format!(
+            "the finger / wrist runs through the hole, along {}; its direction toward the \
+             band's mass",
             ["x", "y", "z"][thin]
         ),
     );
-    let up = AxisChoice {
-        source: if up.source == PoseSource::File {
-            PoseSource::Shape
-        } else {
-            up.source
-        },
-        ..up
-    };
     let centre = hole_centre(c, a, b);
     let reach = |axis: usize, sign: f32| {
         c.c.iter()
