@@ -129,7 +129,10 @@ fn place(cat: Cat, p: &Product) -> Option<(Vec<Vec3>, Pose)> {
             let pose = pose::infer(p, PoseCategory::Eyewear);
             let c = pose.apply(p);
             let (_, k, origin) = fit_product(&c, 14.0);
-            Some((pts(&c).into_iter().map(|q| (q - origin) * k).collect(), pose))
+            Some((
+                pts(&c).into_iter().map(|q| (q - origin) * k).collect(),
+                pose,
+            ))
         }
         Cat::Hat => {
             let pose = pose::infer(p, PoseCategory::Hat);
@@ -138,7 +141,10 @@ fn place(cat: Cat, p: &Product) -> Option<(Vec<Vec3>, Pose)> {
             let k = 15.5 / m.breadth.max(1e-9);
             let kz = (19.5 / m.length.max(1e-9)).clamp(0.9 * k, 1.25 * k);
             let s = Vec3::new(k, k, kz);
-            Some((pts(&c).into_iter().map(|q| (q - m.origin) * s).collect(), pose))
+            Some((
+                pts(&c).into_iter().map(|q| (q - m.origin) * s).collect(),
+                pose,
+            ))
         }
         Cat::Shoe => {
             let f = model::fit(p);
@@ -179,9 +185,16 @@ fn signature(pts: &[Vec3]) -> Signature {
         lo = lo.min(*p);
         hi = hi.max(*p);
         let d = *p - centroid;
-        for (k, v) in [d.x * d.x, d.y * d.y, d.z * d.z, d.x * d.y, d.y * d.z, d.x * d.z]
-            .into_iter()
-            .enumerate()
+        for (k, v) in [
+            d.x * d.x,
+            d.y * d.y,
+            d.z * d.z,
+            d.x * d.y,
+            d.y * d.z,
+            d.x * d.z,
+        ]
+        .into_iter()
+        .enumerate()
         {
             m[k] += v / n;
         }
@@ -340,8 +353,7 @@ fn placement_is_the_same_in_every_axis_convention_unit_and_origin() {
                     let turns = if yaw_free { 4 } else { 1 };
                     let best = (0..turns)
                         .map(|t| {
-                            let rot =
-                                Mat3::from_rotation_y(t as f32 * std::f32::consts::FRAC_PI_2);
+                            let rot = Mat3::from_rotation_y(t as f32 * std::f32::consts::FRAC_PI_2);
                             let turned: Vec<Vec3> = pts.iter().map(|q| rot * *q).collect();
                             distance(&base, &signature(&turned))
                         })
@@ -422,3 +434,70 @@ fn placement_is_the_same_in_every_axis_convention_unit_and_origin() {
 const CORPUS_FLOOR_PERCENT: usize = 60;
 /// The same for the samples.
 const SAMPLE_FLOOR_PERCENT: usize = 60;
+
+/// What the corpus's files are (SOURCES.md): kind and the file's axes that are up and front.
+#[test]
+fn corpus_products_are_read_as_what_they_are() {
+    use vto_render::tryon::hats::fit::HatKind;
+    use vto_render::tryon::jewelry::kind::JewelryKind;
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/products");
+    if !dir.is_dir() {
+        println!("SKIPPED: {} is missing", dir.display());
+        return;
+    }
+    let load =
+        |n: &str| product::load(&std::fs::read(dir.join(n)).expect("in the corpus")).unwrap();
+    for ring in [
+        "ring_au48213_muzammilraxa.glb",
+        "ring_au50695_muzammilraxa.glb",
+        "ring_au50949_ruby_muzammilraxa.glb",
+    ] {
+        let p = load(ring);
+        assert_eq!(kind_of(&p).0, JewelryKind::Ring, "{ring}");
+        // The finger along the file's z, the stone on top (+y) goes front.
+        let (_, pose) = jewelry::canonical(&p, JewelryKind::Ring);
+        assert_eq!(pose.up.dir.axis(), 2, "{ring}");
+        assert_eq!(pose.front.dir.as_str(), "+y", "{ring}");
+    }
+    assert_eq!(
+        kind_of(&load("watch_smartwatch_lume.glb")).0,
+        JewelryKind::Bracelet
+    );
+    assert_eq!(
+        kind_of(&load("earring_louboutin_mykolalehkyi.glb")).0,
+        JewelryKind::Drop
+    );
+    let hat = |n: &str| {
+        let p = load(n);
+        let pose = pose::infer(&p, PoseCategory::Hat);
+        let m = read_model(&pose.apply(&p)).unwrap();
+        (m.kind.0, pose)
+    };
+    let (kind, pose) = hat("hat_cap_karamellglass_khabib.glb");
+    assert_eq!(kind, HatKind::Cap);
+    assert_eq!(pose.front.dir.as_str(), "-x");
+    let (kind, pose) = hat("hat_cap_bambam_mykolalehkyi.glb");
+    assert_eq!(kind, HatKind::Cap);
+    assert_eq!(pose.front.dir.as_str(), "-z");
+    let (kind, pose) = hat("hat_western_meerschaum_yalcinaksakal.glb");
+    assert_eq!(kind, HatKind::Brimmed);
+    assert_eq!(pose.up.dir.as_str(), "+y");
+    for (n, front) in [
+        ("shoe_sneaker_rtfkt_gabrieldesk.glb", "+x"),
+        ("shoe_boot_odedstein.obj", "+x"),
+    ] {
+        let f = model::fit(&load(n));
+        assert_eq!(f.pose.up.dir.as_str(), "+y", "{n}");
+        assert_eq!(f.pose.front.dir.as_str(), front, "{n}");
+        assert!((25.0..36.0).contains(&f.length_cm), "{n}: {}", f.length_cm);
+    }
+    for n in [
+        "sunglasses_plastic_bensonruan.glb",
+        "sunglasses_sport_b307_bensonruan.glb",
+        "glasses_eyeglasses_bensonruan.glb",
+        "glasses_ar_concept_props_mykolalehkyi.glb",
+    ] {
+        let pose = pose::infer(&load(n), PoseCategory::Eyewear);
+        assert!(!pose.turns(), "{n}: {:?}", pose.to_json());
+    }
+}

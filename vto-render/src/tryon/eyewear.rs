@@ -184,8 +184,14 @@ pub fn fit_product(product: &Product, face_width_cm: f32) -> (Fit, f32, Vec3) {
         (true, false) => (
             Fit::AutoFit(format!(
                 "the origin is not at the bridge (centred on the front, {:.0} % of its height \
-                 from the bottom); real units kept, the bridge estimated on the front",
-                (100.0 * -flo.y / fh.max(1e-9)).max(0.0)
+                 from the bottom); real units kept (frame width {width:.4} units read as {}), \
+                 the bridge estimated on the front",
+                (100.0 * -flo.y / fh.max(1e-9)).max(0.0),
+                match to_cm {
+                    k if k >= 100.0 => "metres",
+                    k if k >= 1.0 => "centimetres",
+                    _ => "millimetres",
+                }
             )),
             to_cm,
             estimated,

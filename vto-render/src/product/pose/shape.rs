@@ -480,7 +480,10 @@ fn hat(c: &Cloud, up_pin: Option<Dir>) -> Pose {
         (reach(1, 1.0), 1, 1.0),
         (reach(1, -1.0), 1, -1.0),
     ];
-    let best = r.iter().copied().fold(r[0], |m, x| if x.0 > m.0 { x } else { m });
+    let best = r
+        .iter()
+        .copied()
+        .fold(r[0], |m, x| if x.0 > m.0 { x } else { m });
     let others_max = r
         .iter()
         .filter(|x| !(x.1 == best.1 && x.2 == best.2))
@@ -713,11 +716,10 @@ pub struct Hole {
 pub fn hole(c: &Cloud) -> Option<Hole> {
     let [thin, a, b] = c.by_extent();
     let centre = hole_centre(c, a, b);
-    let inner = c
-        .c
-        .iter()
-        .map(|p| (p[a] - centre[a]).hypot(p[b] - centre[b]))
-        .fold(f32::MAX, f32::min);
+    let inner =
+        c.c.iter()
+            .map(|p| (p[a] - centre[a]).hypot(p[b] - centre[b]))
+            .fold(f32::MAX, f32::min);
     if inner < 0.25 * c.ext(a) {
         return None;
     }

@@ -214,4 +214,50 @@ mod tests {
             assert_eq!(kind_of(&p), (want, KindSource::Shape), "{}", j.name());
         }
     }
+
+    fn scaled(mut p: Product, k: f32) -> Product {
+        for prim in &mut p.primitives {
+            for v in &mut prim.positions {
+                *v = v.map(|c| c * k);
+            }
+        }
+        p.meta.kind = None;
+        p.meta.names.clear();
+        p
+    }
+
+    #[test]
+    fn real_sizes_decide_between_hoops_bracelets_and_rings_in_any_axis_order() {
+        // The sample hoop (2.36 cm across) made 4.6 cm across: a hoop, not a bracelet.
+        let hoop = SampleJewel::HoopGold.product();
+        let (lo, hi) = hoop.bounds();
+        let big = scaled(hoop.clone(), 0.046 / (hi[0] - lo[0]));
+        assert_eq!(kind_of(&big), (JewelryKind::Hoop, KindSource::Shape));
+        // Lying in another plane (x, y, z → y, z, x): the same.
+        let mut turned = big.clone();
+        for prim in &mut turned.primitives {
+            for v in &mut prim.positions {
+                *v = [v[1], v[2], v[0]];
+            }
+        }
+        assert_eq!(shape_kind(&turned), JewelryKind::Hoop);
+        // Made 7 cm across it is a bangle.
+        let bangle = scaled(hoop, 0.07 / (hi[0] - lo[0]));
+        assert_eq!(shape_kind(&bangle), JewelryKind::Bracelet);
+        // A ring with its finger along z (the file's y and z swapped) is still a ring, and
+        // a ring guessed from the shape may be an earring on a photo without a hand.
+        let mut ring = scaled(SampleJewel::RingSolitaire.product(), 1.0);
+        for prim in &mut ring.primitives {
+            for v in &mut prim.positions {
+                *v = [v[0], -v[2], v[1]];
+            }
+        }
+        let kind = kind_of(&ring);
+        assert_eq!(kind, (JewelryKind::Ring, KindSource::Shape));
+        assert_eq!(ear_alternative(&ring, kind), Some(JewelryKind::Hoop));
+        assert_eq!(
+            ear_alternative(&ring, (JewelryKind::Ring, KindSource::Extras)),
+            None
+        );
+    }
 }

@@ -237,7 +237,11 @@ mod tests {
         assert_eq!(f.quarter_turns, 0);
         // Millimetres are real units: the sample's own length.
         let real = fit(&SampleShoe::Sneaker.product()).length_cm;
-        assert!((f.length_cm - real).abs() < 0.01, "{} vs {real}", f.length_cm);
+        assert!(
+            (f.length_cm - real).abs() < 0.01,
+            "{} vs {real}",
+            f.length_cm
+        );
         let reason = f.auto_fit.clone().unwrap();
         assert!(
             reason.contains("turned") && reason.contains("heel's bottom"),
