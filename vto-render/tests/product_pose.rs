@@ -475,6 +475,10 @@ fn corpus_products_are_read_as_what_they_are() {
     };
     let (kind, pose) = hat("hat_cap_karamellglass_khabib.glb");
     assert_eq!(kind, HatKind::Cap);
+    // Its breadth is the crown's (74 units wide), not a strip near the visor's root.
+    let p = load("hat_cap_karamellglass_khabib.glb");
+    let m = read_model(&pose.apply(&p)).unwrap();
+    assert!(m.breadth > 55.0, "breadth {}", m.breadth);
     assert_eq!(pose.front.dir.as_str(), "-x");
     let (kind, pose) = hat("hat_cap_bambam_mykolalehkyi.glb");
     assert_eq!(kind, HatKind::Cap);

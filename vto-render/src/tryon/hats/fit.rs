@@ -176,7 +176,19 @@ pub fn read_model(product: &Product) -> Option<HatModel> {
     let centred = (lo.x + hi.x).abs() < 0.04 * size.x;
     let origin_low = lo.y <= 0.0 && lo.y > -0.5 * height && hi.y > 0.5 * height;
     let half_depth = size.z / 2.0;
-    let (cx, cz) = ((lo.x + hi.x) / 2.0, (lo.z + hi.z) / 2.0);
+    // The crown's centre (the box of the upper half: a visor or a long brim stays below).
+    let (clo, chi) =
+        points
+            .iter()
+            .filter(|p| p.y > lo.y + 0.5 * height)
+            .fold((lo, hi), |(a, b), p| {
+                if a == lo && b == hi {
+                    (*p, *p)
+                } else {
+                    (a.min(*p), b.max(*p))
+                }
+            });
+    let (cx, cz) = ((clo.x + chi.x) / 2.0, (clo.z + chi.z) / 2.0);
     let (origin, auto_fit) = if conventional_units && centred && origin_low {
         (Vec3::ZERO, None)
     } else {
