@@ -174,7 +174,8 @@ pub fn read_model(product: &Product) -> Option<HatModel> {
     // Conventions: the opening at y = 0 with the hat above it, centred in x.
     let conventional_units = (0.12..=0.30).contains(&size.x);
     let centred = (lo.x + hi.x).abs() < 0.04 * size.x;
-    let origin_low = lo.y <= 0.0 && lo.y > -0.5 * height && hi.y > 0.5 * height;
+    // At or below y = 0 (within 1 % of the height: a scan's lowest point 0.2 mm up is there).
+    let origin_low = lo.y <= 0.01 * height && lo.y > -0.5 * height && hi.y > 0.5 * height;
     let half_depth = size.z / 2.0;
     // The crown's centre (the box of the upper half: a visor or a long brim stays below).
     let (clo, chi) =
