@@ -539,10 +539,14 @@ fn hat(c: &Cloud, up_pin: Option<Dir>) -> Pose {
     pose(PoseCategory::Hat, up, front, true)
 }
 
+/// [`rim_reach`]'s answer: the crown's (centre, half-extent) along each horizontal axis, and
+/// the reach toward +h0, −h0, +h1, −h1.
+pub type RimReach = ([(f32, f32); 2], [f32; 4]);
+
 /// A hat's crown (the part above 60 % of its height along `up`: its centre and half-extent
 /// along each of the `horiz` axes) and how far its rim-level parts (below 30 %) reach from
 /// that centre, in crown half-extents, toward +h0, −h0, +h1, −h1.
-pub fn rim_reach(c: &Cloud, up: Dir, horiz: [usize; 2]) -> Option<([(f32, f32); 2], [f32; 4])> {
+pub fn rim_reach(c: &Cloud, up: Dir, horiz: [usize; 2]) -> Option<RimReach> {
     let crown = |i: usize| c.t(c.c[i], up) > 0.6;
     let rim = |i: usize| c.t(c.c[i], up) < 0.3;
     let half = |a: usize| {
