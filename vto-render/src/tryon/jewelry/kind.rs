@@ -167,18 +167,25 @@ pub fn shape_kind(product: &Product) -> JewelryKind {
 
 /// What a shape-guessed hand-worn kind is worn as when the photo shows ears but no hand:
 /// a loop is a hoop, a long shape a drop, anything else a stud. `None` when the kind did
-/// not come from the shape or is not hand-worn.
+/// not come from the shape, is not hand-worn, or was read from a real size (the model in
+/// metres) or a watch's shape: those keep their "no hand" answer.
 pub fn ear_alternative(product: &Product, kind: (JewelryKind, KindSource)) -> Option<JewelryKind> {
     if kind.1 != KindSource::Shape || !kind.0.is_hand_worn() {
         return None;
     }
     let cloud = Cloud::of(product)?;
-    if hole(&cloud).is_some() {
-        return Some(JewelryKind::Hoop);
-    }
     let (lo, hi) = product.bounds();
     let mut s = [hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]];
     s.sort_by(f32::total_cmp);
+    // In metres the real size decided, and a watch is a watch: only a guess in unknown
+    // units is left to the photo.
+    let watch = hole(&cloud).is_some_and(|h| h.width_ratio >= 0.45);
+    if s[2] <= METRES_MAX || watch {
+        return None;
+    }
+    if hole(&cloud).is_some() {
+        return Some(JewelryKind::Hoop);
+    }
     Some(if s[2] > 1.6 * s[1] {
         JewelryKind::Drop
     } else {
@@ -254,7 +261,14 @@ mod tests {
         }
         let kind = kind_of(&ring);
         assert_eq!(kind, (JewelryKind::Ring, KindSource::Shape));
-        assert_eq!(ear_alternative(&ring, kind), Some(JewelryKind::Hoop));
+        // Its real size says ring: no earring on a photo without a hand.
+        assert_eq!(ear_alternative(&ring, kind), None);
+        // In unknown units (× 100) the band is still a ring, and the photo may make it a
+        // hoop.
+        let unknown = scaled(ring.clone(), 100.0);
+        let kind = kind_of(&unknown);
+        assert_eq!(kind, (JewelryKind::Ring, KindSource::Shape));
+        assert_eq!(ear_alternative(&unknown, kind), Some(JewelryKind::Hoop));
         assert_eq!(
             ear_alternative(&ring, (JewelryKind::Ring, KindSource::Extras)),
             None
