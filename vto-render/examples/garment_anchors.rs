@@ -38,6 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         body: true,
         person_mask: true,
         hands: true,
+        face_if_any: false,
     };
     for spec in testkit::standard((600, 800)) {
         let s = testkit::render(&body, &spec, renderer.rasterizer())?;

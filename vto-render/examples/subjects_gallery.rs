@@ -101,6 +101,7 @@ fn hand(
                 body: false,
                 person_mask: false,
                 hands: true,
+                face_if_any: false,
             },
         )?;
         let mut img = shot.image.clone();
@@ -247,6 +248,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 body: true,
                 person_mask: true,
                 hands: true,
+                face_if_any: false,
             },
         )?;
         let vms = t.elapsed().as_secs_f64() * 1e3;

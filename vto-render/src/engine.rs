@@ -556,14 +556,14 @@ fn see(vision: &mut Vision, photo: &RgbaImage, needs: Needs) -> Result<Person, R
         mask: None,
         hands: Vec::new(),
     };
-    if !(needs.face || needs.body || needs.person_mask || needs.hands) {
+    if !(needs.face || needs.face_if_any || needs.body || needs.person_mask || needs.hands) {
         return Ok(person);
     }
     let gpu = vision
         .image_ops()
         .upload(photo)
         .map_err(VisionError::from)?;
-    if needs.face {
+    if needs.face || needs.face_if_any {
         person.face = vision.choose_face(&gpu)?;
     }
     if needs.body {

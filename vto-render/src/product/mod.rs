@@ -19,6 +19,7 @@ use crate::math::{normalize_or, Vec3};
 mod gltf_load;
 pub mod meta;
 mod obj;
+pub mod pose;
 pub mod write;
 
 pub use meta::{Foot, ProductMeta};

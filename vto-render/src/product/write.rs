@@ -126,6 +126,9 @@ fn gltf_parts(
     if !root.extras.is_null() {
         doc["nodes"][0]["extras"] = root.extras.clone();
     }
+    if let Some(m) = root.matrix {
+        doc["nodes"][0]["matrix"] = json!(m);
+    }
     if let Some(arr) = doc["nodes"].as_array_mut() {
         arr.extend(nodes);
     }
@@ -146,6 +149,9 @@ pub struct GlbRoot {
     pub name: String,
     /// The node's `extras` (`null` for none).
     pub extras: serde_json::Value,
+    /// The node's `matrix` (column-major), wrapping the whole scene in one transform (the
+    /// same product re-exported in another convention); `None`: none.
+    pub matrix: Option<[f32; 16]>,
 }
 
 impl Default for GlbRoot {
@@ -153,6 +159,7 @@ impl Default for GlbRoot {
         GlbRoot {
             name: "glasses".into(),
             extras: serde_json::Value::Null,
+            matrix: None,
         }
     }
 }

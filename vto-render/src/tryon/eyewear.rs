@@ -29,6 +29,7 @@ use vto_core::Category;
 use super::placer::{worn_face, Placed, Placer};
 use super::{Needs, Options, Person, TryOnError};
 use crate::math::{dist_xy, Vec2, Vec3};
+use crate::product::pose::{self, unit_to_cm, Pose, PoseCategory};
 use crate::product::{AlphaMode, Product};
 use crate::raster::{RasterStats, Transparency};
 use crate::scene::camera::FOCAL_FACTOR;
@@ -138,11 +139,14 @@ pub struct EyewearPlacement {
     pub temple_droop_deg: Option<[f32; 2]>,
     /// The region that was rendered: x0, y0, width, height.
     pub roi: [u32; 4],
+    /// How the model was turned into the eyewear pose (across +X, up +Y, front +Z).
+    pub pose: Pose,
 }
 
 /// Decides the scale and the anchor; returns (fit, asset units → cm, asset-frame anchor).
 ///
-/// Scale and anchor are decided apart: a frame 10–20 units wide is in metres (real units)
+/// Scale and anchor are decided apart: a frame 10–20 cm wide in metres, centimetres or
+/// millimetres (tried in that order) is in real units
 /// even when its origin is elsewhere, and an origin is the bridge only when it is centred
 /// across the front, within the front's vertical band (20 %–95 % of its height from the
 /// bottom) and near its front face. Otherwise the bridge is estimated on the front (its
@@ -163,10 +167,12 @@ pub fn fit_product(product: &Product, face_width_cm: f32) -> (Fit, f32, Vec3) {
     }
     let fw = (fhi.x - flo.x).max(1e-9);
     let fh = fhi.y - flo.y;
-    let metres = (0.10..=0.20).contains(&width);
-    let centred = (lo[0] + hi[0]).abs() < 0.005;
+    let unit = unit_to_cm(width, 10.0..=20.0);
+    let metres = unit.is_some();
+    let to_cm = unit.unwrap_or(100.0);
+    let centred = (lo[0] + hi[0]).abs() * to_cm < 0.5;
     let in_band = flo.y + 0.2 * fh <= 0.0 && 0.0 <= flo.y + 0.95 * fh;
-    let at_front = (-0.005..=0.03).contains(&hi[2]);
+    let at_front = (-0.5..=3.0).contains(&(hi[2] * to_cm));
     let origin_is_bridge = centred && in_band && at_front;
     let estimated = Vec3::new(
         (flo.x + fhi.x) / 2.0,
@@ -174,18 +180,27 @@ pub fn fit_product(product: &Product, face_width_cm: f32) -> (Fit, f32, Vec3) {
         fhi.z - 0.05 * fh,
     );
     match (metres, origin_is_bridge) {
-        (true, true) => (Fit::RealUnits, 100.0, Vec3::ZERO),
+        (true, true) => (Fit::RealUnits, to_cm, Vec3::ZERO),
         (true, false) => (
             Fit::AutoFit(format!(
                 "the origin is not at the bridge (centred on the front, {:.0} % of its height \
-                 from the bottom); real units kept, the bridge estimated on the front",
-                (100.0 * -flo.y / fh.max(1e-9)).max(0.0)
+                 from the bottom); real units kept (frame width {width:.4} units read as {}), \
+                 the bridge estimated on the front",
+                (100.0 * -flo.y / fh.max(1e-9)).max(0.0),
+                match to_cm {
+                    k if k >= 100.0 => "metres",
+                    k if k >= 1.0 => "centimetres",
+                    _ => "millimetres",
+                }
             )),
-            100.0,
+            to_cm,
             estimated,
         ),
         (false, _) => (
-            Fit::AutoFit(format!("frame width {width:.4} units is not 0.10–0.20 m")),
+            Fit::AutoFit(format!(
+                "frame width {width:.4} units is not 10–20 cm in metres, centimetres or \
+                 millimetres"
+            )),
             AUTO_FIT_WIDTH * face_width_cm / fw,
             estimated,
         ),
@@ -273,6 +288,9 @@ pub fn prepare(
     kind: Eyewear,
     options: &Options,
 ) -> Result<Placed<EyewearPlacement>, TryOnError> {
+    let pose = pose::infer(product, PoseCategory::Eyewear);
+    let canonical = pose.apply(product);
+    let product = &canonical;
     let head = HeadScene::new(photo, face)?;
     let cam = head.cam();
     let lm = head.landmarks();
@@ -355,6 +373,7 @@ pub fn prepare(
             face_width_px,
             temple_droop_deg: bends.map(|b| b.map(|t| t.angle.to_degrees())),
             roi: scene.roi,
+            pose,
         },
         scene: Some(scene),
         photo: None,
@@ -398,6 +417,7 @@ pub fn metadata(
         "category": kind.name(),
         "fit": fit,
         "auto_fit_reason": reason,
+        "pose": p.pose.to_json(),
         "scale_to_cm": p.scale_to_cm,
         "head_pose_deg": face.head_pose.as_ref().map(|h| json!({
             "yaw": h.yaw_pitch_roll_deg[0], "pitch": h.yaw_pitch_roll_deg[1], "roll": h.yaw_pitch_roll_deg[2],

@@ -52,6 +52,9 @@ pub struct Needs {
     pub person_mask: bool,
     /// The hands (palm detection, then 21 landmarks per hand): rings and bracelets.
     pub hands: bool,
+    /// Look for a face too, without failing when there is none (a jewel whose shape may
+    /// be a ring or an earring: ears and no hand make it an earring).
+    pub face_if_any: bool,
 }
 
 /// The form a category's product comes in.

@@ -17,6 +17,7 @@ mod glasses;
 mod hats;
 mod jewelry;
 mod looks;
+mod product_pose;
 mod rings;
 mod shoes;
 mod subjects;

@@ -46,6 +46,7 @@ pub fn glb_with_extras(
         &GlbRoot {
             name: name.into(),
             extras,
+            matrix: None,
         },
     )
 }

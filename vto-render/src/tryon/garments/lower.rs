@@ -60,6 +60,7 @@ const NEEDS: Needs = Needs {
     body: true,
     person_mask: true,
     hands: false,
+    face_if_any: false,
 };
 
 fn photo_of(category: Category, product: &ProductInput) -> Result<&RgbaImage, TryOnError> {

@@ -3,6 +3,8 @@
 //! tested without a GPU or a photo.
 
 use crate::math::Vec3;
+use crate::product::pose::shape::{rim_reach, Cloud};
+use crate::product::pose::Dir;
 use crate::product::Product;
 
 /// Head breadth as a multiple of the face width (landmarks 234–454 in 3D): the skull is
@@ -73,15 +75,19 @@ pub enum KindSource {
     Name,
     /// The shape (a visor, a brim, neither).
     Shape,
+    /// The shape allowed two kinds and the photo decided (jewelry: ears but no hand, so
+    /// earrings rather than a ring).
+    Photo,
 }
 
 impl KindSource {
-    /// `extras`, `name` or `shape`.
+    /// `extras`, `name`, `shape` or `photo`.
     pub fn as_str(self) -> &'static str {
         match self {
             KindSource::Extras => "extras",
             KindSource::Name => "name",
             KindSource::Shape => "shape",
+            KindSource::Photo => "photo",
         }
     }
 }
@@ -168,9 +174,22 @@ pub fn read_model(product: &Product) -> Option<HatModel> {
     // Conventions: the opening at y = 0 with the hat above it, centred in x.
     let conventional_units = (0.12..=0.30).contains(&size.x);
     let centred = (lo.x + hi.x).abs() < 0.04 * size.x;
-    let origin_low = lo.y <= 0.0 && lo.y > -0.5 * height && hi.y > 0.5 * height;
+    // At or below y = 0 (within 1 % of the height: a scan's lowest point 0.2 mm up is there).
+    let origin_low = lo.y <= 0.01 * height && lo.y > -0.5 * height && hi.y > 0.5 * height;
     let half_depth = size.z / 2.0;
-    let (cx, cz) = ((lo.x + hi.x) / 2.0, (lo.z + hi.z) / 2.0);
+    // The crown's centre (the box of the upper half: a visor or a long brim stays below).
+    let (clo, chi) =
+        points
+            .iter()
+            .filter(|p| p.y > lo.y + 0.5 * height)
+            .fold((lo, hi), |(a, b), p| {
+                if a == lo && b == hi {
+                    (*p, *p)
+                } else {
+                    (a.min(*p), b.max(*p))
+                }
+            });
+    let (cx, cz) = ((clo.x + chi.x) / 2.0, (clo.z + chi.z) / 2.0);
     let (origin, auto_fit) = if conventional_units && centred && origin_low {
         (Vec3::ZERO, None)
     } else {
@@ -205,7 +224,7 @@ pub fn read_model(product: &Product) -> Option<HatModel> {
     let length = wall_length(&points, origin.y, crown, origin.x, size.x / 2.0)
         .filter(|l| *l > 0.5 * breadth)
         .unwrap_or(breadth * HEAD_LENGTH_PER_FACE_WIDTH / HEAD_BREADTH_PER_FACE_WIDTH);
-    let kind = kind_of(product, &points, origin, breadth, height);
+    let kind = kind_of(product);
     Some(HatModel {
         kind,
         origin,
@@ -215,16 +234,13 @@ pub fn read_model(product: &Product) -> Option<HatModel> {
     })
 }
 
-/// The kind: the extras, else a name, else the shape: parts below 10 % of the height that
-/// reach 25 % beyond the opening ellipse in front only make a cap, all around a brimmed hat,
-/// neither a beanie.
-fn kind_of(
-    product: &Product,
-    points: &[Vec3],
-    origin: Vec3,
-    breadth: f32,
-    height: f32,
-) -> (HatKind, KindSource) {
+/// The kind: the extras, else a name, else the shape (the model in its canonical pose,
+/// +Y up, see [`crate::product::pose`]): measured against the crown (the part above 60 % of
+/// the height), the rim-level parts (below 30 %) reaching 1.45 × the crown's half-width or
+/// more on one side only (the others under 1.3 ×) are a visor: a cap; reaching 1.4 × on
+/// every side, or a hat in metres wider than 30 cm, a brim: a brimmed hat; neither a
+/// beanie (its rim flares about 1.2 × under its dome).
+fn kind_of(product: &Product) -> (HatKind, KindSource) {
     if let Some(k) = product.meta.kind.as_deref().and_then(HatKind::from_word) {
         return (k, KindSource::Extras);
     }
@@ -236,26 +252,22 @@ fn kind_of(
     {
         return (k, KindSource::Name);
     }
-    let a = breadth / 2.0;
-    let b = a * HEAD_LENGTH_PER_FACE_WIDTH / HEAD_BREADTH_PER_FACE_WIDTH;
-    let (mut front, mut back, mut side) = (false, false, false);
-    for p in points.iter().filter(|p| p.y < origin.y + 0.1 * height) {
-        let d = *p - origin;
-        let r = ((d.x / a).powi(2) + (d.z / b).powi(2)).sqrt();
-        if r > 1.25 {
-            if d.z > 0.5 * b {
-                front = true;
-            } else if d.z < -0.5 * b {
-                back = true;
+    let (lo, hi) = product.bounds();
+    let span = (hi[0] - lo[0]).max(hi[2] - lo[2]);
+    let reach = Cloud::of(product).and_then(|c| rim_reach(&c, Dir::UP, [0, 2]));
+    let kind = match reach {
+        Some((_, r)) => {
+            let mut sorted = r;
+            sorted.sort_by(f32::total_cmp);
+            if sorted[3] > 1.45 && sorted[2] < 1.3 {
+                HatKind::Cap
+            } else if sorted[0] >= 1.4 || (0.30..=0.60).contains(&span) {
+                HatKind::Brimmed
             } else {
-                side = true;
+                HatKind::Beanie
             }
         }
-    }
-    let kind = match (front, back || side) {
-        (_, true) => HatKind::Brimmed,
-        (true, false) => HatKind::Cap,
-        (false, false) => HatKind::Beanie,
+        None => HatKind::Beanie,
     };
     (kind, KindSource::Shape)
 }

@@ -37,6 +37,7 @@ use vto_core::Category;
 use super::placer::{worn_face, Placed, Placer};
 use super::{Needs, Options, Person, TryOnError};
 use crate::math::{Mat3, Vec3};
+use crate::product::pose::{self, Pose, PoseCategory};
 use crate::product::Product;
 use crate::raster::{RasterStats, Transparency};
 use crate::scene::camera::{HeadCamera, NoHeadPose};
@@ -125,6 +126,8 @@ pub struct HatPlacement {
     pub face_height_px: f32,
     /// The region that was rendered: x0, y0, width, height.
     pub roi: [u32; 4],
+    /// How the model was turned into the hat pose (crown up +Y, visor toward +Z).
+    pub pose: Pose,
 }
 
 fn dist3(a: [f32; 3], b: [f32; 3]) -> f32 {
@@ -217,6 +220,9 @@ pub fn prepare(
     let centre_x =
         (landmark_in_head_frame(face, 234)?.x + landmark_in_head_frame(face, 454)?.x) / 2.0;
     let skull = Skull::new(face_width_px / s, face_height_px / s, forehead, centre_x);
+    let pose = pose::infer(product, PoseCategory::Hat);
+    let canonical = pose.apply(product);
+    let product = &canonical;
     let model = read_model(product)
         .ok_or_else(|| TryOnError::BadProduct("the hat model has no extent".into()))?;
     let hair = mask
@@ -265,6 +271,7 @@ pub fn prepare(
             head_width_px: HEAD_BREADTH_PER_FACE_WIDTH * face_width_px,
             face_height_px,
             roi: scene.roi,
+            pose,
         },
         scene: Some(scene),
         photo: None,
@@ -283,6 +290,7 @@ pub fn metadata(
         "category": "hats",
         "kind": p.kind.0.as_str(),
         "kind_source": p.kind.1.as_str(),
+        "pose": p.pose.to_json(),
         "fit": if p.auto_fit.is_some() { "auto_fit" } else { "conventions" },
         "auto_fit_reason": p.auto_fit,
         "scale_to_cm": p.scale_to_cm,

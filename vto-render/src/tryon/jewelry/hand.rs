@@ -37,6 +37,7 @@ use serde_json::json;
 
 use super::kind::{JewelryKind, KindSource};
 use crate::math::{Vec2, Vec3};
+use crate::product::pose::Pose;
 use crate::product::Product;
 use crate::raster::{RasterStats, Scene, Transparency};
 use crate::scene::camera::PhotoCamera;
@@ -99,6 +100,9 @@ pub struct HandWorn {
 pub struct HandJewel {
     /// The kind and where it came from.
     pub kind: (JewelryKind, KindSource),
+    /// How the model was turned into the band's canonical pose (finger along Y, the
+    /// setting toward +Z) and recentred on its hole ([`super::canonical`]).
+    pub pose: Pose,
     /// Where it landed.
     pub worn: HandWorn,
 }
@@ -268,6 +272,8 @@ pub fn prepare(
     options: &Options,
 ) -> Result<Placed<HandJewel>, TryOnError> {
     let what = kind.0.as_str();
+    let (canonical, pose) = super::canonical(product, kind.0);
+    let product = &canonical;
     let Some((hand, side, side_source)) = choose_hand(hands, body) else {
         return Err(TryOnError::NotFound(format!(
             "no hand was found in the person photo; a {what} is worn on a hand: send a photo \
@@ -408,6 +414,7 @@ pub fn prepare(
         photo: None,
         placement: HandJewel {
             kind,
+            pose,
             worn: HandWorn {
                 side,
                 side_source,
@@ -435,6 +442,7 @@ pub fn metadata(
         "kind": prepared.kind.0.as_str(),
         "kind_source": prepared.kind.1.as_str(),
         "fit": "hand",
+        "pose": prepared.pose.to_json(),
         "scale_to_cm": worn.k,
         "worn": {
             "hand": worn.side.as_str(),

@@ -1,6 +1,7 @@
 //! What kind of jewel a model is: from its glTF extras, its node / mesh names, or its shape.
 
-use crate::math::Vec3;
+use crate::product::pose::shape::{hole, Cloud};
+use crate::product::pose::PoseCategory;
 use crate::product::Product;
 
 pub use crate::tryon::hats::fit::KindSource;
@@ -71,31 +72,11 @@ impl JewelryKind {
     }
 }
 
-/// Whether the shape has a hole through its middle in the plane of its two largest extents:
-/// no vertex within a quarter of the smaller of them from the box centre.
-fn has_hole(points: &[Vec3], lo: Vec3, hi: Vec3) -> bool {
-    let size = hi - lo;
-    let c = (lo + hi) / 2.0;
-    // Drop the thinnest axis.
-    let thin = if size.x <= size.y && size.x <= size.z {
-        0
-    } else if size.y <= size.z {
-        1
-    } else {
-        2
-    };
-    let axes: Vec<usize> = (0..3).filter(|&k| k != thin).collect();
-    let r = 0.25 * size[axes[0]].min(size[axes[1]]);
-    !points.iter().any(|p| {
-        let d = *p - c;
-        (d[axes[0]].powi(2) + d[axes[1]].powi(2)).sqrt() < r
-    })
-}
+/// The most a jewel in metres measures across: anything larger is in other units.
+pub const METRES_MAX: f32 = 0.6;
 
-/// The kind of `product` (see the module docs): extras, else names, else the shape, read in
-/// metres: wider than 9 cm is a necklace; 4.5–9 cm with a hole a bracelet, else a necklace
-/// (a pendant alone); smaller, 1.6 × taller than wide a drop, with a hole a hoop, else a
-/// stud. A ring must say so (its shape is a hoop's).
+/// The kind of `product` (see the module docs): extras, else names, else the shape
+/// ([`shape_kind`]).
 pub fn kind_of(product: &Product) -> (JewelryKind, KindSource) {
     if let Some(k) = product
         .meta
@@ -113,33 +94,112 @@ pub fn kind_of(product: &Product) -> (JewelryKind, KindSource) {
     {
         return (k, KindSource::Name);
     }
-    let points: Vec<Vec3> = product
-        .primitives
-        .iter()
-        .flat_map(|p| &p.positions)
-        .map(|p| Vec3::from(*p))
-        .collect();
+    (shape_kind(product), KindSource::Shape)
+}
+
+/// The kind from the shape alone, the same in any axis convention (extents sorted, the
+/// hole in the plane of the two larger ones). In metres (the largest extent at most
+/// [`METRES_MAX`]), with a hole: a band 15–23 mm inside that is a band (≥ 15 % as wide as
+/// it is across) or carries a setting (in-plane extents differ by 5 %) is a ring; a hole up
+/// to 5.5 cm is a hoop (below 12 mm across, a stud); 5.5–8 cm a bracelet (a thin hoop to
+/// 6 cm stays a hoop); larger a necklace. Without a hole: wider than 9 cm a necklace, 1.6 ×
+/// longer than wide a drop (up to 9 cm), else wider than 4.5 cm a necklace (a pendant
+/// alone), else a stud. Whatever the units, a loop as wide along its axis
+/// as 45 % of its diameter is a bracelet (a watch, worn like one). In other units a band
+/// (≥ 15 %) is a ring, a thinner loop a hoop, a long shape a drop, anything else a
+/// necklace.
+pub fn shape_kind(product: &Product) -> JewelryKind {
+    let Some(cloud) = Cloud::of(product) else {
+        return JewelryKind::Stud;
+    };
     let (lo, hi) = product.bounds();
-    let (lo, hi) = (Vec3::from(lo), Vec3::from(hi));
-    let size = hi - lo;
-    let largest = size.max_element();
-    let hole = has_hole(&points, lo, hi);
-    let kind = if largest > 0.09 {
-        JewelryKind::Necklace
-    } else if largest > 0.045 {
-        if hole {
-            JewelryKind::Bracelet
-        } else {
-            JewelryKind::Necklace
+    let mut s = [hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]];
+    s.sort_by(f32::total_cmp);
+    let metres = s[2] <= METRES_MAX;
+    match hole(&cloud) {
+        Some(h) if metres && h.inner > 0.08 => JewelryKind::Necklace,
+        Some(h) if h.width_ratio >= 0.45 => JewelryKind::Bracelet,
+        Some(h) if metres => {
+            let setting = h.roundness < 0.95;
+            if (0.015..=0.023).contains(&h.inner) && (h.width_ratio >= 0.15 || setting) {
+                JewelryKind::Ring
+            } else if h.inner <= 0.055 {
+                if s[2] > 0.012 {
+                    JewelryKind::Hoop
+                } else {
+                    JewelryKind::Stud
+                }
+            } else if h.inner <= 0.08 {
+                if h.inner <= 0.06 && h.width_ratio < 0.06 {
+                    JewelryKind::Hoop
+                } else {
+                    JewelryKind::Bracelet
+                }
+            } else {
+                JewelryKind::Necklace
+            }
         }
-    } else if size.y > 1.6 * size.x {
+        Some(h) => {
+            if h.width_ratio >= 0.15 {
+                JewelryKind::Ring
+            } else {
+                JewelryKind::Hoop
+            }
+        }
+        None if metres => {
+            if s[2] > 0.09 || (s[2] > 0.045 && s[2] <= 1.6 * s[1]) {
+                JewelryKind::Necklace
+            } else if s[2] > 1.6 * s[1] {
+                JewelryKind::Drop
+            } else {
+                JewelryKind::Stud
+            }
+        }
+        None => {
+            if s[2] > 1.6 * s[1] {
+                JewelryKind::Drop
+            } else {
+                JewelryKind::Necklace
+            }
+        }
+    }
+}
+
+/// What a shape-guessed hand-worn kind is worn as when the photo shows ears but no hand:
+/// a loop is a hoop, a long shape a drop, anything else a stud. `None` when the kind did
+/// not come from the shape, is not hand-worn, or was read from a real size (the model in
+/// metres) or a watch's shape: those keep their "no hand" answer.
+pub fn ear_alternative(product: &Product, kind: (JewelryKind, KindSource)) -> Option<JewelryKind> {
+    if kind.1 != KindSource::Shape || !kind.0.is_hand_worn() {
+        return None;
+    }
+    let cloud = Cloud::of(product)?;
+    let (lo, hi) = product.bounds();
+    let mut s = [hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]];
+    s.sort_by(f32::total_cmp);
+    // In metres the real size decided, and a watch is a watch: only a guess in unknown
+    // units is left to the photo.
+    let watch = hole(&cloud).is_some_and(|h| h.width_ratio >= 0.45);
+    if s[2] <= METRES_MAX || watch {
+        return None;
+    }
+    if hole(&cloud).is_some() {
+        return Some(JewelryKind::Hoop);
+    }
+    Some(if s[2] > 1.6 * s[1] {
         JewelryKind::Drop
-    } else if hole && largest > 0.012 {
-        JewelryKind::Hoop
     } else {
         JewelryKind::Stud
-    };
-    (kind, KindSource::Shape)
+    })
+}
+
+/// The canonical pose family of a jewel of `kind`.
+pub fn pose_category(kind: JewelryKind) -> PoseCategory {
+    match kind {
+        JewelryKind::Ring | JewelryKind::Bracelet => PoseCategory::Band,
+        JewelryKind::Necklace => PoseCategory::Necklace,
+        _ => PoseCategory::Earring,
+    }
 }
 
 #[cfg(test)]
@@ -158,13 +218,60 @@ mod tests {
             p.meta.kind = None;
             assert_eq!(kind_of(&p), (want, KindSource::Name), "{}", j.name());
             p.meta.names.clear();
-            // A ring's shape is a hoop's: it must say what it is.
-            let by_shape = if want == JewelryKind::Ring {
-                JewelryKind::Hoop
-            } else {
-                want
-            };
-            assert_eq!(kind_of(&p), (by_shape, KindSource::Shape), "{}", j.name());
+            assert_eq!(kind_of(&p), (want, KindSource::Shape), "{}", j.name());
         }
+    }
+
+    fn scaled(mut p: Product, k: f32) -> Product {
+        for prim in &mut p.primitives {
+            for v in &mut prim.positions {
+                *v = v.map(|c| c * k);
+            }
+        }
+        p.meta.kind = None;
+        p.meta.names.clear();
+        p
+    }
+
+    #[test]
+    fn real_sizes_decide_between_hoops_bracelets_and_rings_in_any_axis_order() {
+        // The sample hoop (2.36 cm across) made 4.6 cm across: a hoop, not a bracelet.
+        let hoop = SampleJewel::HoopGold.product();
+        let (lo, hi) = hoop.bounds();
+        let big = scaled(hoop.clone(), 0.046 / (hi[0] - lo[0]));
+        assert_eq!(kind_of(&big), (JewelryKind::Hoop, KindSource::Shape));
+        // Lying in another plane (x, y, z → y, z, x): the same.
+        let mut turned = big.clone();
+        for prim in &mut turned.primitives {
+            for v in &mut prim.positions {
+                *v = [v[1], v[2], v[0]];
+            }
+        }
+        assert_eq!(shape_kind(&turned), JewelryKind::Hoop);
+        // Made 7 cm across it is a bangle.
+        let bangle = scaled(hoop, 0.07 / (hi[0] - lo[0]));
+        assert_eq!(shape_kind(&bangle), JewelryKind::Bracelet);
+        // A ring with its finger along z (the file's y and z swapped) is still a ring, and
+        // a ring guessed from the shape may be an earring on a photo without a hand.
+        let mut ring = scaled(SampleJewel::RingSolitaire.product(), 1.0);
+        for prim in &mut ring.primitives {
+            for v in &mut prim.positions {
+                *v = [v[0], -v[2], v[1]];
+            }
+        }
+        let kind = kind_of(&ring);
+        assert_eq!(kind, (JewelryKind::Ring, KindSource::Shape));
+        // Its real size says ring: no earring on a photo without a hand.
+        assert_eq!(ear_alternative(&ring, kind), None);
+        // In unknown units (× 100) the band is still a ring, and the photo may make it a
+        // hoop.
+        let unknown = scaled(ring.clone(), 100.0);
+        let kind = kind_of(&unknown);
+        assert_eq!(kind, (JewelryKind::Ring, KindSource::Shape));
+        assert_eq!(ear_alternative(&unknown, kind), Some(JewelryKind::Hoop));
+        assert_eq!(
+            ear_alternative(&ring, (JewelryKind::Ring, KindSource::Extras)),
+            None
+        );
     }
 }

@@ -29,6 +29,8 @@ use vto_core::Category;
 use super::placer::{worn_face, Placed, Placer};
 use super::{Needs, Options, Person, TryOnError};
 use crate::math::{dist_xy, Vec3};
+use crate::product::pose::shape::{hole, Cloud};
+use crate::product::pose::{self, Pose};
 use crate::product::Product;
 use crate::raster::{RasterStats, Scene, Transparency};
 use crate::scene::head_scene::HeadScene;
@@ -62,10 +64,13 @@ impl Placer for Jewelry {
     }
 
     fn needs_for(&self, product: &Product) -> Needs {
-        if kind_of(product).0.is_hand_worn() {
+        let kind = kind_of(product);
+        if kind.0.is_hand_worn() {
             Needs {
                 body: true,
                 hands: true,
+                // A guess from the shape may be earrings after all: look for the ears.
+                face_if_any: kind::ear_alternative(product, kind).is_some(),
                 ..Needs::default()
             }
         } else {
@@ -79,14 +84,28 @@ impl Placer for Jewelry {
         product: &Product,
         options: &Options,
     ) -> Result<Placed<JewelryPlacement>, TryOnError> {
-        let kind = kind_of(product);
+        let mut kind = kind_of(product);
+        // The shape's guess of a hand-worn kind on a photo with a face and no hand: the
+        // earring the shape also allows (said as `kind_source: photo`).
+        if person.hands.is_empty() && person.face.is_some() {
+            if let Some(ear) = kind::ear_alternative(product, kind) {
+                kind = (ear, KindSource::Photo);
+            }
+        }
         if kind.0.is_hand_worn() {
             let body = person.body.as_ref();
             let placed = hand::prepare(&person.photo, &person.hands, body, product, kind, options)?;
             return Ok(placed.map(JewelryPlacement::Hand));
         }
         let face = worn_face(person, Category::Jewelry)?;
-        let placed = prepare(&person.photo, face, person.body.as_ref(), product, options)?;
+        let placed = prepare_as(
+            &person.photo,
+            face,
+            person.body.as_ref(),
+            product,
+            kind,
+            options,
+        )?;
         Ok(placed.map(JewelryPlacement::Head))
     }
 
@@ -188,6 +207,8 @@ pub enum Worn {
 pub struct HeadJewel {
     /// The kind and where it came from.
     pub kind: (JewelryKind, KindSource),
+    /// How the model was turned into the kind's canonical pose ([`canonical`]).
+    pub pose: Pose,
     /// Scale and anchor.
     pub fit: JewelPlacement,
     /// Where it landed.
@@ -219,6 +240,26 @@ pub fn mark_gems(scene: &mut Scene, product: &Product) {
     }
 }
 
+/// `product` turned into the canonical pose of a `kind` ([`crate::product::pose`]); a
+/// ring's or a bracelet's also moved so that its hole's centre is the origin (the finger
+/// or the wrist runs through it) when the origin lies outside the hole.
+pub fn canonical(product: &Product, kind: JewelryKind) -> (Product, Pose) {
+    let pose = pose::infer(product, kind::pose_category(kind));
+    let mut turned = pose.apply(product);
+    if kind.is_hand_worn() {
+        if let Some(h) = Cloud::of(&turned).and_then(|c| hole(&c)) {
+            if h.centre.length() > 0.25 * h.inner {
+                for p in &mut turned.primitives {
+                    for v in &mut p.positions {
+                        *v = (Vec3::from(*v) - h.centre).to_array();
+                    }
+                }
+            }
+        }
+    }
+    (turned, pose)
+}
+
 /// Places `product` on the person and builds the scene (`None` when there is nothing to
 /// draw: every ear turned away).
 pub fn prepare(
@@ -228,7 +269,20 @@ pub fn prepare(
     product: &Product,
     options: &Options,
 ) -> Result<Placed<HeadJewel>, TryOnError> {
-    let kind = kind_of(product);
+    prepare_as(photo, face, body, product, kind_of(product), options)
+}
+
+/// [`prepare`] with the kind decided by the caller.
+pub fn prepare_as(
+    photo: &RgbaImage,
+    face: &Face,
+    body: Option<&Body>,
+    product: &Product,
+    kind: (JewelryKind, KindSource),
+    options: &Options,
+) -> Result<Placed<HeadJewel>, TryOnError> {
+    let (canonical, pose) = canonical(product, kind.0);
+    let product = &canonical;
     if kind.0.is_hand_worn() {
         return Err(TryOnError::BadProduct(format!(
             "a {} is worn on a hand: place it with jewelry::hand::prepare",
@@ -340,6 +394,7 @@ pub fn prepare(
         photo: None,
         placement: HeadJewel {
             kind,
+            pose,
             fit: fitted,
             worn,
             collar_px,
@@ -382,6 +437,7 @@ pub fn metadata(
         "category": "jewelry",
         "kind": prepared.kind.0.as_str(),
         "kind_source": prepared.kind.1.as_str(),
+        "pose": prepared.pose.to_json(),
         "fit": if prepared.fit.auto_fit.is_some() { "auto_fit" } else { "conventions" },
         "auto_fit_reason": prepared.fit.auto_fit,
         "scale_to_cm": prepared.fit.k,

@@ -373,6 +373,7 @@ pub fn metadata(placed: &Placed<ShoesPlacement>, stats: &RasterStats) -> serde_j
         "feet": feet,
         "fit_confidence": confidence,
         "model": {
+            "pose": f.pose.to_json(),
             "foot": if f.right { "right" } else { "left" },
             "foot_from": match f.side_source {
                 SideSource::Extras => "extras",

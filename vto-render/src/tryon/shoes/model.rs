@@ -7,12 +7,14 @@
 //! - **Axes**: the toe along +Z, +Y up. A model whose longest horizontal extent lies along X
 //!   is turned a quarter about Y; a model whose high end (the collar) is at +Z is turned
 //!   half a turn, so the toe (the low end) points along +Z. Said in the metadata.
-//! - **Scale**: real units when the length is 0.20–0.36 (metres); otherwise scaled to a
+//! - **Scale**: real units when the length is 20–36 cm in metres, centimetres or millimetres
+//!   (tried in that order); otherwise scaled to a
 //!   [`DEFAULT_LENGTH_CM`] shoe.
 //! - **Anchor**: the origin when it is the heel's bottom (within 1 cm below/behind the
 //!   heel's back, centred across it); otherwise estimated at the heel's back, bottom, centre.
 
 use crate::math::Vec3;
+use crate::product::pose::{self, unit_to_cm, Pose, PoseCategory};
 use crate::product::{Foot, Product};
 
 /// Length an auto-fitted shoe is scaled to (cm).
@@ -46,17 +48,20 @@ pub struct ShoeFit {
     pub auto_fit: Option<String>,
     /// The shoe's length in cm.
     pub length_cm: f32,
+    /// The turn into the shoe's canonical pose (sole down, toe +Z), applied before
+    /// everything above ([`crate::product::pose`]).
+    pub pose: Pose,
 }
 
 impl ShoeFit {
     /// An asset point in the shoe frame (cm).
     pub fn point(&self, q: Vec3) -> Vec3 {
-        self.scale_to_cm * (turn(q, self.quarter_turns) - self.anchor)
+        self.scale_to_cm * (turn(self.pose.rotation() * q, self.quarter_turns) - self.anchor)
     }
 
     /// An asset direction in the shoe frame.
     pub fn dir(&self, n: Vec3) -> Vec3 {
-        turn(n, self.quarter_turns)
+        turn(self.pose.rotation() * n, self.quarter_turns)
     }
 }
 
@@ -71,11 +76,13 @@ fn turn(q: Vec3, quarter_turns: u32) -> Vec3 {
 
 /// Decides the foot, the turn, the scale and the anchor of `product` (see the module docs).
 pub fn fit(product: &Product) -> ShoeFit {
+    let pose = pose::infer(product, PoseCategory::Shoe);
+    let r = pose.rotation();
     let pts: Vec<Vec3> = product
         .primitives
         .iter()
         .flat_map(|p| &p.positions)
-        .map(|q| Vec3::from(*q))
+        .map(|q| r * Vec3::from(*q))
         .collect();
     let bounds = |pts: &[Vec3]| {
         pts.iter().fold(
@@ -131,7 +138,9 @@ pub fn fit(product: &Product) -> ShoeFit {
         None if tip_offset.abs() > 0.04 => (tip_offset > 0.0, SideSource::Shape),
         None => (true, SideSource::Assumed),
     };
-    let metres = (0.20..=0.36).contains(&length);
+    let unit = unit_to_cm(length, 20.0..=36.0);
+    let metres = unit.is_some();
+    let to_cm = unit.unwrap_or(100.0);
     let heel_mid_x = {
         let xs: Vec<f32> = t
             .iter()
@@ -144,12 +153,20 @@ pub fn fit(product: &Product) -> ShoeFit {
         (a + b) / 2.0
     };
     let origin_is_heel = turns == 0
+        && !pose.turns()
         && metres
-        && lo.y.abs() < 0.01
-        && (-0.01..=0.01).contains(&lo.z)
-        && heel_mid_x.abs() < 0.015;
+        && (lo.y * to_cm).abs() < 1.0
+        && (-1.0..=1.0).contains(&(lo.z * to_cm))
+        && (heel_mid_x * to_cm).abs() < 1.5;
     let estimated = Vec3::new(heel_mid_x, lo.y, lo.z);
     let mut reasons = Vec::new();
+    if pose.turns() {
+        reasons.push(format!(
+            "turned into the shoe pose: up was the file's {}, the toe its {}",
+            pose.up.dir.as_str(),
+            pose.front.dir.as_str()
+        ));
+    }
     if turns != 0 {
         reasons.push(format!(
             "the toe was not along +Z: turned {} degrees about +Y",
@@ -158,14 +175,15 @@ pub fn fit(product: &Product) -> ShoeFit {
     }
     if !metres {
         reasons.push(format!(
-            "length {length:.4} units is not 0.20–0.36 m: scaled to a {DEFAULT_LENGTH_CM} cm shoe"
+            "length {length:.4} units is not 20–36 cm in metres, centimetres or millimetres: \
+             scaled to a {DEFAULT_LENGTH_CM} cm shoe"
         ));
     }
     if !origin_is_heel {
         reasons.push("the origin is not at the heel's bottom: estimated at its back".into());
     }
     let scale_to_cm = if metres {
-        100.0
+        to_cm
     } else {
         DEFAULT_LENGTH_CM / length
     };
@@ -181,6 +199,7 @@ pub fn fit(product: &Product) -> ShoeFit {
         },
         auto_fit: (!reasons.is_empty()).then(|| reasons.join("; ")),
         length_cm: length * scale_to_cm,
+        pose,
     }
 }
 
@@ -212,11 +231,20 @@ mod tests {
         }
         let f = fit(&p);
         assert!(!f.right, "the mirrored toe points the other way");
-        assert_eq!(f.quarter_turns % 2, 1);
-        assert!((f.length_cm - DEFAULT_LENGTH_CM).abs() < 0.01);
+        // The toe was along −X: the canonical pose turns it (the quarter turns are left
+        // with nothing to do).
+        assert_eq!(f.pose.front.dir.as_str(), "-x");
+        assert_eq!(f.quarter_turns, 0);
+        // Millimetres are real units: the sample's own length.
+        let real = fit(&SampleShoe::Sneaker.product()).length_cm;
+        assert!(
+            (f.length_cm - real).abs() < 0.01,
+            "{} vs {real}",
+            f.length_cm
+        );
         let reason = f.auto_fit.clone().unwrap();
         assert!(
-            reason.contains("turned") && reason.contains("scaled"),
+            reason.contains("turned") && reason.contains("heel's bottom"),
             "{reason}"
         );
         // The toe ends along +Z, the heel's bottom at the origin.

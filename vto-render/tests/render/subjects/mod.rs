@@ -57,6 +57,7 @@ fn world() -> Option<&'static World> {
             body: true,
             person_mask: true,
             hands: true,
+            face_if_any: false,
         };
         let mut subjects = Vec::new();
         for spec in testkit::standard((600, 800)) {
@@ -177,6 +178,7 @@ fn extra() -> Option<&'static Extra> {
                 face: true,
                 body: true,
                 person_mask: true,
+                face_if_any: false,
                 hands: false,
             };
             let see = |spec: &testkit::SubjectSpec| -> Option<(Subject, Person)> {

@@ -37,6 +37,7 @@ fn the_hand_networks_find_a_rendered_hand_close_up() {
         body: false,
         person_mask: false,
         hands: true,
+        face_if_any: false,
     };
     let seen = w.renderer.see(&shot.image, needs).expect("vision");
     let size = shot.extent.1.distance(shot.extent.0);
