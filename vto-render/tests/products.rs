@@ -10,6 +10,9 @@ use std::time::Instant;
 
 use vto_render::product::{self, Product};
 
+#[path = "common/gltf_encode.rs"]
+mod gltf_encode;
+
 fn corpus_dir() -> Option<PathBuf> {
     let dir = match std::env::var_os("VTO_PRODUCTS_DIR") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
@@ -165,6 +168,71 @@ fn print_notes() {
             for n in &p.meta.notes {
                 eprintln!("{name}: {n}");
             }
+        }
+    }
+}
+
+fn models_dir() -> PathBuf {
+    match std::env::var_os("VTO_MODELS_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models"),
+    }
+}
+
+/// PSNR in dB of `b` against `a` over the rectangle `roi` (`[x, y, w, h]`).
+fn psnr(a: &image::RgbaImage, b: &image::RgbaImage, roi: [u32; 4]) -> f64 {
+    let [x0, y0, w, h] = roi;
+    let mut se = 0.0f64;
+    for y in y0..y0 + h {
+        for x in x0..x0 + w {
+            let (p, q) = (a.get_pixel(x, y).0, b.get_pixel(x, y).0);
+            for k in 0..3 {
+                se += (f64::from(p[k]) - f64::from(q[k])).powi(2);
+            }
+        }
+    }
+    let mse = se / f64::from(w * h * 3).max(1.0);
+    if mse == 0.0 {
+        f64::INFINITY
+    } else {
+        10.0 * (255.0f64 * 255.0 / mse).log10()
+    }
+}
+
+#[test]
+fn quantized_and_meshopt_hats_render_like_the_float_original() {
+    use gltf_encode::{reencode, Encoding};
+    use vto_render::samples::product::hats::SampleHat;
+    use vto_render::tryon::{hats, Hats, Options, TryOn};
+    let photo_path = models_dir().join("test-photos/astronaut.png");
+    let Ok(photo) = std::fs::read(&photo_path) else {
+        eprintln!("skipped: {} is missing (scripts/fetch-models.sh --test-photos)", photo_path.display());
+        return;
+    };
+    let photo = image::load_from_memory(&photo).unwrap().to_rgba8();
+    let r = vto_render::engine::Renderer::shared(&models_dir()).unwrap();
+    let person = r.see(&photo, Hats.needs()).unwrap();
+    let face = &person.face.as_ref().expect("a face").face;
+    let render = |p: &Product| {
+        let placed = hats::prepare(&photo, face, person.mask.as_ref(), p, &Options::default()).unwrap();
+        let scene = placed.scene.expect("a scene");
+        let (img, _) = r.rasterizer().render(&photo, &scene).unwrap();
+        (img, scene.roi)
+    };
+    for hat in [SampleHat::CapNavy, SampleHat::ALL[1]] {
+        let original = hat.product();
+        let meshes: Vec<_> = original.primitives.iter().map(|p| (p.clone(), [0.0; 3])).collect();
+        let glb = product::write::write_glb(&meshes, &original.materials, &original.textures);
+        let float = product::load(&glb).unwrap();
+        let (want, roi) = render(&float);
+        for encoding in [Encoding::Quantized, Encoding::Meshopt] {
+            let bytes = reencode(&glb, encoding);
+            let p = product::load(&bytes).unwrap_or_else(|e| panic!("{encoding:?}: {e}"));
+            assert_eq!(p.triangle_count(), float.triangle_count());
+            let (got, _) = render(&p);
+            let db = psnr(&want, &got, roi);
+            eprintln!("{} {encoding:?}: {} bytes vs {}, PSNR {db:.1} dB", hat.name(), bytes.len(), glb.len());
+            assert!(db >= 40.0, "{} {encoding:?}: PSNR {db:.1} dB", hat.name());
         }
     }
 }

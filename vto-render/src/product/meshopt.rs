@@ -184,7 +184,8 @@ mod tests {
             &mut enc,
             &verts,
             meshopt_rs::vertex::VertexEncodingVersion::default(),
-        );
+        )
+        .unwrap();
         let back = decode(&enc[..n], 100, 8, "ATTRIBUTES", "NONE").unwrap();
         assert_eq!(back, verts.concat());
         // A truncated stream is an error, not a panic or garbage.
