@@ -90,21 +90,39 @@ fn spec_gloss_files_are_converted_not_left_fully_metallic() {
     let Some(dir) = corpus_dir() else { return };
     // Before the conversion these files were refused; read as plain glTF their materials
     // would take the default metal-rough (metallic 1): a knit beanie rendered as chrome.
-    let beanie = load(&dir, "hat_beanie_specgloss_mykolalehkyi.glb").0.unwrap();
+    let beanie = load(&dir, "hat_beanie_specgloss_mykolalehkyi.glb")
+        .0
+        .unwrap();
     let wool = &beanie.materials[0];
     assert!(wool.metallic < 0.05 && wool.roughness > 0.6, "{wool:?}");
-    assert!(wool.base_color_texture.is_some(), "the diffuse texture is the base colour");
     assert!(
-        beanie.meta.notes.iter().any(|n| n.contains("converted to metal-rough")),
+        wool.base_color_texture.is_some(),
+        "the diffuse texture is the base colour"
+    );
+    assert!(
+        beanie
+            .meta
+            .notes
+            .iter()
+            .any(|n| n.contains("converted to metal-rough")),
         "{:?}",
         beanie.meta.notes
     );
     // The sneaker's red rubber: diffuse 0.775 red, 1 % specular, glossiness 0.5.
-    let shoe = load(&dir, "shoe_sneaker_hyper_specgloss_gabrieldesk.glb").0.unwrap();
-    let red = shoe.materials.iter().find(|m| m.name == "blinn5SG").unwrap();
+    let shoe = load(&dir, "shoe_sneaker_hyper_specgloss_gabrieldesk.glb")
+        .0
+        .unwrap();
+    let red = shoe
+        .materials
+        .iter()
+        .find(|m| m.name == "blinn5SG")
+        .unwrap();
     assert!(red.metallic < 0.01, "{red:?}");
     assert!((red.roughness - 0.5).abs() < 1e-6, "{red:?}");
-    assert!((red.base_color[0] - 0.80).abs() < 0.02 && red.base_color[1] < 0.01, "{red:?}");
+    assert!(
+        (red.base_color[0] - 0.80).abs() < 0.02 && red.base_color[1] < 0.01,
+        "{red:?}"
+    );
 }
 
 fn assert_close(a: [f32; 3], b: [f32; 3], tol: f32, what: &str) {
@@ -134,17 +152,41 @@ fn compressed_corpus_files_match_their_measured_boxes() {
     // The hoops' X extent in SOURCES.md includes a stray LINES primitive, which is not drawn
     // (NaN: not compared).
     for (name, want, tris) in [
-        ("earring_hoops_crossover_draco_ralucapi.glb", [f32::NAN, 0.06968, 0.06983], 118_748),
-        ("watch_smartwatch_draco_lume.glb", [10.65, 14.89, 14.75], 19_233),
-        ("watch_atlantic_dialup_draco_lume.glb", [2.293, 2.795, 3.793], 255_786),
-        ("watch_seiko_meshopt_lume.glb", [0.06141, 0.1073, 0.1078], 104_565),
-        ("watch_casio_tilted_meshopt_lume.glb", [1.061, 1.243, 1.14], 19_786),
+        (
+            "earring_hoops_crossover_draco_ralucapi.glb",
+            [f32::NAN, 0.06968, 0.06983],
+            118_748,
+        ),
+        (
+            "watch_smartwatch_draco_lume.glb",
+            [10.65, 14.89, 14.75],
+            19_233,
+        ),
+        (
+            "watch_atlantic_dialup_draco_lume.glb",
+            [2.293, 2.795, 3.793],
+            255_786,
+        ),
+        (
+            "watch_seiko_meshopt_lume.glb",
+            [0.06141, 0.1073, 0.1078],
+            104_565,
+        ),
+        (
+            "watch_casio_tilted_meshopt_lume.glb",
+            [1.061, 1.243, 1.14],
+            19_786,
+        ),
     ] {
         let p: Product = load(&dir, name).0.unwrap_or_else(|e| panic!("{name}: {e}"));
         let (lo, hi) = p.bounds();
         let got = [hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]];
         assert_eq!(p.triangle_count(), tris, "{name}");
-        let m = want.iter().copied().filter(|v| v.is_finite()).fold(0.0, f32::max);
+        let m = want
+            .iter()
+            .copied()
+            .filter(|v| v.is_finite())
+            .fold(0.0, f32::max);
         for k in 0..3 {
             if want[k].is_finite() {
                 assert!(
@@ -160,10 +202,21 @@ fn compressed_corpus_files_match_their_measured_boxes() {
 #[ignore = "prints the notes of the corpus files; run with --ignored --nocapture"]
 fn print_notes() {
     let Some(dir) = corpus_dir() else { return };
-    for name in std::env::var("VTO_NOTES_FOR").unwrap_or_default().split(',') {
+    for name in std::env::var("VTO_NOTES_FOR")
+        .unwrap_or_default()
+        .split(',')
+    {
         if let Ok(p) = load(&dir, name).0 {
             for m in &p.materials {
-                eprintln!("{name}: {:?} base {:?} metal {} rough {} tex {:?} {:?}", m.name, m.base_color, m.metallic, m.roughness, m.base_color_texture, m.alpha_mode);
+                eprintln!(
+                    "{name}: {:?} base {:?} metal {} rough {} tex {:?} {:?}",
+                    m.name,
+                    m.base_color,
+                    m.metallic,
+                    m.roughness,
+                    m.base_color_texture,
+                    m.alpha_mode
+                );
             }
             for n in &p.meta.notes {
                 eprintln!("{name}: {n}");
@@ -206,7 +259,10 @@ fn quantized_and_meshopt_hats_render_like_the_float_original() {
     use vto_render::tryon::{hats, Hats, Options, TryOn};
     let photo_path = models_dir().join("test-photos/astronaut.png");
     let Ok(photo) = std::fs::read(&photo_path) else {
-        eprintln!("skipped: {} is missing (scripts/fetch-models.sh --test-photos)", photo_path.display());
+        eprintln!(
+            "skipped: {} is missing (scripts/fetch-models.sh --test-photos)",
+            photo_path.display()
+        );
         return;
     };
     let photo = image::load_from_memory(&photo).unwrap().to_rgba8();
@@ -214,14 +270,19 @@ fn quantized_and_meshopt_hats_render_like_the_float_original() {
     let person = r.see(&photo, Hats.needs()).unwrap();
     let face = &person.face.as_ref().expect("a face").face;
     let render = |p: &Product| {
-        let placed = hats::prepare(&photo, face, person.mask.as_ref(), p, &Options::default()).unwrap();
+        let placed =
+            hats::prepare(&photo, face, person.mask.as_ref(), p, &Options::default()).unwrap();
         let scene = placed.scene.expect("a scene");
         let (img, _) = r.rasterizer().render(&photo, &scene).unwrap();
         (img, scene.roi)
     };
     for hat in [SampleHat::CapNavy, SampleHat::ALL[1]] {
         let original = hat.product();
-        let meshes: Vec<_> = original.primitives.iter().map(|p| (p.clone(), [0.0; 3])).collect();
+        let meshes: Vec<_> = original
+            .primitives
+            .iter()
+            .map(|p| (p.clone(), [0.0; 3]))
+            .collect();
         let glb = product::write::write_glb(&meshes, &original.materials, &original.textures);
         let float = product::load(&glb).unwrap();
         let (want, roi) = render(&float);
@@ -231,7 +292,12 @@ fn quantized_and_meshopt_hats_render_like_the_float_original() {
             assert_eq!(p.triangle_count(), float.triangle_count());
             let (got, _) = render(&p);
             let db = psnr(&want, &got, roi);
-            eprintln!("{} {encoding:?}: {} bytes vs {}, PSNR {db:.1} dB", hat.name(), bytes.len(), glb.len());
+            eprintln!(
+                "{} {encoding:?}: {} bytes vs {}, PSNR {db:.1} dB",
+                hat.name(),
+                bytes.len(),
+                glb.len()
+            );
             assert!(db >= 40.0, "{} {encoding:?}: PSNR {db:.1} dB", hat.name());
         }
     }

@@ -101,7 +101,9 @@ fn component(t: DataType, normalized: bool, b: &[u8]) -> f32 {
         (DataType::U16, false) => f32::from(u16::from_le_bytes([b[0], b[1]])),
         (DataType::U16, true) => f32::from(u16::from_le_bytes([b[0], b[1]])) / 65535.0,
         (DataType::U32, false) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32,
-        (DataType::U32, true) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32 / u32::MAX as f32,
+        (DataType::U32, true) => {
+            u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32 / u32::MAX as f32
+        }
     }
 }
 
@@ -134,7 +136,9 @@ pub(super) fn read_indices(
     views: &[Option<Vec<u8>>],
     buffers: &[Vec<u8>],
 ) -> Result<Vec<u32>, ProductError> {
-    if dims(a.dimensions()) != 1 || matches!(a.data_type(), DataType::F32 | DataType::I8 | DataType::I16) {
+    if dims(a.dimensions()) != 1
+        || matches!(a.data_type(), DataType::F32 | DataType::I8 | DataType::I16)
+    {
         return Err(malformed("indices must be unsigned integer scalars"));
     }
     let (bytes, stride, _) = element_bytes(a, views, buffers)?;
@@ -159,9 +163,18 @@ mod tests {
         assert_eq!(component(DataType::I8, true, &[0x81]), -1.0);
         assert_eq!(component(DataType::I8, true, &[0x80]), -1.0);
         assert_eq!(component(DataType::U8, true, &[255]), 1.0);
-        assert_eq!(component(DataType::I16, true, &(-32767i16).to_le_bytes()), -1.0);
-        assert_eq!(component(DataType::U16, true, &32768u16.to_le_bytes()), 32768.0 / 65535.0);
-        assert_eq!(component(DataType::I16, false, &(-300i16).to_le_bytes()), -300.0);
+        assert_eq!(
+            component(DataType::I16, true, &(-32767i16).to_le_bytes()),
+            -1.0
+        );
+        assert_eq!(
+            component(DataType::U16, true, &32768u16.to_le_bytes()),
+            32768.0 / 65535.0
+        );
+        assert_eq!(
+            component(DataType::I16, false, &(-300i16).to_le_bytes()),
+            -300.0
+        );
         assert_eq!(component(DataType::U8, false, &[7]), 7.0);
     }
 }

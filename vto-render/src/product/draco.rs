@@ -81,8 +81,8 @@ pub(super) fn decode(
         .chunks_exact(3)
         .map(|c| [c[0], c[1], c[2]])
         .collect();
-    let normals = attribute("NORMAL", 3)?
-        .map(|v| v.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect());
+    let normals =
+        attribute("NORMAL", 3)?.map(|v| v.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect());
     let mut tex_coords = Vec::new();
     if let Some(atts) = ext["attributes"].as_object() {
         for key in atts.keys() {

@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::accessor::{read_indices, read_vec};
 use super::material::{self as mat, TexRef};
 use super::{
-    compute_normals, draco, meshopt, texture, AlphaMode, Format, Limits, Material, Primitive, Product,
-    ProductError, ProductMeta, Texture,
+    compute_normals, draco, meshopt, texture, AlphaMode, Format, Limits, Material, Primitive,
+    Product, ProductError, ProductMeta, Texture,
 };
 
 fn malformed(e: impl std::fmt::Display) -> ProductError {
@@ -284,7 +284,11 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
             .is_some_and(|e| e["fallback"].as_bool() == Some(true));
         let data = match b.source() {
             gltf::buffer::Source::Uri(uri) => data_uri(uri, limits)?,
-            gltf::buffer::Source::Bin if fallback && json["buffers"][b.index()]["uri"].is_null() && b.index() > 0 => Vec::new(),
+            gltf::buffer::Source::Bin
+                if fallback && json["buffers"][b.index()]["uri"].is_null() && b.index() > 0 =>
+            {
+                Vec::new()
+            }
             gltf::buffer::Source::Bin => gltf
                 .blob
                 .clone()
@@ -380,7 +384,8 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
         let name = m["name"].as_str().unwrap_or_default().to_string();
         let pbr = &m["pbrMetallicRoughness"];
         let num = |v: &Value, d: f32| v.as_f64().map_or(d, |x| x as f32);
-        let mut base_color: [f32; 4] = std::array::from_fn(|k| num(&pbr["baseColorFactor"][k], 1.0));
+        let mut base_color: [f32; 4] =
+            std::array::from_fn(|k| num(&pbr["baseColorFactor"][k], 1.0));
         let mut metallic = num(&pbr["metallicFactor"], 1.0);
         let mut roughness = num(&pbr["roughnessFactor"], 1.0);
         let mut tex = mat::texture_ref(&pbr["baseColorTexture"]);
@@ -474,7 +479,10 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
             if prim.get(&gltf::Semantic::Positions).is_none() {
                 continue;
             }
-            if !matches!(prim.mode(), Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan) {
+            if !matches!(
+                prim.mode(),
+                Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
+            ) {
                 continue; // points and lines are not drawn
             }
             let material = prim.material().index().unwrap_or(default_material);
@@ -482,7 +490,8 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
             let uv_set = uv_ref.map_or(0, |t| t.set);
             if prim.get(&gltf::Semantic::Colors(0)).is_some() && !noted_colors {
                 noted_colors = true;
-                meta.notes.push("vertex colours (COLOR_0) are not rendered (ignored)".into());
+                meta.notes
+                    .push("vertex colours (COLOR_0) are not rendered (ignored)".into());
             }
             let prim_json = &json["meshes"][*mesh_index]["primitives"][prim.index()];
             let draco_ext = &prim_json["extensions"][draco::NAME];
@@ -579,9 +588,10 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
                 _ => compute_normals(&positions, &indices),
             };
             let uvs = match (raw.uvs, uv_ref.and_then(|t| t.transform)) {
-                (Some(uvs), Some(tf)) if uvs.len() == positions.len() => {
-                    uvs.into_iter().map(|uv| mat::transform_uv(&tf, uv)).collect()
-                }
+                (Some(uvs), Some(tf)) if uvs.len() == positions.len() => uvs
+                    .into_iter()
+                    .map(|uv| mat::transform_uv(&tf, uv))
+                    .collect(),
                 (Some(uvs), None) if uvs.len() == positions.len() => uvs,
                 _ => vec![[0.0, 0.0]; positions.len()],
             };

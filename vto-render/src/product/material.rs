@@ -127,9 +127,8 @@ pub(super) fn to_metal_rough(
     let one_minus = 1.0 - specular.iter().copied().fold(0.0, f32::max);
     let metallic = solve_metallic(brightness(rgb), brightness(specular), one_minus);
     let base = std::array::from_fn::<f32, 3, _>(|k| {
-        let from_diffuse = rgb[k] * one_minus
-            / (1.0 - DIELECTRIC_SPECULAR)
-            / (1.0 - metallic).max(1e-4);
+        let from_diffuse =
+            rgb[k] * one_minus / (1.0 - DIELECTRIC_SPECULAR) / (1.0 - metallic).max(1e-4);
         let from_specular =
             (specular[k] - DIELECTRIC_SPECULAR * (1.0 - metallic)) / metallic.max(1e-4);
         let t = metallic * metallic;
@@ -192,7 +191,10 @@ mod tests {
         let (base, metallic, roughness) = to_metal_rough([0.5, 0.4, 0.3, 1.0], [0.04; 3], 0.2);
         assert!(metallic < 0.01, "{metallic}");
         assert!((roughness - 0.8).abs() < 1e-6);
-        assert!((base[0] - 0.5).abs() < 0.01 && (base[2] - 0.3).abs() < 0.01, "{base:?}");
+        assert!(
+            (base[0] - 0.5).abs() < 0.01 && (base[2] - 0.3).abs() < 0.01,
+            "{base:?}"
+        );
     }
 
     #[test]
@@ -212,7 +214,10 @@ mod tests {
         assert_eq!((r.texture, r.set), (2, 1));
         let uv = transform_uv(&r.transform.unwrap(), [1.0, 1.0]);
         // rotation π/2: u' = sy·v + ox, v' = −sx·u + oy.
-        assert!((uv[0] - 3.5).abs() < 1e-5 && (uv[1] + 1.75).abs() < 1e-5, "{uv:?}");
+        assert!(
+            (uv[0] - 3.5).abs() < 1e-5 && (uv[1] + 1.75).abs() < 1e-5,
+            "{uv:?}"
+        );
     }
 
     #[test]

@@ -35,7 +35,9 @@ pub(super) fn decode_views(
     buffers: &[Vec<u8>],
     limits: &Limits,
 ) -> Result<Vec<Option<Vec<u8>>>, ProductError> {
-    let views = json["bufferViews"].as_array().map_or(&[][..], Vec::as_slice);
+    let views = json["bufferViews"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
     let mut total = 0u64;
     let mut out = Vec::with_capacity(views.len());
     for (i, view) in views.iter().enumerate() {
@@ -137,7 +139,10 @@ fn unfilter(bytes: &mut [u8], stride: usize, filter: &str) -> Result<(), String>
     match (filter, stride) {
         ("NONE", _) => {}
         ("OCTAHEDRAL", 4) => {
-            let mut v: Vec<[u8; 4]> = bytes.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+            let mut v: Vec<[u8; 4]> = bytes
+                .chunks_exact(4)
+                .map(|c| [c[0], c[1], c[2], c[3]])
+                .collect();
             f::decode_filter_oct_8(&mut v);
             bytes.copy_from_slice(&v.concat());
         }
@@ -178,7 +183,9 @@ mod tests {
 
     #[test]
     fn a_round_trip_through_the_encoder_gives_the_bytes_back() {
-        let verts: Vec<[u8; 8]> = (0..100u8).map(|i| [i, i / 2, 3, 4, 255 - i, 0, 9, i]).collect();
+        let verts: Vec<[u8; 8]> = (0..100u8)
+            .map(|i| [i, i / 2, 3, 4, 255 - i, 0, 9, i])
+            .collect();
         let mut enc = vec![0u8; meshopt_rs::vertex::buffer::encode_vertex_buffer_bound(100, 8)];
         let n = meshopt_rs::vertex::buffer::encode_vertex_buffer(
             &mut enc,

@@ -15,7 +15,9 @@ fn malformed(e: impl std::fmt::Display) -> ProductError {
 pub(super) fn image_of(json: &Value, texture: usize) -> Result<usize, ProductError> {
     let t = &json["textures"][texture];
     if !t.is_object() {
-        return Err(malformed(format!("material names a missing texture {texture}")));
+        return Err(malformed(format!(
+            "material names a missing texture {texture}"
+        )));
     }
     if let Some(i) = t["extensions"]["EXT_texture_webp"]["source"].as_u64() {
         return Ok(i as usize);
@@ -89,7 +91,11 @@ pub(super) fn mean_spec_gloss(t: &Texture) -> ([f32; 3], f32) {
         sum[3] += f64::from(p[3]) / 255.0;
     }
     (
-        [(sum[0] / n) as f32, (sum[1] / n) as f32, (sum[2] / n) as f32],
+        [
+            (sum[0] / n) as f32,
+            (sum[1] / n) as f32,
+            (sum[2] / n) as f32,
+        ],
         (sum[3] / n) as f32,
     )
 }
@@ -127,7 +133,10 @@ mod tests {
         img.put_pixel(1, 1, image::Rgba([200, 10, 20, 255]));
         let mut webp = Vec::new();
         image::DynamicImage::ImageRgba8(img)
-            .write_to(&mut std::io::Cursor::new(&mut webp), image::ImageFormat::WebP)
+            .write_to(
+                &mut std::io::Cursor::new(&mut webp),
+                image::ImageFormat::WebP,
+            )
             .unwrap();
         let mut px = 0;
         let t = decode(&webp, &Limits::default(), &mut px).unwrap();
@@ -137,6 +146,9 @@ mod tests {
             max_texture_pixels: 7,
             ..Limits::default()
         };
-        assert_eq!(decode(&webp, &small, &mut 0).unwrap_err().code(), "product_too_large");
+        assert_eq!(
+            decode(&webp, &small, &mut 0).unwrap_err().code(),
+            "product_too_large"
+        );
     }
 }

@@ -49,7 +49,8 @@ pub fn join_glb(json: &Value, bin: &[u8]) -> Vec<u8> {
 fn view_of<'a>(json: &Value, bin: &'a [u8], accessor: usize) -> &'a [u8] {
     let a = &json["accessors"][accessor];
     let v = &json["bufferViews"][a["bufferView"].as_u64().unwrap() as usize];
-    let off = v["byteOffset"].as_u64().unwrap_or(0) as usize + a["byteOffset"].as_u64().unwrap_or(0) as usize;
+    let off = v["byteOffset"].as_u64().unwrap_or(0) as usize
+        + a["byteOffset"].as_u64().unwrap_or(0) as usize;
     &bin[off..off + v["byteLength"].as_u64().unwrap() as usize]
 }
 
@@ -64,7 +65,7 @@ fn floats(bytes: &[u8]) -> Vec<f32> {
 pub fn reencode(glb: &[u8], encoding: Encoding) -> Vec<u8> {
     let (mut json, bin) = split_glb(glb);
     let mut out_bin = bin.clone(); // images stay where they are
-    // (element bytes, stride, is_index, vertex count) of each new view, added at the end.
+                                   // (element bytes, stride, is_index, vertex count) of each new view, added at the end.
     let mut new_views: Vec<(Vec<u8>, usize, bool)> = Vec::new();
     let meshes = json["meshes"].as_array().unwrap().clone();
     for (mi, mesh) in meshes.iter().enumerate() {
@@ -72,7 +73,11 @@ pub fn reencode(glb: &[u8], encoding: Encoding) -> Vec<u8> {
         // One dequantization transform per mesh: centre + uniform half-extent.
         let (mut lo, mut hi) = ([f32::MAX; 3], [f32::MIN; 3]);
         for p in prims {
-            let pos = floats(view_of(&json, &bin, p["attributes"]["POSITION"].as_u64().unwrap() as usize));
+            let pos = floats(view_of(
+                &json,
+                &bin,
+                p["attributes"]["POSITION"].as_u64().unwrap() as usize,
+            ));
             for q in pos.chunks_exact(3) {
                 for k in 0..3 {
                     lo[k] = lo[k].min(q[k]);
@@ -81,7 +86,9 @@ pub fn reencode(glb: &[u8], encoding: Encoding) -> Vec<u8> {
             }
         }
         let c: [f32; 3] = std::array::from_fn(|k| (lo[k] + hi[k]) / 2.0);
-        let s = (0..3).map(|k| (hi[k] - lo[k]) / 2.0).fold(1e-9f32, f32::max);
+        let s = (0..3)
+            .map(|k| (hi[k] - lo[k]) / 2.0)
+            .fold(1e-9f32, f32::max);
         for p in prims {
             let attrs = &p["attributes"];
             let pa = attrs["POSITION"].as_u64().unwrap() as usize;
@@ -89,7 +96,9 @@ pub fn reencode(glb: &[u8], encoding: Encoding) -> Vec<u8> {
             let mut q = Vec::new();
             for v in pos.chunks_exact(3) {
                 for k in 0..3 {
-                    let x = ((v[k] - c[k]) / s * 32767.0).round().clamp(-32767.0, 32767.0) as i16;
+                    let x = ((v[k] - c[k]) / s * 32767.0)
+                        .round()
+                        .clamp(-32767.0, 32767.0) as i16;
                     q.extend_from_slice(&x.to_le_bytes());
                 }
                 q.extend_from_slice(&[0, 0]);
@@ -133,7 +142,8 @@ pub fn reencode(glb: &[u8], encoding: Encoding) -> Vec<u8> {
         // The mesh's node takes the dequantization: T(t + c) · S(s).
         for node in json["nodes"].as_array_mut().unwrap() {
             if node["mesh"].as_u64() == Some(mi as u64) {
-                let t: [f32; 3] = std::array::from_fn(|k| node["translation"][k].as_f64().unwrap_or(0.0) as f32);
+                let t: [f32; 3] =
+                    std::array::from_fn(|k| node["translation"][k].as_f64().unwrap_or(0.0) as f32);
                 node["translation"] = json!([t[0] + c[0], t[1] + c[1], t[2] + c[2]]);
                 node["scale"] = json!([s, s, s]);
             }
@@ -149,28 +159,59 @@ pub fn reencode(glb: &[u8], encoding: Encoding) -> Vec<u8> {
         let count = bytes.len() / stride;
         let mut view = match encoding {
             Encoding::Quantized => {
-                let v = json!({"buffer": 0, "byteOffset": out_bin.len(), "byteLength": bytes.len()});
+                let v =
+                    json!({"buffer": 0, "byteOffset": out_bin.len(), "byteLength": bytes.len()});
                 out_bin.extend_from_slice(bytes);
                 v
             }
             Encoding::Meshopt => {
                 let (enc, mode) = if *is_index {
-                    let idx: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+                    let idx: Vec<u32> = bytes
+                        .chunks_exact(4)
+                        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                        .collect();
                     let max = idx.iter().copied().max().unwrap_or(0) as usize + 1;
-                    let mut e = vec![0u8; meshopt_rs::index::buffer::encode_index_buffer_bound(idx.len(), max)];
-                    let n = meshopt_rs::index::buffer::encode_index_buffer(&mut e, &idx, meshopt_rs::index::IndexEncodingVersion::V0).unwrap();
+                    let mut e =
+                        vec![
+                            0u8;
+                            meshopt_rs::index::buffer::encode_index_buffer_bound(idx.len(), max)
+                        ];
+                    let n = meshopt_rs::index::buffer::encode_index_buffer(
+                        &mut e,
+                        &idx,
+                        meshopt_rs::index::IndexEncodingVersion::V0,
+                    )
+                    .unwrap();
                     e.truncate(n);
                     (e, "TRIANGLES")
                 } else {
-                    let mut e = vec![0u8; meshopt_rs::vertex::buffer::encode_vertex_buffer_bound(count, *stride)];
+                    let mut e =
+                        vec![
+                            0u8;
+                            meshopt_rs::vertex::buffer::encode_vertex_buffer_bound(count, *stride)
+                        ];
                     let n = match stride {
                         4 => {
-                            let v: Vec<[u8; 4]> = bytes.chunks_exact(4).map(|c| c.try_into().unwrap()).collect();
-                            meshopt_rs::vertex::buffer::encode_vertex_buffer(&mut e, &v, meshopt_rs::vertex::VertexEncodingVersion::V0)
+                            let v: Vec<[u8; 4]> = bytes
+                                .chunks_exact(4)
+                                .map(|c| c.try_into().unwrap())
+                                .collect();
+                            meshopt_rs::vertex::buffer::encode_vertex_buffer(
+                                &mut e,
+                                &v,
+                                meshopt_rs::vertex::VertexEncodingVersion::V0,
+                            )
                         }
                         _ => {
-                            let v: Vec<[u8; 8]> = bytes.chunks_exact(8).map(|c| c.try_into().unwrap()).collect();
-                            meshopt_rs::vertex::buffer::encode_vertex_buffer(&mut e, &v, meshopt_rs::vertex::VertexEncodingVersion::V0)
+                            let v: Vec<[u8; 8]> = bytes
+                                .chunks_exact(8)
+                                .map(|c| c.try_into().unwrap())
+                                .collect();
+                            meshopt_rs::vertex::buffer::encode_vertex_buffer(
+                                &mut e,
+                                &v,
+                                meshopt_rs::vertex::VertexEncodingVersion::V0,
+                            )
                         }
                     };
                     e.truncate(n.expect("the bound holds the encoding"));
@@ -199,7 +240,10 @@ pub fn reencode(glb: &[u8], encoding: Encoding) -> Vec<u8> {
     let mut required = vec!["KHR_mesh_quantization"];
     if encoding == Encoding::Meshopt {
         required.push("EXT_meshopt_compression");
-        json["buffers"].as_array_mut().unwrap().push(json!({"byteLength": fallback_len,
+        json["buffers"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"byteLength": fallback_len,
             "extensions": {"EXT_meshopt_compression": {"fallback": true}}}));
     }
     while out_bin.len() % 4 != 0 {
