@@ -62,7 +62,7 @@ fn every_corpus_file_loads_or_is_refused_for_a_named_reason() {
                     p.meta.notes.len()
                 );
                 let (lo, hi) = p.bounds();
-                if (0..3).any(|k| !(hi[k] > lo[k])) {
+                if (0..3).any(|k| hi[k].partial_cmp(&lo[k]) != Some(std::cmp::Ordering::Greater)) {
                     failures.push(format!("{name}: flat or empty bounds {lo:?} {hi:?}"));
                 }
             }
