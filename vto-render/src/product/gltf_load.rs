@@ -3,12 +3,15 @@
 //! accessor before it is read, so a lying file is an error, not a panic.
 
 use base64::Engine as _;
-use gltf::accessor::{DataType, Dimensions};
+use gltf::accessor::Dimensions;
 use gltf::mesh::Mode;
+use serde_json::Value;
 
+use super::accessor::{read_indices, read_vec};
+use super::material::{self as mat, TexRef};
 use super::{
-    compute_normals, AlphaMode, Format, Limits, Material, Primitive, Product, ProductError,
-    ProductMeta, Texture,
+    compute_normals, draco, meshopt, texture, AlphaMode, Format, Limits, Material, Primitive,
+    Product, ProductError, ProductMeta, Texture,
 };
 
 fn malformed(e: impl std::fmt::Display) -> ProductError {
@@ -41,70 +44,6 @@ fn data_uri(uri: &str, limits: &Limits) -> Result<Vec<u8>, ProductError> {
     base64::engine::general_purpose::STANDARD
         .decode(payload.trim())
         .map_err(|e| malformed(format!("bad base64 in data URI: {e}")))
-}
-
-fn elem_size(a: &gltf::Accessor<'_>) -> usize {
-    let comp = match a.data_type() {
-        DataType::I8 | DataType::U8 => 1,
-        DataType::I16 | DataType::U16 => 2,
-        DataType::U32 | DataType::F32 => 4,
-    };
-    let n = match a.dimensions() {
-        Dimensions::Scalar => 1,
-        Dimensions::Vec2 => 2,
-        Dimensions::Vec3 => 3,
-        Dimensions::Vec4 | Dimensions::Mat2 => 4,
-        Dimensions::Mat3 => 9,
-        Dimensions::Mat4 => 16,
-    };
-    comp * n
-}
-
-/// Checks that an accessor's every element lies inside its view and buffer.
-fn check_accessor(a: &gltf::Accessor<'_>, buffers: &[Vec<u8>]) -> Result<(), ProductError> {
-    if a.sparse().is_some() {
-        return Err(ProductError::Unsupported("sparse accessors".into()));
-    }
-    let Some(view) = a.view() else {
-        return Err(ProductError::Unsupported(
-            "accessor without a buffer view".into(),
-        ));
-    };
-    let buf = buffers
-        .get(view.buffer().index())
-        .ok_or_else(|| malformed("buffer view names a missing buffer"))?;
-    let view_end = view
-        .offset()
-        .checked_add(view.length())
-        .ok_or_else(|| malformed("buffer view overflows"))?;
-    if view_end > buf.len() {
-        return Err(malformed(format!(
-            "buffer view {} ends at byte {view_end} of a {}-byte buffer",
-            view.index(),
-            buf.len()
-        )));
-    }
-    let size = elem_size(a);
-    let stride = view.stride().unwrap_or(size);
-    if stride < size {
-        return Err(malformed("buffer view stride smaller than its elements"));
-    }
-    if a.count() == 0 {
-        return Ok(());
-    }
-    let last = (a.count() - 1)
-        .checked_mul(stride)
-        .and_then(|v| v.checked_add(a.offset()))
-        .and_then(|v| v.checked_add(size))
-        .ok_or_else(|| malformed("accessor overflows"))?;
-    if last > view.length() {
-        return Err(malformed(format!(
-            "accessor {} needs {last} bytes of a {}-byte buffer view",
-            a.index(),
-            view.length()
-        )));
-    }
-    Ok(())
 }
 
 fn mat_mul(a: &[[f32; 4]; 4], b: &[[f32; 4]; 4]) -> [[f32; 4]; 4] {
@@ -200,25 +139,26 @@ pub(super) fn load(bytes: &[u8], limits: &Limits, format: Format) -> Result<Prod
     .unwrap_or_else(|_| Err(malformed("the glTF reader failed on this file")))
 }
 
-/// Extensions that change how geometry or textures are stored: a file that requires one
-/// cannot be read without its decoder, which vto does not ship.
-pub const REFUSED_EXTENSIONS: &[(&str, &str)] = &[
-    ("KHR_draco_mesh_compression", "Draco-compressed geometry"),
-    (
-        "EXT_meshopt_compression",
-        "meshoptimizer-compressed buffers",
-    ),
-    (
-        "KHR_meshopt_compression",
-        "meshoptimizer-compressed buffers",
-    ),
-    ("KHR_texture_basisu", "KTX2 / Basis Universal textures"),
-    ("KHR_mesh_quantization", "quantized vertex attributes"),
-];
+/// Extensions vto cannot read: a file that requires one is refused, naming it.
+pub const REFUSED_EXTENSIONS: &[(&str, &str)] = &[(
+    "KHR_texture_basisu",
+    "KTX2 / Basis Universal textures; export PNG, JPEG or WebP textures",
+)];
 
-/// Extensions vto reads when present (required or not); every other extension is ignored
-/// when merely used, and refused when required (see `docs/products.md`).
-pub const RENDERED_EXTENSIONS: &[&str] = &["KHR_materials_transmission"];
+/// Extensions vto reads when present, required or not: decoders (Draco, meshopt,
+/// quantization, WebP) and the material extensions it renders or converts. Every other
+/// extension is ignored with a note when merely used, and refused when required (see
+/// `docs/products.md`).
+pub const RENDERED_EXTENSIONS: &[&str] = &[
+    "KHR_draco_mesh_compression",
+    "EXT_meshopt_compression",
+    "KHR_meshopt_compression",
+    "KHR_mesh_quantization",
+    "EXT_texture_webp",
+    "KHR_materials_transmission",
+    "KHR_materials_pbrSpecularGlossiness",
+    "KHR_texture_transform",
+];
 
 /// The JSON part of a glTF / GLB file.
 fn json_chunk(bytes: &[u8], format: Format) -> Result<&[u8], ProductError> {
@@ -236,21 +176,14 @@ fn json_chunk(bytes: &[u8], format: Format) -> Result<&[u8], ProductError> {
         .ok_or_else(|| malformed("GLB JSON chunk is truncated"))
 }
 
-/// What the file's JSON says beyond the `gltf` crate's model: required extensions (checked
-/// against [`REFUSED_EXTENSIONS`] and [`RENDERED_EXTENSIONS`]), each material's
-/// `KHR_materials_transmission` factor and the [`ProductMeta`] (`extras.vto` and names).
-fn read_extensions(bytes: &[u8], format: Format) -> Result<(Vec<f32>, ProductMeta), ProductError> {
-    let json: serde_json::Value =
-        serde_json::from_slice(json_chunk(bytes, format)?).map_err(malformed)?;
-    let required = json["extensionsRequired"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    for ext in required.iter().filter_map(|e| e.as_str()) {
+/// Refuses a file that requires an extension vto cannot read (checked against
+/// [`REFUSED_EXTENSIONS`] and [`RENDERED_EXTENSIONS`]).
+fn check_required(json: &Value) -> Result<(), ProductError> {
+    let required = json["extensionsRequired"].as_array();
+    for ext in required.into_iter().flatten().filter_map(|e| e.as_str()) {
         if let Some((_, what)) = REFUSED_EXTENSIONS.iter().find(|(n, _)| *n == ext) {
             return Err(ProductError::Unsupported(format!(
-                "the model requires the glTF extension {ext} ({what}); export it without \
-                 compression"
+                "the model requires the glTF extension {ext} ({what})"
             )));
         }
         if !RENDERED_EXTENSIONS.contains(&ext) {
@@ -259,22 +192,17 @@ fn read_extensions(bytes: &[u8], format: Format) -> Result<(Vec<f32>, ProductMet
             )));
         }
     }
-    let transmission = json["materials"]
-        .as_array()
-        .map(|ms| {
-            ms.iter()
-                .map(|m| {
-                    let t = &m["extensions"]["KHR_materials_transmission"];
-                    if t.is_object() {
-                        t["transmissionFactor"].as_f64().unwrap_or(0.0) as f32
-                    } else {
-                        0.0
-                    }
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    Ok((transmission, ProductMeta::from_gltf(&json)))
+    Ok(())
+}
+
+/// A material's `KHR_materials_transmission` factor (0 without it).
+fn transmission_factor(material: &Value) -> f32 {
+    let t = &material["extensions"]["KHR_materials_transmission"];
+    if t.is_object() {
+        t["transmissionFactor"].as_f64().unwrap_or(0.0) as f32
+    } else {
+        0.0
+    }
 }
 
 /// The lens tint of a transmissive material: the base colour's hue, its luminance raised to
@@ -308,22 +236,65 @@ fn transmission_tint(base: [f32; 4], transmission: f32) -> [f32; 4] {
 /// 8–18 % of visible light).
 pub const MIN_LENS_TRANSMITTANCE: f32 = 0.15;
 
-fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, ProductError> {
-    let (transmission, meta) = read_extensions(bytes, format)?;
-    let gltf = gltf::Gltf::from_slice(bytes).map_err(malformed)?;
-    let doc = &gltf.document;
+/// The bytes of buffer view `i`: decoded (meshopt) or a slice of its buffer.
+fn view_bytes<'a>(
+    doc: &gltf::Document,
+    decoded: &'a [Option<Vec<u8>>],
+    buffers: &'a [Vec<u8>],
+    i: usize,
+) -> Result<&'a [u8], ProductError> {
+    if let Some(Some(d)) = decoded.get(i) {
+        return Ok(d);
+    }
+    let view = doc
+        .views()
+        .nth(i)
+        .ok_or_else(|| malformed(format!("missing buffer view {i}")))?;
+    let end = view
+        .offset()
+        .checked_add(view.length())
+        .ok_or_else(|| malformed("buffer view overflows"))?;
+    buffers
+        .get(view.buffer().index())
+        .and_then(|b| b.get(view.offset()..end))
+        .ok_or_else(|| malformed(format!("buffer view {i} out of range")))
+}
 
-    // Buffers.
+/// One primitive's geometry before the node transform: positions, optional normals, the UV
+/// set the material reads, indices as stored.
+struct RawGeometry {
+    positions: Vec<[f32; 3]>,
+    normals: Option<Vec<[f32; 3]>>,
+    uvs: Option<Vec<[f32; 2]>>,
+    indices: Option<Vec<u32>>,
+}
+
+fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, ProductError> {
+    let json: Value = serde_json::from_slice(json_chunk(bytes, format)?).map_err(malformed)?;
+    check_required(&json)?;
+    let mut meta = ProductMeta::from_gltf(&json);
+    let gltf = gltf::Gltf::from_slice_without_validation(bytes).map_err(malformed)?;
+    let doc = &gltf.document;
+    validate(doc)?;
+
+    // Buffers; a meshopt fallback buffer may hold nothing (its views are decoded instead).
     let mut buffers = Vec::new();
     for b in doc.buffers() {
+        let fallback = meshopt::extension(&json["buffers"][b.index()])
+            .is_some_and(|e| e["fallback"].as_bool() == Some(true));
         let data = match b.source() {
+            gltf::buffer::Source::Uri(uri) => data_uri(uri, limits)?,
+            gltf::buffer::Source::Bin
+                if fallback && json["buffers"][b.index()]["uri"].is_null() && b.index() > 0 =>
+            {
+                Vec::new()
+            }
             gltf::buffer::Source::Bin => gltf
                 .blob
                 .clone()
                 .ok_or_else(|| malformed("buffer refers to a missing GLB BIN chunk"))?,
-            gltf::buffer::Source::Uri(uri) => data_uri(uri, limits)?,
         };
-        if data.len() < b.length() {
+        if data.len() < b.length() && !fallback {
             return Err(malformed(format!(
                 "buffer {} declares {} bytes but holds {}",
                 b.index(),
@@ -352,7 +323,7 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
         collect_instances(node, &IDENTITY, &mut Vec::new(), limits, &mut instances)?;
     }
 
-    // Count before reading anything.
+    // Count before reading anything (declared counts; decoded ones are checked again).
     let (mut verts, mut tris) = (0u64, 0u64);
     for (mesh_index, _) in &instances {
         let mesh = doc
@@ -367,121 +338,118 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
             tris += prim.indices().map_or(pos.count(), |i| i.count()) as u64 / 3;
         }
     }
-    if verts > limits.max_vertices as u64 {
-        return Err(ProductError::TooLarge {
-            what: "vertices",
-            got: verts,
-            limit: limits.max_vertices as u64,
-        });
-    }
-    if tris > limits.max_triangles as u64 {
-        return Err(ProductError::TooLarge {
-            what: "triangles",
-            got: tris,
-            limit: limits.max_triangles as u64,
-        });
-    }
+    check_counts(verts, tris, limits)?;
 
-    // Textures (base colour only), checked by their headers before decoding.
+    // Compressed buffer views (their decoded size is checked before decoding).
+    let decoded = meshopt::decode_views(&json, &buffers, limits)?;
+
+    // Materials and the textures they show.
+    let materials_json = json["materials"].as_array().map_or(&[][..], Vec::as_slice);
     let mut textures = Vec::new();
-    let mut texture_slot = vec![None; doc.textures().count()];
+    let mut texture_slot: std::collections::HashMap<usize, usize> = Default::default();
     let mut total_px = 0u64;
-    for m in doc.materials() {
-        let Some(info) = m.pbr_metallic_roughness().base_color_texture() else {
-            continue;
+    // `keep`: a base colour texture, stored in the product (its slot is returned); otherwise
+    // the decoded image is only returned (a specular-glossiness texture, reduced to its mean).
+    let mut load_texture = |texture: usize,
+                            textures: &mut Vec<Texture>,
+                            keep: bool|
+     -> Result<(Option<usize>, Option<Texture>), ProductError> {
+        if let Some(&slot) = texture_slot.get(&texture) {
+            return Ok((Some(slot), (!keep).then(|| textures[slot].clone())));
+        }
+        let image = texture::image_of(&json, texture)?;
+        let img = &json["images"][image];
+        let encoded: Vec<u8> = if let Some(v) = img["bufferView"].as_u64() {
+            view_bytes(doc, &decoded, &buffers, v as usize)?.to_vec()
+        } else if let Some(uri) = img["uri"].as_str() {
+            data_uri(uri, limits)?
+        } else {
+            return Err(malformed(format!(
+                "image {image} has neither bufferView nor uri"
+            )));
         };
-        let tex = info.texture();
-        if texture_slot[tex.index()].is_some() {
-            continue;
+        let t = texture::decode(&encoded, limits, &mut total_px)?;
+        if keep {
+            texture_slot.insert(texture, textures.len());
+            textures.push(t);
+            Ok((Some(textures.len() - 1), None))
+        } else {
+            Ok((None, Some(t)))
         }
-        let encoded: Vec<u8> = match tex.source().source() {
-            gltf::image::Source::View { view, .. } => {
-                let buf = buffers
-                    .get(view.buffer().index())
-                    .ok_or_else(|| malformed("image names a missing buffer"))?;
-                buf.get(view.offset()..view.offset().saturating_add(view.length()))
-                    .ok_or_else(|| malformed("image buffer view out of range"))?
-                    .to_vec()
+    };
+    let mut materials = Vec::new();
+    let mut uv_refs: Vec<Option<TexRef>> = Vec::new();
+    for (i, m) in materials_json.iter().enumerate() {
+        meta.notes.extend(mat::notes(i, m));
+        let name = m["name"].as_str().unwrap_or_default().to_string();
+        let pbr = &m["pbrMetallicRoughness"];
+        let num = |v: &Value, d: f32| v.as_f64().map_or(d, |x| x as f32);
+        let mut base_color: [f32; 4] =
+            std::array::from_fn(|k| num(&pbr["baseColorFactor"][k], 1.0));
+        let mut metallic = num(&pbr["metallicFactor"], 1.0);
+        let mut roughness = num(&pbr["roughnessFactor"], 1.0);
+        let mut tex = mat::texture_ref(&pbr["baseColorTexture"]);
+        if let Some(sg) = mat::spec_gloss(m) {
+            let (mut spec, mut gloss) = (sg.specular, sg.glossiness);
+            if let Some(t) = sg.texture {
+                if let (_, Some(img)) = load_texture(t.texture, &mut textures, false)? {
+                    let (s, g) = texture::mean_spec_gloss(&img);
+                    spec = std::array::from_fn(|k| spec[k] * s[k]);
+                    gloss *= g;
+                }
             }
-            gltf::image::Source::Uri { uri, .. } => data_uri(uri, limits)?,
+            (base_color, metallic, roughness) = mat::to_metal_rough(sg.diffuse, spec, gloss);
+            tex = sg.diffuse_texture;
+            meta.notes.push(format!(
+                "material {i} {name:?}: KHR_materials_pbrSpecularGlossiness converted to \
+                 metal-rough (metallic {metallic:.2}, roughness {roughness:.2})"
+            ));
+        }
+        let base_color_texture = match tex {
+            Some(t) => load_texture(t.texture, &mut textures, true)?.0,
+            None => None,
         };
-        let reader = image::ImageReader::new(std::io::Cursor::new(&encoded))
-            .with_guessed_format()
-            .map_err(malformed)?;
-        let (w, h) = reader
-            .into_dimensions()
-            .map_err(|e| malformed(format!("texture: {e}")))?;
-        if w.max(h) > limits.max_texture_side {
-            return Err(ProductError::TooLarge {
-                what: "texture side",
-                got: u64::from(w.max(h)),
-                limit: u64::from(limits.max_texture_side),
-            });
-        }
-        total_px += u64::from(w) * u64::from(h);
-        if total_px > limits.max_texture_pixels {
-            return Err(ProductError::TooLarge {
-                what: "texture pixels",
-                got: total_px,
-                limit: limits.max_texture_pixels,
-            });
-        }
-        let img = image::load_from_memory(&encoded)
-            .map_err(|e| malformed(format!("texture: {e}")))?
-            .to_rgba8();
-        texture_slot[tex.index()] = Some(textures.len());
-        textures.push(Texture {
-            width: img.width(),
-            height: img.height(),
-            rgba: img.into_raw(),
-        });
-    }
-
-    // Materials; index `len` is glTF's default material.
-    let mut materials: Vec<Material> = doc
-        .materials()
-        .map(|m| {
-            let pbr = m.pbr_metallic_roughness();
-            let t = m
-                .index()
-                .and_then(|i| transmission.get(i).copied())
-                .unwrap_or(0.0);
-            if t > 0.0 {
-                // A transmissive surface (lens, gem) draws in the transparent layer.
-                return Material {
-                    name: m.name().unwrap_or_default().to_string(),
-                    base_color: transmission_tint(pbr.base_color_factor(), t),
-                    base_color_texture: None,
-                    metallic: 0.0,
-                    roughness: pbr.roughness_factor().clamp(0.0, 1.0),
-                    alpha_mode: AlphaMode::Blend,
-                    alpha_cutoff: 0.5,
-                    double_sided: m.double_sided(),
-                };
-            }
+        let t = transmission_factor(m);
+        let alpha_mode = match m["alphaMode"].as_str() {
+            Some("MASK") => AlphaMode::Mask,
+            Some("BLEND") => AlphaMode::Blend,
+            _ => AlphaMode::Opaque,
+        };
+        let material = if t > 0.0 {
+            // A transmissive surface (lens, gem) draws in the transparent layer.
             Material {
-                name: m.name().unwrap_or_default().to_string(),
-                base_color: pbr.base_color_factor(),
-                base_color_texture: pbr
-                    .base_color_texture()
-                    .and_then(|t| texture_slot[t.texture().index()]),
-                metallic: pbr.metallic_factor().clamp(0.0, 1.0),
-                roughness: pbr.roughness_factor().clamp(0.0, 1.0),
-                alpha_mode: match m.alpha_mode() {
-                    gltf::material::AlphaMode::Opaque => AlphaMode::Opaque,
-                    gltf::material::AlphaMode::Mask => AlphaMode::Mask,
-                    gltf::material::AlphaMode::Blend => AlphaMode::Blend,
-                },
-                alpha_cutoff: m.alpha_cutoff().unwrap_or(0.5),
-                double_sided: m.double_sided(),
+                name,
+                base_color: transmission_tint(base_color, t),
+                base_color_texture: None,
+                metallic: 0.0,
+                roughness: roughness.clamp(0.0, 1.0),
+                alpha_mode: AlphaMode::Blend,
+                alpha_cutoff: 0.5,
+                double_sided: m["doubleSided"].as_bool().unwrap_or(false),
             }
-        })
-        .collect();
+        } else {
+            Material {
+                name,
+                base_color,
+                base_color_texture,
+                metallic: metallic.clamp(0.0, 1.0),
+                roughness: roughness.clamp(0.0, 1.0),
+                alpha_mode,
+                alpha_cutoff: num(&m["alphaCutoff"], 0.5),
+                double_sided: m["doubleSided"].as_bool().unwrap_or(false),
+            }
+        };
+        uv_refs.push(if t > 0.0 { None } else { tex });
+        materials.push(material);
+    }
     let default_material = materials.len();
     materials.push(Material::default());
+    uv_refs.push(None);
 
     // Geometry.
     let mut primitives = Vec::new();
+    let (mut verts, mut tris) = (0u64, 0u64);
+    let mut noted_colors = false;
     for (mesh_index, m) in &instances {
         let Some(mesh) = doc.meshes().nth(*mesh_index) else {
             continue;
@@ -508,32 +476,78 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
         let det = a(0, 0) * cof[0][0] + a(0, 1) * cof[0][1] + a(0, 2) * cof[0][2];
         let flip = det < 0.0;
         for prim in mesh.primitives() {
-            let Some(pos_acc) = prim.get(&gltf::Semantic::Positions) else {
+            if prim.get(&gltf::Semantic::Positions).is_none() {
                 continue;
+            }
+            if !matches!(
+                prim.mode(),
+                Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
+            ) {
+                continue; // points and lines are not drawn
+            }
+            let material = prim.material().index().unwrap_or(default_material);
+            let uv_ref = uv_refs.get(material).copied().flatten();
+            let uv_set = uv_ref.map_or(0, |t| t.set);
+            if prim.get(&gltf::Semantic::Colors(0)).is_some() && !noted_colors {
+                noted_colors = true;
+                meta.notes
+                    .push("vertex colours (COLOR_0) are not rendered (ignored)".into());
+            }
+            let prim_json = &json["meshes"][*mesh_index]["primitives"][prim.index()];
+            let draco_ext = &prim_json["extensions"][draco::NAME];
+            let raw = if draco_ext.is_object() {
+                let d = draco::decode(
+                    draco_ext,
+                    |v| view_bytes(doc, &decoded, &buffers, v).map(<[u8]>::to_vec),
+                    limits,
+                )?;
+                let uvs = d
+                    .tex_coords
+                    .into_iter()
+                    .find(|(s, _)| *s == uv_set)
+                    .map(|(_, v)| v);
+                RawGeometry {
+                    positions: d.positions,
+                    normals: d.normals,
+                    uvs,
+                    indices: Some(d.indices),
+                }
+            } else {
+                let pos_acc = prim.get(&gltf::Semantic::Positions).expect("checked above");
+                if pos_acc.dimensions() != Dimensions::Vec3 {
+                    return Err(malformed("POSITION must be VEC3"));
+                }
+                let positions = read_vec::<3>(&pos_acc, &decoded, &buffers)?;
+                let normals = match prim.get(&gltf::Semantic::Normals) {
+                    Some(n) if n.count() != pos_acc.count() => {
+                        return Err(malformed("NORMAL count differs from POSITION count"))
+                    }
+                    Some(n) => Some(read_vec::<3>(&n, &decoded, &buffers)?),
+                    None => None,
+                };
+                let uvs = match prim.get(&gltf::Semantic::TexCoords(uv_set)) {
+                    Some(t) if t.count() != pos_acc.count() => {
+                        return Err(malformed(format!(
+                            "TEXCOORD_{uv_set} count differs from POSITION count"
+                        )))
+                    }
+                    Some(t) => Some(read_vec::<2>(&t, &decoded, &buffers)?),
+                    None => None,
+                };
+                let indices = match prim.indices() {
+                    Some(i) => Some(read_indices(&i, &decoded, &buffers)?),
+                    None => None,
+                };
+                RawGeometry {
+                    positions,
+                    normals,
+                    uvs,
+                    indices,
+                }
             };
-            if pos_acc.data_type() != DataType::F32 || pos_acc.dimensions() != Dimensions::Vec3 {
-                return Err(malformed("POSITION must be float VEC3"));
-            }
-            check_accessor(&pos_acc, &buffers)?;
-            if let Some(n) = prim.get(&gltf::Semantic::Normals) {
-                check_accessor(&n, &buffers)?;
-                if n.count() != pos_acc.count() {
-                    return Err(malformed("NORMAL count differs from POSITION count"));
-                }
-            }
-            if let Some(t) = prim.get(&gltf::Semantic::TexCoords(0)) {
-                check_accessor(&t, &buffers)?;
-                if t.count() != pos_acc.count() {
-                    return Err(malformed("TEXCOORD_0 count differs from POSITION count"));
-                }
-            }
-            if let Some(i) = prim.indices() {
-                check_accessor(&i, &buffers)?;
-            }
-            let reader = prim.reader(|b| buffers.get(b.index()).map(Vec::as_slice));
-            let positions: Vec<[f32; 3]> = reader
-                .read_positions()
-                .ok_or_else(|| malformed("unreadable POSITION"))?
+            let positions: Vec<[f32; 3]> = raw
+                .positions
+                .iter()
                 .map(|p| {
                     let w = |r: usize| m[0][r] * p[0] + m[1][r] * p[1] + m[2][r] * p[2] + m[3][r];
                     [w(0), w(1), w(2)]
@@ -543,23 +557,24 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
                 return Err(malformed("non-finite vertex position"));
             }
             let n = positions.len() as u32;
-            let raw: Vec<u32> = match reader.read_indices() {
-                Some(i) => i.into_u32().collect(),
-                None => (0..n).collect(),
-            };
-            if raw.iter().any(|&i| i >= n) {
+            let raw_indices = raw.indices.unwrap_or_else(|| (0..n).collect());
+            if raw_indices.iter().any(|&i| i >= n) {
                 return Err(malformed("index out of range"));
             }
-            let Some(mut indices) = triangle_indices(prim.mode(), raw) else {
-                continue; // points and lines are not drawn
+            let Some(mut indices) = triangle_indices(prim.mode(), raw_indices) else {
+                continue;
             };
+            verts += u64::from(n);
+            tris += indices.len() as u64 / 3;
+            check_counts(verts, tris, limits)?;
             if flip {
                 for t in indices.chunks_exact_mut(3) {
                     t.swap(1, 2);
                 }
             }
-            let normals = match reader.read_normals() {
-                Some(ns) => ns
+            let normals = match raw.normals {
+                Some(ns) if ns.len() == positions.len() => ns
+                    .into_iter()
                     .map(|v| {
                         let t = [
                             cof[0][0] * v[0] + cof[0][1] * v[1] + cof[0][2] * v[2],
@@ -570,18 +585,22 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
                         crate::math::normalize_or(t.into(), crate::math::Vec3::Z).to_array()
                     })
                     .collect(),
-                None => compute_normals(&positions, &indices),
+                _ => compute_normals(&positions, &indices),
             };
-            let uvs = match reader.read_tex_coords(0) {
-                Some(t) => t.into_f32().collect(),
-                None => vec![[0.0, 0.0]; positions.len()],
+            let uvs = match (raw.uvs, uv_ref.and_then(|t| t.transform)) {
+                (Some(uvs), Some(tf)) if uvs.len() == positions.len() => uvs
+                    .into_iter()
+                    .map(|uv| mat::transform_uv(&tf, uv))
+                    .collect(),
+                (Some(uvs), None) if uvs.len() == positions.len() => uvs,
+                _ => vec![[0.0, 0.0]; positions.len()],
             };
             primitives.push(Primitive {
                 positions,
                 normals,
                 uvs,
                 indices,
-                material: prim.material().index().unwrap_or(default_material),
+                material,
             });
         }
     }
@@ -595,6 +614,49 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
         textures,
         meta,
     })
+}
+
+/// The `gltf` crate's validation, less what vto checks itself: required extensions (see
+/// [`check_required`]) and accessors without a buffer view (a Draco primitive's accessors
+/// have none; any other is refused when it is read).
+fn validate(doc: &gltf::Document) -> Result<(), ProductError> {
+    use gltf::json::validation::{Error, Validate};
+    let root = doc.as_json();
+    let mut errors = Vec::new();
+    root.validate(root, gltf::json::Path::new, &mut |path, error| {
+        let path = path().to_string();
+        let ours = (error == Error::Unsupported && path.starts_with("extensionsRequired"))
+            || (error == Error::Missing
+                && path.starts_with("accessors[")
+                && path.ends_with("].bufferView"));
+        if !ours {
+            errors.push(format!("{path}: {error}"));
+        }
+    });
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(malformed(format!("invalid glTF: {}", errors.join("; "))))
+    }
+}
+
+/// Checks vertex and triangle totals against the limits.
+fn check_counts(verts: u64, tris: u64, limits: &Limits) -> Result<(), ProductError> {
+    if verts > limits.max_vertices as u64 {
+        return Err(ProductError::TooLarge {
+            what: "vertices",
+            got: verts,
+            limit: limits.max_vertices as u64,
+        });
+    }
+    if tris > limits.max_triangles as u64 {
+        return Err(ProductError::TooLarge {
+            what: "triangles",
+            got: tris,
+            limit: limits.max_triangles as u64,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -64,6 +64,9 @@ pub struct ProductMeta {
     pub names: Vec<String>,
     /// Every other key of `extras.vto`, raw (the first value found of each).
     pub other: Map<String, Value>,
+    /// What the loader converted or left out, one sentence each (a material extension that
+    /// is not rendered, emission, vertex colours…): the file loaded, but not all of it shows.
+    pub notes: Vec<String>,
 }
 
 /// The keys of `extras.vto` that [`ProductMeta`] types.

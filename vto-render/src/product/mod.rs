@@ -16,10 +16,15 @@
 
 use crate::math::{normalize_or, Vec3};
 
+mod accessor;
+mod draco;
 mod gltf_load;
+mod material;
+mod meshopt;
 pub mod meta;
 mod obj;
 pub mod pose;
+mod texture;
 pub mod write;
 
 pub use meta::{Foot, ProductMeta};

@@ -18,6 +18,7 @@ mod hats;
 mod jewelry;
 mod looks;
 mod product_pose;
+mod products;
 mod rings;
 mod shoes;
 mod subjects;

@@ -1,6 +1,7 @@
 //! What the render tests share: where the models and the workspace are, and the face cases.
 
 pub mod face_cases;
+pub mod gltf_encode;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,0 +1,106 @@
+//! `KHR_draco_mesh_compression`: a primitive whose attributes and indices are one Draco
+//! stream in a buffer view, decoded with the pure-Rust `draco-core` crate. The decoder is given
+//! our vertex and triangle limits as its own ceilings, so it refuses a stream that would expand
+//! past them while decoding, and the counts are checked again on what it returns.
+
+use draco_core::{DataType, DecodeLimits, DecoderBuffer, Mesh, MeshDecoder};
+use serde_json::Value;
+
+use super::{Limits, ProductError};
+
+fn malformed(e: impl std::fmt::Display) -> ProductError {
+    ProductError::Malformed(e.to_string())
+}
+
+/// The extension's name.
+pub(super) const NAME: &str = "KHR_draco_mesh_compression";
+
+/// A decoded Draco primitive: one entry per point, triangle-list indices.
+#[derive(Debug, Default)]
+pub(super) struct Decoded {
+    /// Positions.
+    pub positions: Vec<[f32; 3]>,
+    /// Normals, if the stream has them.
+    pub normals: Option<Vec<[f32; 3]>>,
+    /// `TEXCOORD_n` sets by `n`.
+    pub tex_coords: Vec<(u32, Vec<[f32; 2]>)>,
+    /// Triangle list.
+    pub indices: Vec<u32>,
+}
+
+/// Decodes the Draco stream of a primitive whose extension object is `ext`.
+pub(super) fn decode(
+    ext: &Value,
+    view_bytes: impl Fn(usize) -> Result<Vec<u8>, ProductError>,
+    limits: &Limits,
+) -> Result<Decoded, ProductError> {
+    let view = ext["bufferView"]
+        .as_u64()
+        .ok_or_else(|| malformed("Draco extension without a bufferView"))?;
+    let bytes = view_bytes(view as usize)?;
+    let mut buffer = DecoderBuffer::new(&bytes).with_limits(
+        DecodeLimits::default()
+            .with_max_points(limits.max_vertices as u64)
+            .with_max_faces(limits.max_triangles as u64)
+            .with_max_decoded_bytes(limits.max_vertices as u64 * 256),
+    );
+    let mut mesh = Mesh::new();
+    MeshDecoder::new()
+        .decode(&mut buffer, &mut mesh)
+        .map_err(|e| malformed(format!("Draco stream: {e}")))?;
+    let points = mesh.num_points();
+    if points > limits.max_vertices || mesh.num_faces() > limits.max_triangles {
+        return Err(ProductError::TooLarge {
+            what: "decoded Draco vertices",
+            got: points as u64,
+            limit: limits.max_vertices as u64,
+        });
+    }
+    let attribute = |name: &str, n: usize| -> Result<Option<Vec<f32>>, ProductError> {
+        let Some(id) = ext["attributes"][name].as_u64() else {
+            return Ok(None);
+        };
+        let att = mesh
+            .attribute_by_unique_id(id as u32)
+            .ok_or_else(|| malformed(format!("Draco stream has no attribute {id} ({name})")))?;
+        let mut v = att.read_f32s(points, n);
+        if att.normalized() {
+            let max = match att.data_type() {
+                DataType::Int8 => 127.0,
+                DataType::Uint8 => 255.0,
+                DataType::Int16 => 32767.0,
+                DataType::Uint16 => 65535.0,
+                _ => 1.0,
+            };
+            v.iter_mut().for_each(|x| *x = (*x / max).max(-1.0));
+        }
+        Ok(Some(v))
+    };
+    let positions: Vec<[f32; 3]> = attribute("POSITION", 3)?
+        .ok_or_else(|| malformed("Draco primitive without POSITION"))?
+        .chunks_exact(3)
+        .map(|c| [c[0], c[1], c[2]])
+        .collect();
+    let normals =
+        attribute("NORMAL", 3)?.map(|v| v.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect());
+    let mut tex_coords = Vec::new();
+    if let Some(atts) = ext["attributes"].as_object() {
+        for key in atts.keys() {
+            if let Some(set) = key.strip_prefix("TEXCOORD_").and_then(|s| s.parse().ok()) {
+                if let Some(v) = attribute(key, 2)? {
+                    tex_coords.push((set, v.chunks_exact(2).map(|c| [c[0], c[1]]).collect()));
+                }
+            }
+        }
+    }
+    let indices: Vec<u32> = mesh.faces().iter().flat_map(|f| f.map(|p| p.0)).collect();
+    if indices.iter().any(|&i| i as usize >= points) {
+        return Err(malformed("Draco face index out of range"));
+    }
+    Ok(Decoded {
+        positions,
+        normals,
+        tex_coords,
+        indices,
+    })
+}

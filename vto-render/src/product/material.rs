@@ -1,0 +1,234 @@
+//! glTF materials as vto renders them: what is read from the JSON beyond the `gltf` crate's
+//! model, and how it maps onto [`Material`](super::Material) (base colour, its texture and UV
+//! set, metallic, roughness, alpha, double-sided).
+//!
+//! - `KHR_materials_pbrSpecularGlossiness` is converted to metal-rough with the Khronos
+//!   conversion (`solve_metallic` below): roughness = 1 − glossiness, metallic solved from the
+//!   diffuse and specular brightness; a specular-glossiness texture contributes its mean.
+//! - `KHR_texture_transform` on the base colour texture is applied to the UVs at load time, and
+//!   its `texCoord` (or the texture's own) picks which `TEXCOORD_n` the primitive keeps.
+//! - Everything else a material says that the rasterizer has no place for (emission, normal
+//!   maps, sheen, clearcoat…) is listed in the product's notes.
+
+use serde_json::Value;
+
+/// A 2×3 UV matrix (`KHR_texture_transform`: translation · rotation · scale).
+pub(super) type UvTransform = [[f32; 3]; 2];
+
+/// Where a material's base colour texture reads its coordinates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct TexRef {
+    /// Index into the glTF `textures`.
+    pub texture: usize,
+    /// Which `TEXCOORD_n`.
+    pub set: u32,
+    /// The texture transform, if any.
+    pub transform: Option<UvTransform>,
+}
+
+/// A texture info object (`{"index", "texCoord", "extensions": {"KHR_texture_transform"}}`).
+pub(super) fn texture_ref(info: &Value) -> Option<TexRef> {
+    let texture = info["index"].as_u64()? as usize;
+    let mut set = info["texCoord"].as_u64().unwrap_or(0) as u32;
+    let t = &info["extensions"]["KHR_texture_transform"];
+    let transform = t.is_object().then(|| {
+        if let Some(s) = t["texCoord"].as_u64() {
+            set = s as u32;
+        }
+        let pair = |k: &str, d: f32| {
+            let a = &t[k];
+            [
+                a[0].as_f64().map_or(d, |v| v as f32),
+                a[1].as_f64().map_or(d, |v| v as f32),
+            ]
+        };
+        let [ox, oy] = pair("offset", 0.0);
+        let [sx, sy] = pair("scale", 1.0);
+        let r = t["rotation"].as_f64().unwrap_or(0.0) as f32;
+        let (sin, cos) = r.sin_cos();
+        [[cos * sx, sin * sy, ox], [-sin * sx, cos * sy, oy]]
+    });
+    Some(TexRef {
+        texture,
+        set,
+        transform,
+    })
+}
+
+/// Applies a UV transform.
+pub(super) fn transform_uv(m: &UvTransform, uv: [f32; 2]) -> [f32; 2] {
+    [
+        m[0][0] * uv[0] + m[0][1] * uv[1] + m[0][2],
+        m[1][0] * uv[0] + m[1][1] * uv[1] + m[1][2],
+    ]
+}
+
+/// The spec-gloss parameters of a material, if it uses `KHR_materials_pbrSpecularGlossiness`.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct SpecGloss {
+    /// Linear diffuse RGBA factor.
+    pub diffuse: [f32; 4],
+    /// The diffuse texture.
+    pub diffuse_texture: Option<TexRef>,
+    /// Linear specular RGB factor.
+    pub specular: [f32; 3],
+    /// Glossiness factor.
+    pub glossiness: f32,
+    /// The specular-glossiness texture (sRGB specular, linear glossiness in alpha).
+    pub texture: Option<TexRef>,
+}
+
+/// Reads `KHR_materials_pbrSpecularGlossiness` from a material's JSON.
+pub(super) fn spec_gloss(material: &Value) -> Option<SpecGloss> {
+    let e = &material["extensions"]["KHR_materials_pbrSpecularGlossiness"];
+    if !e.is_object() {
+        return None;
+    }
+    let num = |v: &Value, d: f32| v.as_f64().map_or(d, |x| x as f32);
+    Some(SpecGloss {
+        diffuse: std::array::from_fn(|k| num(&e["diffuseFactor"][k], 1.0)),
+        diffuse_texture: texture_ref(&e["diffuseTexture"]),
+        specular: std::array::from_fn(|k| num(&e["specularFactor"][k], 1.0)),
+        glossiness: num(&e["glossinessFactor"], 1.0),
+        texture: texture_ref(&e["specularGlossinessTexture"]),
+    })
+}
+
+/// The reflectance of a dielectric at normal incidence (4 %), as the conversion assumes.
+const DIELECTRIC_SPECULAR: f32 = 0.04;
+
+/// Perceived brightness of a linear colour.
+fn brightness(c: [f32; 3]) -> f32 {
+    (0.299 * c[0] * c[0] + 0.587 * c[1] * c[1] + 0.114 * c[2] * c[2]).sqrt()
+}
+
+/// The metallic value whose metal-rough response matches a diffuse and a specular brightness
+/// (the quadratic of the Khronos spec-gloss → metal-rough conversion).
+fn solve_metallic(diffuse: f32, specular: f32, one_minus_specular_strength: f32) -> f32 {
+    if specular < DIELECTRIC_SPECULAR {
+        return 0.0;
+    }
+    let a = DIELECTRIC_SPECULAR;
+    let b = diffuse * one_minus_specular_strength / (1.0 - DIELECTRIC_SPECULAR) + specular
+        - 2.0 * DIELECTRIC_SPECULAR;
+    let c = DIELECTRIC_SPECULAR - specular;
+    let d = (b * b - 4.0 * a * c).max(0.0);
+    ((-b + d.sqrt()) / (2.0 * a)).clamp(0.0, 1.0)
+}
+
+/// Converts spec-gloss values to `(base colour, metallic, roughness)`; `specular` and
+/// `glossiness` are the factors already multiplied by the texture's mean, if any.
+pub(super) fn to_metal_rough(
+    diffuse: [f32; 4],
+    specular: [f32; 3],
+    glossiness: f32,
+) -> ([f32; 4], f32, f32) {
+    let rgb = [diffuse[0], diffuse[1], diffuse[2]];
+    let one_minus = 1.0 - specular.iter().copied().fold(0.0, f32::max);
+    let metallic = solve_metallic(brightness(rgb), brightness(specular), one_minus);
+    let base = std::array::from_fn::<f32, 3, _>(|k| {
+        let from_diffuse =
+            rgb[k] * one_minus / (1.0 - DIELECTRIC_SPECULAR) / (1.0 - metallic).max(1e-4);
+        let from_specular =
+            (specular[k] - DIELECTRIC_SPECULAR * (1.0 - metallic)) / metallic.max(1e-4);
+        let t = metallic * metallic;
+        (from_diffuse * (1.0 - t) + from_specular * t).clamp(0.0, 1.0)
+    });
+    (
+        [base[0], base[1], base[2], diffuse[3]],
+        metallic,
+        (1.0 - glossiness).clamp(0.0, 1.0),
+    )
+}
+
+/// Material extensions whose effect reaches the rasterizer (converted or drawn).
+pub(super) const RENDERED: &[&str] = &[
+    "KHR_materials_transmission",
+    "KHR_materials_pbrSpecularGlossiness",
+    "KHR_texture_transform",
+];
+
+/// What this material asks for that vto does not draw, for the product's notes.
+pub(super) fn notes(index: usize, material: &Value) -> Vec<String> {
+    let name = material["name"].as_str().unwrap_or("");
+    let who = format!("material {index} {name:?}");
+    let mut out = Vec::new();
+    if let Some(exts) = material["extensions"].as_object() {
+        for ext in exts.keys().filter(|e| !RENDERED.contains(&e.as_str())) {
+            out.push(format!("{who}: {ext} is not rendered (ignored)"));
+        }
+    }
+    let emissive = material["emissiveFactor"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|v| v.as_f64().unwrap_or(0.0) > 0.0));
+    if emissive || material["emissiveTexture"].is_object() {
+        out.push(format!("{who}: emission is not rendered (ignored)"));
+    }
+    for (key, what) in [
+        ("normalTexture", "normal map"),
+        ("occlusionTexture", "occlusion map"),
+    ] {
+        if material[key].is_object() {
+            out.push(format!("{who}: {what} is not rendered (ignored)"));
+        }
+    }
+    if material["pbrMetallicRoughness"]["metallicRoughnessTexture"].is_object() {
+        out.push(format!(
+            "{who}: metallic-roughness texture is not rendered (its factors are)"
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_matte_diffuse_spec_gloss_material_becomes_a_rough_dielectric() {
+        // Grey wool: 4 % specular, low gloss.
+        let (base, metallic, roughness) = to_metal_rough([0.5, 0.4, 0.3, 1.0], [0.04; 3], 0.2);
+        assert!(metallic < 0.01, "{metallic}");
+        assert!((roughness - 0.8).abs() < 1e-6);
+        assert!(
+            (base[0] - 0.5).abs() < 0.01 && (base[2] - 0.3).abs() < 0.01,
+            "{base:?}"
+        );
+    }
+
+    #[test]
+    fn a_black_diffuse_with_gold_specular_becomes_gold_metal() {
+        let gold = [1.0, 0.78, 0.34];
+        let (base, metallic, _) = to_metal_rough([0.0, 0.0, 0.0, 1.0], gold, 0.9);
+        assert!(metallic > 0.95, "{metallic}");
+        assert!((base[1] - 0.78).abs() < 0.05, "{base:?}");
+    }
+
+    #[test]
+    fn texture_transform_offsets_rotates_and_scales() {
+        let r = texture_ref(&json!({"index": 2, "texCoord": 0, "extensions": {
+            "KHR_texture_transform": {"offset": [0.5, 0.25], "scale": [2.0, 3.0],
+            "rotation": std::f64::consts::FRAC_PI_2, "texCoord": 1}}}))
+        .unwrap();
+        assert_eq!((r.texture, r.set), (2, 1));
+        let uv = transform_uv(&r.transform.unwrap(), [1.0, 1.0]);
+        // rotation π/2: u' = sy·v + ox, v' = −sx·u + oy.
+        assert!(
+            (uv[0] - 3.5).abs() < 1e-5 && (uv[1] + 1.75).abs() < 1e-5,
+            "{uv:?}"
+        );
+    }
+
+    #[test]
+    fn unrendered_extensions_and_emission_are_noted() {
+        let n = notes(
+            3,
+            &json!({"name": "cap", "emissiveFactor": [1, 0, 0],
+                "extensions": {"KHR_materials_sheen": {}, "KHR_materials_transmission": {}}}),
+        );
+        assert!(n.iter().any(|s| s.contains("KHR_materials_sheen")), "{n:?}");
+        assert!(n.iter().any(|s| s.contains("emission")), "{n:?}");
+        assert!(!n.iter().any(|s| s.contains("transmission")), "{n:?}");
+    }
+}
