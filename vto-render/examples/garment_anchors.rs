@@ -35,6 +35,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let body = BaseBody::load(&testkit::assets_dir(&models))?;
     let needs = Needs {
         face: true,
+        face_optional: false,
         body: true,
         person_mask: true,
         hands: true,

@@ -98,6 +98,7 @@ fn hand(
             &shot.image,
             Needs {
                 face: false,
+                face_optional: false,
                 body: false,
                 person_mask: false,
                 hands: true,
@@ -244,6 +245,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &s.image,
             Needs {
                 face: true,
+                face_optional: false,
                 body: true,
                 person_mask: true,
                 hands: true,

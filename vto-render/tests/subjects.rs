@@ -54,6 +54,7 @@ fn world() -> Option<&'static World> {
         let body = BaseBody::load(&assets).map_err(|e| e.to_string())?;
         let needs = Needs {
             face: true,
+            face_optional: false,
             body: true,
             person_mask: true,
             hands: true,
@@ -681,6 +682,7 @@ fn the_hand_networks_find_a_rendered_hand_close_up() {
     let shot = testkit::render_hand(&body, &spec, w.renderer.rasterizer()).expect("render");
     let needs = Needs {
         face: false,
+        face_optional: false,
         body: false,
         person_mask: false,
         hands: true,
@@ -1145,6 +1147,7 @@ fn extra() -> Option<&'static Extra> {
             let body = BaseBody::load(&testkit::assets_dir(&models_dir())).ok()?;
             let needs = Needs {
                 face: true,
+                face_optional: false,
                 body: true,
                 person_mask: true,
                 hands: false,

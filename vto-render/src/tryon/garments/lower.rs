@@ -55,8 +55,11 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
+/// The body, its mask, and the face when there is one (skin tone and light; see
+/// [`crate::garment::body::tone`] for where they come from without it).
 const NEEDS: Needs = Needs {
     face: true,
+    face_optional: true,
     body: true,
     person_mask: true,
     hands: false,

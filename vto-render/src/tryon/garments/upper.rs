@@ -63,8 +63,11 @@ impl TryOn for UpperGarment {
     }
 
     fn needs(&self) -> Needs {
+        // The face when there is one (skin tone and light; see crate::garment::body::tone
+        // for where they come from without it).
         Needs {
             face: true,
+            face_optional: true,
             body: true,
             person_mask: true,
             ..Needs::default()
