@@ -392,11 +392,9 @@ mod tests {
         let (img, mask, k) = figure([190, 140, 110], [70, 80, 120]);
         let t = Tone::measure(&input(&img, &mask, &k));
         assert_eq!(t.skin_source, ToneSource::VisibleSkin);
-        assert!(
-            (t.skin[0] - 190.0).abs() < 30.0 && (t.skin[2] - 110.0).abs() < 25.0,
-            "{:?}",
-            t.skin
-        );
+        // The skin's hue (its level depends on which arm the median falls on).
+        let ratio = t.skin[0] / t.skin[2];
+        assert!((1.5..2.0).contains(&ratio), "{:?}", t.skin);
         assert_eq!(t.light_source, ToneSource::VisibleSkin);
         assert!(t.light.unwrap().gradient > 0.1, "{:?}", t.light);
     }

@@ -460,6 +460,8 @@ impl TryOn for Pants {
                 "garment": garment,
                 "hip_width_px": b.legs.hip_width,
                 "hip_width_from_mask": b.legs.hip_width_measured,
+                "ankles_estimated": b.legs.ankles_estimated,
+                "tone": b.frame.tone_sources(),
                 "stages_ms": times.json(),
             }),
         })
@@ -503,6 +505,8 @@ impl TryOn for Dress {
             metadata: json!({
                 "category": "dress",
                 "garment": garment,
+                "ankles_estimated": b.legs.ankles_estimated,
+                "tone": b.frame.tone_sources(),
                 "stages_ms": times.json(),
             }),
         })
@@ -621,6 +625,8 @@ impl TryOn for FullOutfit {
                     "one_piece": bottom.is_some_and(|p| matches!(p.kind, PieceKind::Jumpsuit | PieceKind::Dress)) && top.is_none(),
                 },
                 "worn": worn,
+                "ankles_estimated": b.legs.ankles_estimated,
+                "tone": b.frame.tone_sources(),
                 "stages_ms": times.json(),
             }),
         })

@@ -167,6 +167,7 @@ impl TryOn for UpperGarment {
                 "hem_depth_px": fit.hem_depth,
                 "cuffs_px": fit.cuffs.iter().map(|c| c.map(|c| [c.x, c.y])).collect::<Vec<_>>(),
                 "skin_colour": frame.skin,
+                "tone": frame.tone_sources(),
                 "arms": frame.arms.iter().map(|a| json!({
                     "chain_px": a.chain.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>(),
                     "visibility": a.visibility,
