@@ -41,7 +41,8 @@ use crate::tryon::{
 };
 use crate::vision::face::FaceDetector;
 use crate::vision::{
-    BodyChoice, Face, FaceChoice, Networks, Person, UnknownVisionBackend, Vision, VisionBackend, VisionError,
+    BodyChoice, Face, FaceChoice, Networks, Person, UnknownVisionBackend, Vision, VisionBackend,
+    VisionError,
 };
 
 /// Why a try-on failed.

@@ -203,7 +203,10 @@ impl Vision {
     }
 
     /// The pose detector's people in `image`, largest first (by [`person_size`]).
-    pub(crate) fn detect_people(&mut self, image: &GpuImage) -> Result<Vec<Detection>, VisionError> {
+    pub(crate) fn detect_people(
+        &mut self,
+        image: &GpuImage,
+    ) -> Result<Vec<Detection>, VisionError> {
         let mut dets = self.detect(image, &DetectorSpec::pose())?;
         dets.sort_by(|a, b| person_size(b).total_cmp(&person_size(a)));
         Ok(dets)

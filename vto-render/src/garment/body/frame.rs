@@ -16,6 +16,7 @@ const TURNED_DEPTH_RATIO: f32 = 3.0;
 /// more than this from frontal (degrees of yaw).
 const HEAD_YAW_SIDEWAYS_DEG: f32 = 45.0;
 
+use crate::garment::body::outline::person_outline;
 use crate::garment::body::tone::{Tone, ToneInput, ToneSource};
 use crate::garment::error::GarmentError;
 use crate::garment::geom::perp;
@@ -214,15 +215,10 @@ impl BodyFrame {
                 )
             }
             None => {
-                let n = (w * h) as usize;
-                let mask = [person.mask.as_ref(), body.mask.as_ref()]
-                    .into_iter()
-                    .flatten()
-                    .find(|m| m.data.len() == n)
-                    .map_or(&[][..], |m| &m.data[..]);
+                let mask = person_outline(person).unwrap_or_default();
                 let tone = Tone::measure(&ToneInput {
                     photo: &person.photo,
-                    mask,
+                    mask: &mask,
                     keypoints: k,
                     shoulder,
                     hips,
@@ -267,7 +263,8 @@ impl BodyFrame {
             .max_by(|a, b| a.dot(self.down).total_cmp(&b.dot(self.down)));
         from_face.or_else(|| {
             let mid = (self.shoulder[0] + self.shoulder[1]) * 0.5;
-            (self.tone.is_some()).then(|| mid - self.down * CHIN_ABOVE_SHOULDERS * self.shoulder_width)
+            (self.tone.is_some())
+                .then(|| mid - self.down * CHIN_ABOVE_SHOULDERS * self.shoulder_width)
         })
     }
 }

@@ -223,7 +223,8 @@ impl Tone {
         let (skin, skin_source) = match skin {
             Some(s) => (s, ToneSource::VisibleSkin),
             None if grey => {
-                let y = 0.299 * FALLBACK_SKIN[0] + 0.587 * FALLBACK_SKIN[1] + 0.114 * FALLBACK_SKIN[2];
+                let y =
+                    0.299 * FALLBACK_SKIN[0] + 0.587 * FALLBACK_SKIN[1] + 0.114 * FALLBACK_SKIN[2];
                 ([y; 3], ToneSource::Neutral)
             }
             None => (FALLBACK_SKIN, ToneSource::Neutral),
@@ -417,16 +418,28 @@ mod tests {
         let (img, mask, k) = figure([150, 150, 150], [90, 90, 90]);
         let t = Tone::measure(&input(&img, &mask, &k));
         assert_eq!(t.skin_source, ToneSource::Neutral);
-        assert!(t.skin[0] == t.skin[1] && t.skin[1] == t.skin[2], "{:?}", t.skin);
+        assert!(
+            t.skin[0] == t.skin[1] && t.skin[1] == t.skin[2],
+            "{:?}",
+            t.skin
+        );
     }
 
     /// The skin range takes light and dark skin and refuses blue, green and grey.
     #[test]
     fn the_skin_range_takes_light_and_dark_skin_only() {
-        for s in [[230.0, 190.0, 170.0], [190.0, 140.0, 110.0], [110.0, 70.0, 50.0]] {
+        for s in [
+            [230.0, 190.0, 170.0],
+            [190.0, 140.0, 110.0],
+            [110.0, 70.0, 50.0],
+        ] {
             assert!(skin_range(s), "{s:?}");
         }
-        for c in [[70.0, 80.0, 120.0], [60.0, 140.0, 60.0], [128.0, 128.0, 128.0]] {
+        for c in [
+            [70.0, 80.0, 120.0],
+            [60.0, 140.0, 60.0],
+            [128.0, 128.0, 128.0],
+        ] {
             assert!(!skin_range(c), "{c:?}");
         }
     }

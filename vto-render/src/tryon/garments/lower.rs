@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use vto_core::Category;
 
 use crate::garment::body::legs::Legs;
+use crate::garment::body::outline::person_outline;
 use crate::garment::body::worn_top::{worn_top_hem, WornTop};
 use crate::garment::body::Feet;
 use crate::garment::colour::FALLBACK_SKIN;
@@ -84,19 +85,12 @@ struct Body {
 
 fn body(person: &Person) -> Result<Body, TryOnError> {
     let frame = BodyFrame::new(person)?;
-    let (w, h) = person.photo.dimensions();
-    let n = (w * h) as usize;
-    let mask: Vec<f32> =
-        match (
-            &person.mask,
-            person.body.as_ref().and_then(|b| b.mask.as_ref()),
-        ) {
-            (Some(m), _) | (None, Some(m)) if m.data.len() == n => m.data.clone(),
-            _ => return Err(TryOnError::NotFound(
-                "no person mask could be computed for the photo; garments need the body's outline"
-                    .into(),
-            )),
-        };
+    let mask = person_outline(person).ok_or_else(|| {
+        TryOnError::NotFound(
+            "no person mask could be computed for the photo; garments need the body's outline"
+                .into(),
+        )
+    })?;
     let legs = Legs::new(person, &mask)?;
     Ok(Body { mask, frame, legs })
 }

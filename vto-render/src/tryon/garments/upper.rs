@@ -12,6 +12,7 @@ use std::time::Instant;
 use serde_json::json;
 use vto_core::Category;
 
+use crate::garment::body::outline::person_outline;
 use crate::garment::upper::compose::{compose, Layers};
 use crate::garment::upper::fit::{clip_to_shoulders, fit_upper_to, PersonMask};
 use crate::garment::{self, BodyFrame, PartWarp, Warper};
@@ -96,17 +97,12 @@ impl TryOn for UpperGarment {
         let t = Instant::now();
         let frame = BodyFrame::new(person)?;
         let (w, h) = person.photo.dimensions();
-        let n = (w * h) as usize;
-        let mask: Vec<f32> = match (
-            &person.mask,
-            person.body.as_ref().and_then(|b| b.mask.as_ref()),
-        ) {
-            (Some(m), _) | (None, Some(m)) if m.data.len() == n => m.data.clone(),
-            _ => return Err(TryOnError::NotFound(
+        let mask = person_outline(person).ok_or_else(|| {
+            TryOnError::NotFound(
                 "no person mask could be computed for the photo; garments need the body's outline"
                     .into(),
-            )),
-        };
+            )
+        })?;
         let fit = fit_upper_to(
             &g.landmarks,
             &frame,
