@@ -244,3 +244,34 @@ fn the_metadata_says_which_person_of_how_many() {
     );
     assert!(person["refined"].is_boolean(), "{meta}");
 }
+
+/// A small person (a third of the photo's height, in the middle of a wide plain canvas) gets
+/// the second, refined pose pass, and its keypoints agree with those the same person gets
+/// filling the photo (shoulders, hips, knees and ankles within 4 % of the body's height).
+#[test]
+fn a_small_person_gets_a_refined_second_pose_pass() {
+    let Some(full) = photo("fullbody_man_standing_arms_down_plain_wall_cc0.jpg") else {
+        return;
+    };
+    let needs = vto_render::tryon::Needs {
+        body: true,
+        ..Default::default()
+    };
+    let r = renderer();
+    let big = r.see(&full, needs).unwrap();
+    let (w, h) = full.dimensions();
+    let side = 3 * h;
+    let (ox, oy) = ((side - w) / 2, h);
+    let mut canvas = RgbaImage::from_pixel(side, side, *full.get_pixel(2, 2));
+    image::imageops::replace(&mut canvas, &full, i64::from(ox), i64::from(oy));
+    let small = r.see(&canvas, needs).unwrap();
+    let choice = small.body_choice.expect("a body in the canvas");
+    assert!(choice.refined, "{choice:?}");
+    let (a, b) = (&big.body.unwrap().keypoints, &small.body.unwrap().keypoints);
+    for i in [11, 12, 23, 24, 25, 26, 27, 28] {
+        let dx = b[i].x - ox as f32 - a[i].x;
+        let dy = b[i].y - oy as f32 - a[i].y;
+        let err = dx.hypot(dy) / h as f32;
+        assert!(err < 0.04, "keypoint {i}: {err} of the height away");
+    }
+}

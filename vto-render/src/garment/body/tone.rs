@@ -5,9 +5,9 @@
 //! With a face, both come from it ([`crate::garment::body::frame`] samples the cheeks,
 //! [`crate::garment::shade::skin::FaceLight`] the face's light). Without one, in this order:
 //! - **Visible skin** of the forearms, hands, neck and shins: discs around the pose keypoints
-//!   there, inside the person mask, keeping the pixels whose colour lies in the skin range of
-//!   the YCbCr plane ([`skin_range`], wide enough for light and dark skin). Their median is
-//!   the skin colour; the regression of their luminance on the position across the body
+//!   there, inside the person mask; a disc counts when at least half its pixels lie in the
+//!   skin range of the YCbCr plane ([`skin_range`], wide enough for light and dark skin).
+//!   Their median is the skin colour; the regression of their luminance on the position across the body
 //!   gives the light's side, as the face's does.
 //! - **The old garment's shading**, for the light only: the same regression over the torso
 //!   between the shoulders and the hips (a garment's own pattern can bias it; it is kept to
@@ -104,6 +104,9 @@ pub struct ToneInput<'a> {
 const SAMPLE_VISIBLE: f32 = 0.5;
 /// Least skin pixels for a skin colour (besides a share of the discs' area).
 const MIN_SKIN_PX: usize = 40;
+/// Least share of a disc's pixels on the person that must be skin-coloured for the disc to
+/// count as bare skin.
+const DISC_SKIN: f32 = 0.5;
 /// Least pixels for a light regression.
 const MIN_LIGHT_PX: usize = 30;
 
@@ -193,33 +196,37 @@ impl Tone {
         };
         let grey = is_grey(t.photo);
 
-        // Visible skin: discs on the forearms, hands, neck and shins.
+        // Visible skin: discs on the forearms, hands, neck and shins; a disc counts when at
+        // least DISC_SKIN of its pixels on the person are skin-coloured (a sleeve or a
+        // collar with a little beige in it does not).
         let mut skin_px: Vec<(Vec2, [f32; 3])> = Vec::new();
-        let mut disc_px = 0usize;
         if !grey {
             let r = (0.07 * sw).max(2.0);
             for c in sample_points(t, sw) {
                 let step = (r / 6.0).max(1.0);
+                let (mut disc, mut on) = (Vec::new(), 0usize);
                 let mut dy = -r;
                 while dy <= r {
                     let mut dx = -r;
                     while dx <= r {
                         let p = c + Vec2::new(dx, dy);
                         if dx * dx + dy * dy <= r * r && on_person(p) {
-                            disc_px += 1;
+                            on += 1;
                             let col = colour(p);
                             if skin_range(col) {
-                                skin_px.push((p, col));
+                                disc.push((p, col));
                             }
                         }
                         dx += step;
                     }
                     dy += step;
                 }
+                if on > 0 && disc.len() as f32 >= DISC_SKIN * on as f32 {
+                    skin_px.extend(disc);
+                }
             }
         }
-        let skin = (skin_px.len() >= MIN_SKIN_PX && skin_px.len() * 5 >= disc_px)
-            .then(|| median(skin_px.iter().map(|(_, c)| *c)));
+        let skin = (skin_px.len() >= MIN_SKIN_PX).then(|| median(skin_px.iter().map(|(_, c)| *c)));
         let (skin, skin_source) = match skin {
             Some(s) => (s, ToneSource::VisibleSkin),
             None if grey => {
@@ -300,7 +307,10 @@ fn sample_points(t: &ToneInput<'_>, sw: f32) -> Vec<Vec2> {
             pts.push(fingers.iter().copied().sum::<Vec2>() / fingers.len() as f32);
         }
     }
-    pts.push((t.shoulder[0] + t.shoulder[1]) * 0.5 - t.down * 0.12 * sw);
+    let mid = (t.shoulder[0] + t.shoulder[1]) * 0.5;
+    for up in [0.12, 0.18, 0.24] {
+        pts.push(mid - t.down * up * sw);
+    }
     for (knee, ankle) in [(25, 27), (26, 28)] {
         if let (Some(k), Some(a)) = (kp(knee), kp(ankle)) {
             pts.push(k + (a - k) * 0.4);
