@@ -7,8 +7,8 @@
 //! - **Visible skin** of the forearms, hands, neck and shins: discs around the pose keypoints
 //!   there, inside the person mask; a disc counts when at least half its pixels lie in the
 //!   skin range of the YCbCr plane ([`skin_range`], wide enough for light and dark skin).
-//!   Their median is the skin colour; the regression of their luminance on the position across the body
-//!   gives the light's side, as the face's does.
+//!   Their median is the skin colour; the regression of their luminance on the position
+//!   across the body gives the light's side, as the face's does.
 //! - **The old garment's shading**, for the light only: the same regression over the torso
 //!   between the shoulders and the hips (a garment's own pattern can bias it; it is kept to
 //!   the face light's range).
