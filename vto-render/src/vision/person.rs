@@ -62,9 +62,10 @@ pub struct BodyChoice {
 /// A person whose pose region's side is under this fraction of the photo's shorter side is
 /// small: the landmark model runs a second time on the region its first pass gives (the
 /// body policy of the module docs). A standing person filling a portrait photo's height has
-/// a region about as large as the photo's longer side; one of three in a wide shot, under a
-/// half of the shorter side.
-pub const REFINE_BODY_BELOW: f32 = 0.5;
+/// a region about as large as the photo's longer side; a person a third of the photo's
+/// height, about a half of it (0.52 measured on a real photo padded to three times its
+/// height).
+pub const REFINE_BODY_BELOW: f32 = 0.6;
 
 /// The person: the photo and what the vision stage found, per the category's needs
 /// (`tryon::Needs`, which the engine hands the vision stage).
