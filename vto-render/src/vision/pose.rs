@@ -28,6 +28,10 @@ const AUX_CENTRE: usize = 33;
 /// The auxiliary landmark that sets the tracking ROI's size and rotation.
 const AUX_SCALE: usize = 34;
 
+/// The pose model's auxiliary alignment points in image pixels: the body's centre and the
+/// point that sets the tracking region's size and rotation ([`AUX_CENTRE`], [`AUX_SCALE`]).
+pub(crate) type AlignmentPoints = [[f32; 2]; 2];
+
 /// How large a detected person is, in pixels: the radius of the circle the pose detector
 /// puts around the body (hips' centre to its scale keypoint). The detector's box is the
 /// face's, so it says nothing about a person whose head is cropped or turned away.
@@ -220,7 +224,7 @@ impl Vision {
         image: &GpuImage,
         detection: Detection,
         roi: RotatedRect,
-    ) -> Result<Option<(Body, [[f32; 2]; 2])>, VisionError> {
+    ) -> Result<Option<(Body, AlignmentPoints)>, VisionError> {
         let to_image = roi.tensor_to_image(SIZE, SIZE);
         let tensor = self.crop_to_tensor(
             image,
