@@ -35,10 +35,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let body = BaseBody::load(&testkit::assets_dir(&models))?;
     let needs = Needs {
         face: true,
+        face_optional: false,
         body: true,
         person_mask: true,
         hands: true,
-        face_if_any: false,
     };
     for spec in testkit::standard((600, 800)) {
         let s = testkit::render(&body, &spec, renderer.rasterizer())?;

@@ -98,10 +98,10 @@ fn hand(
             &shot.image,
             Needs {
                 face: false,
+                face_optional: false,
                 body: false,
                 person_mask: false,
                 hands: true,
-                face_if_any: false,
             },
         )?;
         let mut img = shot.image.clone();
@@ -245,10 +245,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &s.image,
             Needs {
                 face: true,
+                face_optional: false,
                 body: true,
                 person_mask: true,
                 hands: true,
-                face_if_any: false,
             },
         )?;
         let vms = t.elapsed().as_secs_f64() * 1e3;

@@ -41,7 +41,8 @@ use crate::tryon::{
 };
 use crate::vision::face::FaceDetector;
 use crate::vision::{
-    Face, FaceChoice, Networks, Person, UnknownVisionBackend, Vision, VisionBackend, VisionError,
+    BodyChoice, Face, FaceChoice, Networks, Person, UnknownVisionBackend, Vision, VisionBackend,
+    VisionError,
 };
 
 /// Why a try-on failed.
@@ -392,7 +393,7 @@ impl Renderer {
         let t1 = Instant::now();
         let needs = tryon.needs_for(&product);
         let seen = see(&mut vision, &photo, needs)?;
-        if needs.face && seen.face.is_none() {
+        if needs.face && !needs.face_optional && seen.face.is_none() {
             return Err(TryOnError::NotFound(format!(
                 "no face was found in the person photo; {} need a visible face",
                 tryon.category().as_str()
@@ -415,6 +416,9 @@ impl Renderer {
         if let Some(choice) = &seen.face {
             metadata["face"] = face_metadata(choice);
             metadata["face_candidates"] = json!(choice.candidates);
+        }
+        if let Some(choice) = &seen.body_choice {
+            metadata["person"] = body_metadata(choice);
         }
         metadata["timings_ms"] = json!({
             "decode": timings.decode.as_secs_f64() * 1e3,
@@ -443,6 +447,15 @@ fn face_metadata(c: &FaceChoice) -> serde_json::Value {
         },
         "box_px": [d.xmin, d.ymin, d.xmax, d.ymax],
         "score": c.face.score,
+        "refined": c.refined,
+    })
+}
+
+fn body_metadata(c: &BodyChoice) -> serde_json::Value {
+    json!({
+        "policy": "the largest person (pose detector's body circle) the pose model accepts",
+        "people_seen": c.candidates,
+        "rank_by_size": c.rank,
         "refined": c.refined,
     })
 }
@@ -553,21 +566,25 @@ fn see(vision: &mut Vision, photo: &RgbaImage, needs: Needs) -> Result<Person, R
         photo: photo.clone(),
         face: None,
         body: None,
+        body_choice: None,
         mask: None,
         hands: Vec::new(),
     };
-    if !(needs.face || needs.face_if_any || needs.body || needs.person_mask || needs.hands) {
+    if !(needs.face || needs.body || needs.person_mask || needs.hands) {
         return Ok(person);
     }
     let gpu = vision
         .image_ops()
         .upload(photo)
         .map_err(VisionError::from)?;
-    if needs.face || needs.face_if_any {
+    if needs.face {
         person.face = vision.choose_face(&gpu)?;
     }
     if needs.body {
-        person.body = vision.body(&gpu)?;
+        if let Some((body, choice)) = vision.choose_body(&gpu)? {
+            person.body = Some(body);
+            person.body_choice = Some(choice);
+        }
     }
     if needs.person_mask {
         person.mask = Some(vision.selfie_mask(&gpu)?);

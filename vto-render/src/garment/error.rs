@@ -37,7 +37,7 @@ pub enum GarmentError {
     /// The person photo does not show the legs a lower garment needs (the reason in words).
     #[error(
         "the legs are not visible in the person photo ({0}); pants, dresses and outfits need a \
-         full-length photo with the hips, knees and ankles in view"
+         photo with the hips and knees in view"
     )]
     LegsHidden(String),
     /// A warp part has unpaired control points, or fewer than 3 or more than the kernel

@@ -39,22 +39,23 @@ pub use placer::{Placed, Placer};
 pub use shoes::Shoes;
 
 /// The person and the face choice belong to the vision stage; categories take them from here.
-pub use crate::vision::{FaceChoice, Person};
+pub use crate::vision::{BodyChoice, FaceChoice, Person};
 
 /// What a category needs the vision stage to find in the photo.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Needs {
     /// One face with its 468 landmarks and head pose (the largest that yields a mesh).
     pub face: bool,
+    /// The face is used when the photo shows one, but a photo without one is not refused
+    /// (the garments: they need the body, the face only gives skin tone and light; a jewel
+    /// whose shape may be a ring or an earring: ears and no hand make it an earring).
+    pub face_optional: bool,
     /// The body: 33 pose keypoints and the pose model's person mask.
     pub body: bool,
     /// The selfie-segmentation person mask.
     pub person_mask: bool,
     /// The hands (palm detection, then 21 landmarks per hand): rings and bracelets.
     pub hands: bool,
-    /// Look for a face too, without failing when there is none (a jewel whose shape may
-    /// be a ring or an earring: ears and no hand make it an earring).
-    pub face_if_any: bool,
 }
 
 /// The form a category's product comes in.

@@ -15,11 +15,22 @@
 //! on the region its first landmarks give (MediaPipe's tracking pass), which straightens the
 //! crop; the refined pass is kept unless its face flag rejects it. [`FaceChoice`] says how
 //! many candidates were seen, which was chosen and whether it was refined.
+//!
+//! # The body policy
+//! The same for bodies: the pose detector's people go through the pose landmark model largest
+//! first ([`super::pose::person_size`]: the circle the detector puts around the body, not its
+//! face box, so a head-cropped or turned-away person counts at their body's size), and the
+//! first the model accepts wears the product. A small person (a region under
+//! [`REFINE_BODY_BELOW`] of the photo's shorter side) gets a second pass on the region the
+//! first pass's alignment points give, as MediaPipe's pose tracking does from one frame to
+//! the next: the crop is then centred and turned on the body the model found rather than on
+//! the detector's rougher guess. [`BodyChoice`] says how many people were seen, which one
+//! wears the product and whether it was refined.
 
 use image::RgbaImage;
 
 use super::face::{merge_candidates, FaceDetector};
-use super::{Body, Detection, Face, Hand, Mask, Vision, VisionError};
+use super::{Body, Detection, Face, Hand, Mask, RotatedRect, Vision, VisionError};
 use crate::image_ops::GpuImage;
 
 /// How the face that wears the product was chosen (the face policy of the module docs).
@@ -36,6 +47,26 @@ pub struct FaceChoice {
     pub refined: bool,
 }
 
+/// How the body that wears the product was chosen (the body policy of the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyChoice {
+    /// People the pose detector found.
+    pub candidates: usize,
+    /// The chosen person's rank by size (0: the largest); every larger one was rejected by
+    /// the pose landmark model.
+    pub rank: usize,
+    /// Whether the keypoints come from a second pass on a region refined from the first.
+    pub refined: bool,
+}
+
+/// A person whose pose region's side is under this fraction of the photo's shorter side is
+/// small: the landmark model runs a second time on the region its first pass gives (the
+/// body policy of the module docs). A standing person filling a portrait photo's height has
+/// a region about as large as the photo's longer side; a person a third of the photo's
+/// height, about a half of it (0.52 measured on a real photo padded to three times its
+/// height).
+pub const REFINE_BODY_BELOW: f32 = 0.6;
+
 /// The person: the photo and what the vision stage found, per the category's needs
 /// (`tryon::Needs`, which the engine hands the vision stage).
 #[derive(Debug, Clone)]
@@ -46,6 +77,8 @@ pub struct Person {
     pub face: Option<FaceChoice>,
     /// The body, when `Needs::body` and one was found.
     pub body: Option<Body>,
+    /// How the body was chosen among the people in the photo, when there is a body.
+    pub body_choice: Option<BodyChoice>,
     /// The selfie-segmentation mask, when `Needs::person_mask`.
     pub mask: Option<Mask>,
     /// The hands, when `Needs::hands` (best palm first; empty when none was found).
@@ -121,5 +154,42 @@ impl Vision {
             candidates,
             rank,
         }))
+    }
+}
+
+impl Vision {
+    /// The body that wears the product and how it was chosen, by the body policy of the
+    /// module docs; `None` when the landmark model accepts no person.
+    pub fn choose_body(
+        &mut self,
+        gpu: &GpuImage,
+    ) -> Result<Option<(Body, BodyChoice)>, VisionError> {
+        let people = self.detect_people(gpu)?;
+        let shorter = gpu.width().min(gpu.height()) as f32;
+        for (rank, d) in people.iter().enumerate() {
+            let Some(roi) = RotatedRect::from_pose_detection(d) else {
+                continue;
+            };
+            let Some((body, aux)) = self.pose_in(gpu, d.clone(), roi)? else {
+                continue;
+            };
+            let mut refined = None;
+            if roi.width < REFINE_BODY_BELOW * shorter {
+                let again = Detection {
+                    keypoints: aux.to_vec(),
+                    ..d.clone()
+                };
+                if let Some(roi) = RotatedRect::from_pose_detection(&again) {
+                    refined = self.pose_in(gpu, d.clone(), roi)?.map(|(b, _)| b);
+                }
+            }
+            let choice = BodyChoice {
+                candidates: people.len(),
+                rank,
+                refined: refined.is_some(),
+            };
+            return Ok(Some((refined.unwrap_or(body), choice)));
+        }
+        Ok(None)
     }
 }

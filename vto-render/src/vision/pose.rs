@@ -1,6 +1,7 @@
 //! Body analysis: BlazePose detection → ROI from the alignment keypoints → pose_landmark_full
 //! → 33 keypoints (refined on the heatmap, as `tensors_to_pose_landmarks_and_segmentation`
-//! does) and the person mask at image resolution. One body: the best detection.
+//! does) and the person mask at image resolution. Which person, when there are several, and
+//! the second pass on a small one: [`super::person`].
 
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +22,25 @@ const RAW_LANDMARKS: usize = 39;
 const KERNEL: usize = 7;
 /// Minimum heatmap confidence to refine a landmark (the calculator's default).
 const MIN_REFINE_CONFIDENCE: f32 = 0.5;
+/// The auxiliary landmark at the body's centre (the tracking ROI's centre in MediaPipe's
+/// `pose_landmarks_to_roi`).
+const AUX_CENTRE: usize = 33;
+/// The auxiliary landmark that sets the tracking ROI's size and rotation.
+const AUX_SCALE: usize = 34;
+
+/// The pose model's auxiliary alignment points in image pixels: the body's centre and the
+/// point that sets the tracking region's size and rotation ([`AUX_CENTRE`], [`AUX_SCALE`]).
+pub(crate) type AlignmentPoints = [[f32; 2]; 2];
+
+/// How large a detected person is, in pixels: the radius of the circle the pose detector
+/// puts around the body (hips' centre to its scale keypoint). The detector's box is the
+/// face's, so it says nothing about a person whose head is cropped or turned away.
+pub fn person_size(d: &Detection) -> f32 {
+    match (d.keypoints.first(), d.keypoints.get(1)) {
+        (Some(c), Some(s)) => ((s[0] - c[0]).powi(2) + (s[1] - c[1]).powi(2)).sqrt(),
+        _ => 0.0,
+    }
+}
 
 /// Names of the 33 BlazePose keypoints, by index ("left" is the subject's left).
 pub const POSE_KEYPOINT_NAMES: [&str; 33] = [
@@ -179,15 +199,32 @@ pub fn decode_pose_landmarks(raw: &[f32], heatmap: &[f32]) -> Vec<[f32; 5]> {
 }
 
 impl Vision {
-    /// The best body in the image, or `None` when there is none.
+    /// The body that wears the product, or `None` when there is none: the largest person the
+    /// pose detector finds, refined on a small person (the body policy of
+    /// [`super::person`]; [`Vision::choose_body`] also says how it was chosen).
     pub fn body(&mut self, image: &GpuImage) -> Result<Option<Body>, VisionError> {
-        let dets = self.detect(image, &DetectorSpec::pose())?;
-        let Some(detection) = dets.into_iter().next() else {
-            return Ok(None);
-        };
-        let Some(roi) = RotatedRect::from_pose_detection(&detection) else {
-            return Ok(None);
-        };
+        Ok(self.choose_body(image)?.map(|(body, _)| body))
+    }
+
+    /// The pose detector's people in `image`, largest first (by [`person_size`]).
+    pub(crate) fn detect_people(
+        &mut self,
+        image: &GpuImage,
+    ) -> Result<Vec<Detection>, VisionError> {
+        let mut dets = self.detect(image, &DetectorSpec::pose())?;
+        dets.sort_by(|a, b| person_size(b).total_cmp(&person_size(a)));
+        Ok(dets)
+    }
+
+    /// The pose landmark model on `roi`: the body, and the auxiliary alignment points (body
+    /// centre, scale point) in image pixels for a second pass; `None` when the model's pose
+    /// flag rejects it.
+    pub(crate) fn pose_in(
+        &mut self,
+        image: &GpuImage,
+        detection: Detection,
+        roi: RotatedRect,
+    ) -> Result<Option<(Body, AlignmentPoints)>, VisionError> {
         let to_image = roi.tensor_to_image(SIZE, SIZE);
         let tensor = self.crop_to_tensor(
             image,
@@ -209,8 +246,9 @@ impl Vision {
         if score.is_nan() || score < 0.5 {
             return Ok(None);
         }
-        let keypoints = decode_pose_landmarks(&outputs[li], &outputs[hi])
-            .into_iter()
+        let raw = decode_pose_landmarks(&outputs[li], &outputs[hi]);
+        let keypoints = raw
+            .iter()
             .take(33)
             .map(|l| {
                 let [x, y] = roi.project(l[0], l[1]);
@@ -223,16 +261,23 @@ impl Vision {
                 }
             })
             .collect();
+        let aux = |i: usize| raw.get(i).map(|l| roi.project(l[0], l[1]));
+        let (Some(centre), Some(scale)) = (aux(AUX_CENTRE), aux(AUX_SCALE)) else {
+            return Ok(None);
+        };
         let probs: Vec<f32> = outputs[si].iter().map(|&v| sigmoid(v)).collect();
         let mask = self.mask_to_image(&probs, &to_image, image)?;
-        Ok(Some(Body {
-            detection,
-            roi,
-            score,
-            keypoints,
-            mask_coverage: mask.coverage(),
-            mask: Some(mask),
-        }))
+        Ok(Some((
+            Body {
+                detection,
+                roi,
+                score,
+                keypoints,
+                mask_coverage: mask.coverage(),
+                mask: Some(mask),
+            },
+            [centre, scale],
+        )))
     }
 
     /// Warps a `SIZE`×`SIZE` probability map whose pixels `to_image` maps into the image back

@@ -17,6 +17,7 @@ mod glasses;
 mod hats;
 mod jewelry;
 mod looks;
+mod people;
 mod product_pose;
 mod products;
 mod rings;

@@ -11,7 +11,6 @@ use std::time::Instant;
 
 use vto_render::product::{self, Product};
 
-
 fn corpus_dir() -> Option<PathBuf> {
     let dir = match std::env::var_os("VTO_PRODUCTS_DIR") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
@@ -223,7 +222,6 @@ fn print_notes() {
         }
     }
 }
-
 
 /// PSNR in dB of `b` against `a` over the rectangle `roi` (`[x, y, w, h]`).
 fn psnr(a: &image::RgbaImage, b: &image::RgbaImage, roi: [u32; 4]) -> f64 {

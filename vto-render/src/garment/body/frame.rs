@@ -16,6 +16,8 @@ const TURNED_DEPTH_RATIO: f32 = 3.0;
 /// more than this from frontal (degrees of yaw).
 const HEAD_YAW_SIDEWAYS_DEG: f32 = 45.0;
 
+use crate::garment::body::outline::person_outline;
+use crate::garment::body::tone::{Tone, ToneInput, ToneSource};
 use crate::garment::error::GarmentError;
 use crate::garment::geom::perp;
 use crate::vision::pose::PoseKeypoint;
@@ -26,6 +28,11 @@ pub const FACE_OVAL: [usize; 36] = [
     10, 338, 297, 332, 284, 251, 389, 356, 454, 323, 361, 288, 397, 365, 379, 378, 400, 377, 152,
     148, 176, 149, 150, 136, 172, 58, 132, 93, 234, 127, 162, 21, 54, 103, 67, 109,
 ];
+
+/// Without a face, the chin is placed this fraction of the shoulder keypoints' span above
+/// their midpoint (an adult's chin is about 9–11 cm above the shoulder joints, which are
+/// about 36 cm apart).
+pub const CHIN_ABOVE_SHOULDERS: f32 = 0.28;
 
 /// Cheek and forehead landmarks the skin colour is sampled around.
 const SKIN_LANDMARKS: [usize; 6] = [50, 280, 101, 330, 151, 9];
@@ -81,8 +88,11 @@ pub struct BodyFrame {
     pub arms: [Arm; 2],
     /// The face outline, when a face was found.
     pub face_oval: Vec<Vec2>,
-    /// The skin colour sampled from the face (sRGB 0–255), when a face was found.
+    /// The skin colour (sRGB 0–255): sampled from the face when a face was found, else
+    /// [`Tone::measure`]'s.
     pub skin: Option<[f32; 3]>,
+    /// Without a face: where the skin colour and the light come from ([`Tone`]).
+    pub tone: Option<Tone>,
 }
 
 fn kp(k: &[PoseKeypoint], i: usize) -> Option<(Vec2, f32)> {
@@ -191,16 +201,32 @@ impl BodyFrame {
                  shoulders in view",
             ));
         }
-        let (face_oval, skin) = match &person.face {
+        let (face_oval, skin, tone) = match &person.face {
             Some(choice) => {
                 let lm = &choice.face.landmarks;
                 let oval: Vec<Vec2> = FACE_OVAL
                     .iter()
                     .filter_map(|&i| lm.get(i).map(|p| Vec2::new(p[0], p[1])))
                     .collect();
-                (oval, skin_colour(&person.photo, lm, choice.face.width_px()))
+                (
+                    oval,
+                    skin_colour(&person.photo, lm, choice.face.width_px()),
+                    None,
+                )
             }
-            None => (Vec::new(), None),
+            None => {
+                let mask = person_outline(person).unwrap_or_default();
+                let tone = Tone::measure(&ToneInput {
+                    photo: &person.photo,
+                    mask: &mask,
+                    keypoints: k,
+                    shoulder,
+                    hips,
+                    across,
+                    down,
+                });
+                (Vec::new(), Some(tone.skin), Some(tone))
+            }
         };
         Ok(BodyFrame {
             shoulder_width: sw,
@@ -212,15 +238,34 @@ impl BodyFrame {
             arms,
             face_oval,
             skin,
+            tone,
         })
     }
 
-    /// The chin: the face oval's lowest point along the torso axis.
+    /// Where the skin colour and the light come from, for metadata:
+    /// `{"skin": …, "light": …}` ([`ToneSource::as_str`]).
+    pub fn tone_sources(&self) -> serde_json::Value {
+        let (skin, light) = match &self.tone {
+            Some(t) => t.source_names(),
+            None => (ToneSource::Face.as_str(), ToneSource::Face.as_str()),
+        };
+        serde_json::json!({ "skin": skin, "light": light, "face": self.tone.is_none() })
+    }
+
+    /// The chin: the face oval's lowest point along the torso axis; without a face (a
+    /// head-cropped photo, a back view), [`CHIN_ABOVE_SHOULDERS`] of the shoulders' width
+    /// above their midpoint, so a neckline and the neck's skin sit where they would.
     pub fn chin(&self) -> Option<Vec2> {
-        self.face_oval
+        let from_face = self
+            .face_oval
             .iter()
             .copied()
-            .max_by(|a, b| a.dot(self.down).total_cmp(&b.dot(self.down)))
+            .max_by(|a, b| a.dot(self.down).total_cmp(&b.dot(self.down)));
+        from_face.or_else(|| {
+            let mid = (self.shoulder[0] + self.shoulder[1]) * 0.5;
+            (self.tone.is_some())
+                .then(|| mid - self.down * CHIN_ABOVE_SHOULDERS * self.shoulder_width)
+        })
     }
 }
 

@@ -12,8 +12,42 @@ use crate::garment::geom::{mask_at, perp, seg_dist};
 use crate::vision::pose::PoseKeypoint;
 use crate::vision::Person;
 
-/// Least visibility of a hip, knee or ankle keypoint for a lower-body garment.
+/// Least visibility of an ankle (or heel, toe) keypoint to be taken as seen; a less visible
+/// ankle is estimated ([`estimate_ankle`]).
 pub const LEG_VISIBLE: f32 = 0.5;
+
+/// Least visibility of a hip or knee keypoint for a lower-body garment. Lower than
+/// [`LEG_VISIBLE`]: a knee under a long skirt or a wide trouser leg is covered, not out of
+/// the photo, and the pose model still places it; below this it is guessing.
+pub const HIP_KNEE_VISIBLE: f32 = 0.2;
+
+/// Where a hidden ankle is put from the leg the photo shows: `hip`, `knee`, the pose model's
+/// own (hidden or out-of-photo) `ankle`, and the heel and toe keypoints each with whether it
+/// is seen.
+/// - A seen heel (else toe) below the knee: the ankle lies a tenth (an eighth from the toe)
+///   of the way from it up to the knee.
+/// - Else along the model's knee → ankle direction when its shin is 0.6–1.4 thighs long,
+///   at 0.85–1.05 of the thigh's length (the shin of a standing adult, knee to ankle
+///   keypoint, is about 0.95 of hip to knee).
+/// - Else straight on along the thigh, 0.95 of its length.
+pub fn estimate_ankle(hip: Vec2, knee: Vec2, ankle: Vec2, foot: [(Vec2, bool); 2]) -> Vec2 {
+    let thigh = hip.distance(knee).max(1.0);
+    let down = (knee - hip).try_normalize().unwrap_or(Vec2::Y);
+    for ((p, seen), share) in foot.into_iter().zip([0.1, 0.125]) {
+        let below = (p - knee).dot(down);
+        if seen && below > 0.4 * thigh && below < 1.6 * thigh {
+            return p + (knee - p) * share;
+        }
+    }
+    let shin = ankle - knee;
+    let len = shin.length();
+    match shin.try_normalize() {
+        Some(d) if len > 0.6 * thigh && len < 1.4 * thigh => {
+            knee + d * len.clamp(0.85 * thigh, 1.05 * thigh)
+        }
+        _ => knee + down * 0.95 * thigh,
+    }
+}
 
 /// One leg.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,6 +96,8 @@ pub struct Legs {
     pub hip_width: f32,
     /// Whether `hip_width` was measured on the mask (else estimated from the keypoints).
     pub hip_width_measured: bool,
+    /// Per leg: whether the ankle was estimated ([`estimate_ankle`]) rather than seen.
+    pub ankles_estimated: [bool; 2],
 }
 
 fn kp(k: &[PoseKeypoint], i: usize) -> Option<(Vec2, f32)> {
@@ -70,8 +106,10 @@ fn kp(k: &[PoseKeypoint], i: usize) -> Option<(Vec2, f32)> {
 }
 
 impl Legs {
-    /// The legs of `person` (`mask`: the person mask at the photo's size), or why a lower-body garment
-    /// cannot be fitted: hips, knees and ankles must be inside the photo and visible.
+    /// The legs of `person` (`mask`: the person mask at the photo's size), or why a lower-body
+    /// garment cannot be fitted: the hips and knees must be inside the photo and seen by the
+    /// pose model. An ankle hidden (under a long garment) or outside the photo is estimated
+    /// ([`estimate_ankle`]).
     pub fn new(person: &Person, mask: &[f32]) -> Result<Legs, GarmentError> {
         let hidden = |what: &str| GarmentError::LegsHidden(what.to_string());
         let body = person
@@ -82,24 +120,34 @@ impl Legs {
         let (w, h) = person.photo.dimensions();
         let inside = |p: Vec2| p.x >= 0.0 && p.y >= 0.0 && p.x < w as f32 && p.y < h as f32 * 1.02;
         let mut pts = [[Vec2::ZERO; 5]; 2];
-        let names = ["hip", "knee", "ankle", "heel", "toe"];
+        let mut estimated = [false; 2];
+        let names = ["hip", "knee"];
         for (side, ids) in [[23, 25, 27, 29, 31], [24, 26, 28, 30, 32]]
             .iter()
             .enumerate()
         {
+            let mut seen = [false; 5];
             for (j, &i) in ids.iter().enumerate() {
                 let (p, v) = kp(k, i).ok_or_else(|| hidden("missing keypoints"))?;
-                if j < 3 && !inside(p) {
+                if j < 2 && !inside(p) {
                     return Err(hidden(&format!("a {} is outside the photo", names[j])));
                 }
-                if j < 3 && v < LEG_VISIBLE {
+                if j < 2 && v < HIP_KNEE_VISIBLE {
                     return Err(hidden(&format!("a {} is hidden", names[j])));
                 }
+                seen[j] = inside(p) && v >= LEG_VISIBLE;
                 pts[side][j] = p;
+            }
+            if !seen[2] {
+                let [hip, knee, ankle, heel, toe] = pts[side];
+                let foot = [(heel, seen[3]), (toe, seen[4])];
+                pts[side][2] = estimate_ankle(hip, knee, ankle, foot);
+                estimated[side] = true;
             }
         }
         if pts[0][0].x > pts[1][0].x {
             pts.swap(0, 1);
+            estimated.swap(0, 1);
         }
         let legs = pts.map(|p| Leg {
             chain: [p[0], p[1], p[2]],
@@ -129,6 +177,7 @@ impl Legs {
             down,
             hip_width,
             hip_width_measured: measured,
+            ankles_estimated: estimated,
         })
     }
 
@@ -392,7 +441,28 @@ mod tests {
             down: Vec2::Y,
             hip_width: 200.0,
             hip_width_measured: true,
+            ankles_estimated: [false; 2],
         }
+    }
+
+    /// A hidden ankle: from the heel when the foot shows, else along the model's shin when
+    /// it is plausible, else straight on along the thigh.
+    #[test]
+    fn a_hidden_ankle_is_estimated_from_the_foot_the_shin_or_the_thigh() {
+        let (hip, knee) = (Vec2::new(100.0, 100.0), Vec2::new(100.0, 300.0));
+        let heel = Vec2::new(120.0, 500.0);
+        let far = Vec2::new(400.0, 900.0);
+        let a = estimate_ankle(hip, knee, far, [(heel, true), (far, false)]);
+        assert!(a.distance(Vec2::new(118.0, 480.0)) < 0.5, "{a}");
+        // The foot unseen: the model's ankle, a shin of 149 px bent outwards (kept, its
+        // length raised to 0.85 of the thigh).
+        let bent = Vec2::new(150.0, 440.0);
+        let a = estimate_ankle(hip, knee, bent, [(heel, false), (heel, false)]);
+        assert!((a.distance(knee) - 170.0).abs() < 0.5, "{a}");
+        assert!(a.x > 140.0, "follows the model's direction: {a}");
+        // A model's ankle 3 thighs away is nonsense: straight on along the thigh.
+        let a = estimate_ankle(hip, knee, far, [(far, false), (far, false)]);
+        assert!(a.distance(Vec2::new(100.0, 490.0)) < 0.5, "{a}");
     }
 
     /// The bare leg's outline: its width tapers thigh → ankle, its centre follows the

@@ -8,15 +8,23 @@
 //!   the bare legs a shorter garment shows.
 //! - [`feet_over_hems`]: the feet kept in front of a lower garment's hems, and the old lower
 //!   garment's colour ([`Feet`]).
+//! - [`outline`]: the person mask a garment works in, limited to the person who wears it
+//!   when the photo holds several ([`person_outline`]).
+//! - [`tone`]: the skin tone and light of a person whose face the photo does not show
+//!   ([`Tone`]), and which source gave them.
 //! - [`worn_top`]: the top the person wears now, as far as it hangs over the hips
 //!   ([`WornTop`]).
 
 pub mod feet_over_hems;
 pub mod frame;
 pub mod legs;
+pub mod outline;
+pub mod tone;
 pub mod worn_top;
 
 pub use feet_over_hems::Feet;
 pub use frame::{Arm, BodyFrame};
 pub use legs::Legs;
+pub use outline::person_outline;
+pub use tone::{Tone, ToneSource};
 pub use worn_top::WornTop;

@@ -1,7 +1,8 @@
 //! Skin the new garment uncovers: the neck and chest in a neckline, forearms where a long
 //! sleeve became a short one.
 //!
-//! - **The light** comes from the face: the luminance of its skin-like pixels, regressed on
+//! - **The light** comes from the face (without one, from the body:
+//!   [`crate::garment::body::tone`]): the luminance of its skin-like pixels, regressed on
 //!   the position across the face, gives which side is lit and how strongly ([`FaceLight`]);
 //!   the neck continues that gradient, and each arm is shaded as a cylinder lit from that
 //!   side (a lit flank, a shadowed one, soft ambient), so neither reads as a flat patch.
@@ -32,11 +33,17 @@ pub struct FaceLight {
 
 impl FaceLight {
     /// The light from the lower two thirds of the face (below the eyes) of `photo`, a crop
-    /// whose top-left is `offset` on the photo; `None` without a face or skin in it.
+    /// whose top-left is `offset` on the photo; `None` without skin in it. Without a face,
+    /// the light the body gave ([`BodyFrame::tone`]: visible skin or the old garment's
+    /// shading), `None` when that is neutral.
     pub fn measure(photo: &RgbaImage, offset: Vec2, f: &BodyFrame, skin: [f32; 3]) -> Option<Self> {
         let oval = &f.face_oval;
         if oval.len() < 3 {
-            return None;
+            return f.tone.and_then(|t| t.light).map(|l| FaceLight {
+                gradient: l.gradient,
+                half_width: l.half_width,
+                centre: l.centre,
+            });
         }
         let centre = oval.iter().copied().sum::<Vec2>() / oval.len() as f32;
         let xs = oval.iter().map(|p| (*p - centre).dot(f.across));

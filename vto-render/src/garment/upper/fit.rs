@@ -527,6 +527,7 @@ mod tests {
             arms: [arm(-1.0), arm(1.0)],
             face_oval: Vec::new(),
             skin: None,
+            tone: None,
         }
     }
 

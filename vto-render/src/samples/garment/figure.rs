@@ -378,6 +378,7 @@ impl Figure {
                 mask_coverage: mask.coverage(),
                 mask: Some(mask.clone()),
             }),
+            body_choice: None,
             mask: Some(mask),
             hands: Vec::new(),
         }

@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use vto_core::Category;
 
 use crate::garment::body::legs::Legs;
+use crate::garment::body::outline::person_outline;
 use crate::garment::body::worn_top::{worn_top_hem, WornTop};
 use crate::garment::body::Feet;
 use crate::garment::colour::FALLBACK_SKIN;
@@ -55,12 +56,14 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
+/// The body, its mask, and the face when there is one (skin tone and light; see
+/// [`crate::garment::body::tone`] for where they come from without it).
 const NEEDS: Needs = Needs {
     face: true,
+    face_optional: true,
     body: true,
     person_mask: true,
     hands: false,
-    face_if_any: false,
 };
 
 fn photo_of(category: Category, product: &ProductInput) -> Result<&RgbaImage, TryOnError> {
@@ -82,19 +85,12 @@ struct Body {
 
 fn body(person: &Person) -> Result<Body, TryOnError> {
     let frame = BodyFrame::new(person)?;
-    let (w, h) = person.photo.dimensions();
-    let n = (w * h) as usize;
-    let mask: Vec<f32> =
-        match (
-            &person.mask,
-            person.body.as_ref().and_then(|b| b.mask.as_ref()),
-        ) {
-            (Some(m), _) | (None, Some(m)) if m.data.len() == n => m.data.clone(),
-            _ => return Err(TryOnError::NotFound(
-                "no person mask could be computed for the photo; garments need the body's outline"
-                    .into(),
-            )),
-        };
+    let mask = person_outline(person).ok_or_else(|| {
+        TryOnError::NotFound(
+            "no person mask could be computed for the photo; garments need the body's outline"
+                .into(),
+        )
+    })?;
     let legs = Legs::new(person, &mask)?;
     Ok(Body { mask, frame, legs })
 }
@@ -458,6 +454,8 @@ impl TryOn for Pants {
                 "garment": garment,
                 "hip_width_px": b.legs.hip_width,
                 "hip_width_from_mask": b.legs.hip_width_measured,
+                "ankles_estimated": b.legs.ankles_estimated,
+                "tone": b.frame.tone_sources(),
                 "stages_ms": times.json(),
             }),
         })
@@ -501,6 +499,8 @@ impl TryOn for Dress {
             metadata: json!({
                 "category": "dress",
                 "garment": garment,
+                "ankles_estimated": b.legs.ankles_estimated,
+                "tone": b.frame.tone_sources(),
                 "stages_ms": times.json(),
             }),
         })
@@ -619,6 +619,8 @@ impl TryOn for FullOutfit {
                     "one_piece": bottom.is_some_and(|p| matches!(p.kind, PieceKind::Jumpsuit | PieceKind::Dress)) && top.is_none(),
                 },
                 "worn": worn,
+                "ankles_estimated": b.legs.ankles_estimated,
+                "tone": b.frame.tone_sources(),
                 "stages_ms": times.json(),
             }),
         })

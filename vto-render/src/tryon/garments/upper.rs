@@ -12,6 +12,7 @@ use std::time::Instant;
 use serde_json::json;
 use vto_core::Category;
 
+use crate::garment::body::outline::person_outline;
 use crate::garment::upper::compose::{compose, Layers};
 use crate::garment::upper::fit::{clip_to_shoulders, fit_upper_to, PersonMask};
 use crate::garment::{self, BodyFrame, PartWarp, Warper};
@@ -63,8 +64,11 @@ impl TryOn for UpperGarment {
     }
 
     fn needs(&self) -> Needs {
+        // The face when there is one (skin tone and light; see crate::garment::body::tone
+        // for where they come from without it).
         Needs {
             face: true,
+            face_optional: true,
             body: true,
             person_mask: true,
             ..Needs::default()
@@ -93,17 +97,12 @@ impl TryOn for UpperGarment {
         let t = Instant::now();
         let frame = BodyFrame::new(person)?;
         let (w, h) = person.photo.dimensions();
-        let n = (w * h) as usize;
-        let mask: Vec<f32> = match (
-            &person.mask,
-            person.body.as_ref().and_then(|b| b.mask.as_ref()),
-        ) {
-            (Some(m), _) | (None, Some(m)) if m.data.len() == n => m.data.clone(),
-            _ => return Err(TryOnError::NotFound(
+        let mask = person_outline(person).ok_or_else(|| {
+            TryOnError::NotFound(
                 "no person mask could be computed for the photo; garments need the body's outline"
                     .into(),
-            )),
-        };
+            )
+        })?;
         let fit = fit_upper_to(
             &g.landmarks,
             &frame,
@@ -164,6 +163,7 @@ impl TryOn for UpperGarment {
                 "hem_depth_px": fit.hem_depth,
                 "cuffs_px": fit.cuffs.iter().map(|c| c.map(|c| [c.x, c.y])).collect::<Vec<_>>(),
                 "skin_colour": frame.skin,
+                "tone": frame.tone_sources(),
                 "arms": frame.arms.iter().map(|a| json!({
                     "chain_px": a.chain.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>(),
                     "visibility": a.visibility,

@@ -69,8 +69,10 @@ impl Placer for Jewelry {
             Needs {
                 body: true,
                 hands: true,
-                // A guess from the shape may be earrings after all: look for the ears.
-                face_if_any: kind::ear_alternative(product, kind).is_some(),
+                // A guess from the shape may be earrings after all: look for the ears,
+                // without failing when there is no face.
+                face: kind::ear_alternative(product, kind).is_some(),
+                face_optional: true,
                 ..Needs::default()
             }
         } else {

@@ -54,10 +54,10 @@ fn world() -> Option<&'static World> {
         let body = BaseBody::load(&assets).map_err(|e| e.to_string())?;
         let needs = Needs {
             face: true,
+            face_optional: false,
             body: true,
             person_mask: true,
             hands: true,
-            face_if_any: false,
         };
         let mut subjects = Vec::new();
         for spec in testkit::standard((600, 800)) {
@@ -176,9 +176,9 @@ fn extra() -> Option<&'static Extra> {
             let body = BaseBody::load(&testkit::assets_dir(&models_dir())).ok()?;
             let needs = Needs {
                 face: true,
+                face_optional: false,
                 body: true,
                 person_mask: true,
-                face_if_any: false,
                 hands: false,
             };
             let see = |spec: &testkit::SubjectSpec| -> Option<(Subject, Person)> {

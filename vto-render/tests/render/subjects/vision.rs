@@ -34,10 +34,10 @@ fn the_hand_networks_find_a_rendered_hand_close_up() {
     let shot = testkit::render_hand(&body, &spec, w.renderer.rasterizer()).expect("render");
     let needs = Needs {
         face: false,
+        face_optional: false,
         body: false,
         person_mask: false,
         hands: true,
-        face_if_any: false,
     };
     let seen = w.renderer.see(&shot.image, needs).expect("vision");
     let size = shot.extent.1.distance(shot.extent.0);

@@ -1,0 +1,246 @@
+//! Real people (issue #30): the body categories on real photos the way shops and streets take
+//! them — the head cropped off, a back view, the ankles out of the photo, several small
+//! people — through the whole engine (decoding, vision, try-on, metadata).
+//!
+//! The photos are the project's kept-back real inputs, `../shared/testdata/people` beside the
+//! workspace (or `VTO_TESTDATA`); the products are the drawn samples, so what is tested is the
+//! person side. Without the photos or the models each test prints why it skips.
+
+use crate::support::{models_dir, render_with};
+use std::path::PathBuf;
+
+use image::{GenericImageView, RgbaImage};
+use vto_core::{Category, EngineError};
+use vto_render::engine::{builtin_tryon, encode_png};
+use vto_render::samples::garment::SampleLower;
+
+fn people_dir() -> PathBuf {
+    match std::env::var_os("VTO_TESTDATA") {
+        Some(d) if !d.is_empty() => PathBuf::from(d).join("people"),
+        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/people"),
+    }
+}
+
+/// The photo `name` of the real people, or `None` (and why, printed) when it or the models
+/// are missing.
+fn photo(name: &str) -> Option<RgbaImage> {
+    let path = people_dir().join(name);
+    if !models_dir().join("pose_landmark_full.tflite").is_file() {
+        eprintln!(
+            "skipped: no models in {} (scripts/fetch-models.sh)",
+            models_dir().display()
+        );
+        return None;
+    }
+    match image::open(&path) {
+        Ok(img) => Some(img.to_rgba8()),
+        Err(e) => {
+            eprintln!(
+                "skipped: {} not readable ({e}); the real test photos live in \
+                 ../shared/testdata/people beside the workspace, or set VTO_TESTDATA",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+/// Runs the engine for `category` on `person` with the sample product `sample`: the result
+/// image and metadata, or the engine's error.
+fn try_on(
+    category: Category,
+    person: &RgbaImage,
+    sample: SampleLower,
+) -> Result<(RgbaImage, serde_json::Value), EngineError> {
+    let tryon = builtin_tryon(category).expect("a built-in renderer");
+    let out = render_with(tryon, category, encode_png(person).unwrap(), sample.png())?;
+    let image = image::load_from_memory(&out.image).unwrap().to_rgba8();
+    Ok((image, out.metadata))
+}
+
+/// The rows `y0..y1` of `img` (the whole width).
+fn rows(img: &RgbaImage, y0: u32, y1: u32) -> RgbaImage {
+    img.view(0, y0, img.width(), y1 - y0).to_image()
+}
+
+/// The share of pixels in rows `y0..y1` that differ from `before` by more than 40 levels in
+/// some channel.
+fn changed(before: &RgbaImage, after: &RgbaImage, y0: u32, y1: u32) -> f32 {
+    let mut n = 0usize;
+    let mut total = 0usize;
+    for y in y0..y1 {
+        for x in 0..before.width() {
+            let (a, b) = (before.get_pixel(x, y).0, after.get_pixel(x, y).0);
+            total += 1;
+            if (0..3).any(|k| a[k].abs_diff(b[k]) > 40) {
+                n += 1;
+            }
+        }
+    }
+    n as f32 / total.max(1) as f32
+}
+
+/// The first row, from the top, of a head-cropped version of `img`: below the pose's chin
+/// level (a little under the mouth's keypoints, above the shoulders').
+fn below_the_chin(img: &RgbaImage) -> u32 {
+    let body = renderer()
+        .see(
+            img,
+            vto_render::tryon::Needs {
+                body: true,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+        .body
+        .expect("a body in the full photo");
+    let k = &body.keypoints;
+    let mouth = (k[9].y + k[10].y) * 0.5;
+    let shoulders = (k[11].y + k[12].y) * 0.5;
+    (mouth + 0.4 * (shoulders - mouth)) as u32
+}
+
+/// A shop photo with the head cropped off: the body categories dress it (the face was
+/// required before, "no face was found in the person photo; pants need a visible face"),
+/// and the metadata says the skin and light came from the body, not a face.
+#[test]
+fn a_head_cropped_photo_gets_trousers_a_dress_and_a_top() {
+    let Some(full) = photo("fullbody_man_standing_arms_down_plain_wall_cc0.jpg") else {
+        return;
+    };
+    let top = below_the_chin(&full);
+    let cropped = rows(&full, top, full.height());
+    for (category, sample) in [
+        (Category::Pants, SampleLower::Trousers),
+        (Category::Dress, SampleLower::KneeDress),
+    ] {
+        let (out, meta) = try_on(category, &cropped, sample)
+            .unwrap_or_else(|e| panic!("{category:?} on a head-cropped photo: {e}"));
+        assert!(meta.get("face").is_none(), "no face: {meta}");
+        assert_eq!(meta["tone"]["face"], false, "{meta}");
+        let skin = meta["tone"]["skin"].as_str().unwrap();
+        assert!(
+            ["visible_skin", "neutral"].contains(&skin),
+            "a skin source without a face: {skin}"
+        );
+        assert!(
+            meta["person"]["people_seen"].as_u64().unwrap() >= 1,
+            "{meta}"
+        );
+        // The legs (the lower half) are dressed: a fair share of them changed.
+        let h = cropped.height();
+        let share = changed(&cropped, &out, h / 2, h * 9 / 10);
+        assert!(share > 0.04, "{category:?}: {share} of the legs changed");
+    }
+}
+
+/// Ankles out of the photo (cropped at the shins) are estimated from the hips and knees:
+/// trousers are worn (before: "the legs are not visible … an ankle is outside the photo"),
+/// and the metadata says the ankles were estimated. A photo cut above the knees is still
+/// refused, with the legs' error.
+#[test]
+fn ankles_out_of_the_photo_are_estimated_and_legs_out_of_it_are_refused() {
+    let Some(full) = photo("fullbody_man_standing_arms_down_plain_wall_cc0.jpg") else {
+        return;
+    };
+    let body = renderer()
+        .see(
+            &full,
+            vto_render::tryon::Needs {
+                body: true,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+        .body
+        .expect("a body");
+    let k = &body.keypoints;
+    let knee = (k[25].y + k[26].y) * 0.5;
+    let ankle = (k[27].y + k[28].y) * 0.5;
+    let hip = (k[23].y + k[24].y) * 0.5;
+    let shins = rows(&full, 0, (knee + 0.5 * (ankle - knee)) as u32);
+    let (_, meta) = try_on(Category::Pants, &shins, SampleLower::Trousers)
+        .unwrap_or_else(|e| panic!("pants on a photo cut at the shins: {e}"));
+    assert_eq!(
+        meta["ankles_estimated"],
+        serde_json::json!([true, true]),
+        "{meta}"
+    );
+    let thighs = rows(&full, 0, (hip + 0.5 * (knee - hip)) as u32);
+    match try_on(Category::Pants, &thighs, SampleLower::Trousers) {
+        Err(EngineError::Rejected { message, .. }) => {
+            assert!(message.contains("legs are not visible"), "{message}");
+            assert!(message.contains("knee"), "{message}");
+        }
+        other => panic!("a photo cut above the knees: expected the legs' error, got {other:?}"),
+    }
+}
+
+/// A back view and a couple walking with small faces: no body category asks for a face.
+#[test]
+fn a_back_view_and_small_far_people_are_not_refused_for_their_face() {
+    for name in [
+        "fullbody_woman_back_view_hiking_mountains_unsplash.jpg",
+        "fullbody_couple_walking_dog_field_apache2.jpg",
+    ] {
+        let Some(p) = photo(name) else { return };
+        for (category, sample) in [
+            (Category::Pants, SampleLower::Trousers),
+            (Category::Dress, SampleLower::KneeDress),
+            (Category::FullOutfit, SampleLower::TwoPiece),
+        ] {
+            if let Err(e) = try_on(category, &p, sample) {
+                assert!(!e.to_string().contains("face"), "{name} {category:?}: {e}");
+            }
+        }
+    }
+}
+
+/// Several people: the largest wears the product, and the metadata says how many were seen
+/// and which one it was.
+#[test]
+fn the_metadata_says_which_person_of_how_many() {
+    let Some(p) = photo("fullbody_couple_walking_dog_field_apache2.jpg") else {
+        return;
+    };
+    let (_, meta) = try_on(Category::Dress, &p, SampleLower::KneeDress)
+        .unwrap_or_else(|e| panic!("a dress on the walking couple: {e}"));
+    let person = &meta["person"];
+    assert!(person["people_seen"].as_u64().unwrap() >= 1, "{meta}");
+    assert!(
+        person["rank_by_size"].as_u64().unwrap() < person["people_seen"].as_u64().unwrap(),
+        "{meta}"
+    );
+    assert!(person["refined"].is_boolean(), "{meta}");
+}
+
+/// A small person (a third of the photo's height, in the middle of a wide plain canvas) gets
+/// the second, refined pose pass, and its keypoints agree with those the same person gets
+/// filling the photo (shoulders, hips, knees and ankles within 4 % of the body's height).
+#[test]
+fn a_small_person_gets_a_refined_second_pose_pass() {
+    let Some(full) = photo("fullbody_man_standing_arms_down_plain_wall_cc0.jpg") else {
+        return;
+    };
+    let needs = vto_render::tryon::Needs {
+        body: true,
+        ..Default::default()
+    };
+    let r = renderer();
+    let big = r.see(&full, needs).unwrap();
+    let (w, h) = full.dimensions();
+    let side = 3 * h;
+    let (ox, oy) = ((side - w) / 2, h);
+    let mut canvas = RgbaImage::from_pixel(side, side, *full.get_pixel(2, 2));
+    image::imageops::replace(&mut canvas, &full, i64::from(ox), i64::from(oy));
+    let small = r.see(&canvas, needs).unwrap();
+    let choice = small.body_choice.expect("a body in the canvas");
+    assert!(choice.refined, "{choice:?}");
+    let (a, b) = (&big.body.unwrap().keypoints, &small.body.unwrap().keypoints);
+    for i in [11, 12, 23, 24, 25, 26, 27, 28] {
+        let dx = b[i].x - ox as f32 - a[i].x;
+        let dy = b[i].y - oy as f32 - a[i].y;
+        let err = dx.hypot(dy) / h as f32;
+        assert!(err < 0.04, "keypoint {i}: {err} of the height away");
+    }
+}
