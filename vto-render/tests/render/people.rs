@@ -6,7 +6,7 @@
 //! workspace (or `VTO_TESTDATA`); the products are the drawn samples, so what is tested is the
 //! person side. Without the photos or the models each test prints why it skips.
 
-use crate::support::{models_dir, render_with};
+use crate::support::{models_dir, render_with, renderer};
 use std::path::PathBuf;
 
 use image::{GenericImageView, RgbaImage};
