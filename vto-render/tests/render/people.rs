@@ -6,25 +6,17 @@
 //! workspace (or `VTO_TESTDATA`); the products are the drawn samples, so what is tested is the
 //! person side. Without the photos or the models each test prints why it skips.
 
-use crate::support::{models_dir, render_with, renderer};
-use std::path::PathBuf;
+use crate::support::{models_dir, render_with, renderer, testdata};
 
 use image::{GenericImageView, RgbaImage};
 use vto_core::{Category, EngineError};
 use vto_render::engine::{builtin_tryon, encode_png};
 use vto_render::samples::garment::SampleLower;
 
-fn people_dir() -> PathBuf {
-    match std::env::var_os("VTO_TESTDATA") {
-        Some(d) if !d.is_empty() => PathBuf::from(d).join("people"),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/people"),
-    }
-}
-
 /// The photo `name` of the real people, or `None` (and why, printed) when it or the models
 /// are missing.
 fn photo(name: &str) -> Option<RgbaImage> {
-    let path = people_dir().join(name);
+    let path = testdata("people").join(name);
     if !models_dir().join("pose_landmark_full.tflite").is_file() {
         eprintln!(
             "skipped: no models in {} (scripts/fetch-models.sh)",

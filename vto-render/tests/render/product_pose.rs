@@ -12,8 +12,6 @@
 //! is printed; the test fails when a sample whose up and front the shape reads lands
 //! elsewhere under a rotation, or when fewer rotations pass than the floors below.
 
-use std::path::PathBuf;
-
 use vto_render::math::{Mat3, Vec3};
 use vto_render::product::pose::{self, Pose, PoseCategory, PoseSource};
 use vto_render::product::write::{write_glb_with_root, GlbRoot};
@@ -263,7 +261,7 @@ fn samples() -> Vec<Case> {
 }
 
 fn corpus() -> Vec<Case> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/products");
+    let dir = crate::support::testdata("products");
     let Ok(entries) = std::fs::read_dir(&dir) else {
         println!(
             "SKIPPED the corpus: {} is missing (the real-product corpus sits beside the repo)",
@@ -440,7 +438,7 @@ const SAMPLE_FLOOR_PERCENT: usize = 60;
 fn corpus_products_are_read_as_what_they_are() {
     use vto_render::tryon::hats::fit::HatKind;
     use vto_render::tryon::jewelry::kind::JewelryKind;
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/products");
+    let dir = crate::support::testdata("products");
     if !dir.is_dir() {
         println!("SKIPPED: {} is missing", dir.display());
         return;

@@ -2,7 +2,8 @@
 //! loads, or is refused for a real reason with a stable code; compressed encodings of one
 //! model decode to the same geometry as the plain one.
 //!
-//! The corpus is read from `VTO_PRODUCTS_DIR`, else `<workspace>/../shared/testdata/products`;
+//! The corpus is read from `crate::support::testdata("products")` (`VTO_TESTDATA`, else
+//! `<workspace>/../shared/testdata`);
 //! when it is missing the tests say so and pass (CI has it).
 
 use crate::support::models_dir;
@@ -12,15 +13,12 @@ use std::time::Instant;
 use vto_render::product::{self, Product};
 
 fn corpus_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("VTO_PRODUCTS_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/products"),
-    };
+    let dir = crate::support::testdata("products");
     if dir.join("SOURCES.md").is_file() {
         Some(dir)
     } else {
         eprintln!(
-            "skipped: the product corpus is not at {} (set VTO_PRODUCTS_DIR)",
+            "skipped: the product corpus is not at {} (set VTO_TESTDATA)",
             dir.display()
         );
         None

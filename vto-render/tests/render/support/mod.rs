@@ -61,3 +61,13 @@ pub fn render_with(
         }),
     )
 }
+
+/// The kept-back real inputs' folder `kind` (`people`, `products`, `garments`): under
+/// `VTO_TESTDATA` when set, else `../shared/testdata` beside the workspace (CI has it; tests
+/// that read it say why they skip when it is missing).
+pub fn testdata(kind: &str) -> PathBuf {
+    match std::env::var_os("VTO_TESTDATA") {
+        Some(d) if !d.is_empty() => PathBuf::from(d).join(kind),
+        _ => workspace().join("../shared/testdata").join(kind),
+    }
+}
