@@ -7,7 +7,7 @@
 //! `<workspace>/models`; `scripts/fetch-models.sh --test-photos`). A missing file fails the
 //! test with the command to run; nothing is skipped.
 
-use crate::support::{models_dir, render_with, renderer};
+use crate::support::{colour_distance, models_dir, px, render_with, renderer};
 use std::sync::OnceLock;
 
 use glam::Vec2;
@@ -88,24 +88,6 @@ fn cases() -> &'static Vec<(String, SampleGarment, Case)> {
         }
         v
     })
-}
-
-fn px(img: &RgbaImage, p: Vec2) -> Option<[f32; 3]> {
-    let (x, y) = (p.x.round() as i64, p.y.round() as i64);
-    if x < 0 || y < 0 || x >= i64::from(img.width()) || y >= i64::from(img.height()) {
-        return None;
-    }
-    let c = img.get_pixel(x as u32, y as u32).0;
-    Some([f32::from(c[0]), f32::from(c[1]), f32::from(c[2])])
-}
-
-/// Hue-ish distance: the colours' chromaticity (r, g shares) and lightness, so the
-/// transferred shading does not count as a different colour.
-fn colour_distance(a: [f32; 3], b: [f32; 3]) -> f32 {
-    let sa = a[0] + a[1] + a[2] + 1.0;
-    let sb = b[0] + b[1] + b[2] + 1.0;
-    let chroma = ((a[0] / sa - b[0] / sb).powi(2) + (a[1] / sa - b[1] / sb).powi(2)).sqrt();
-    chroma * 4.0 + ((sa - sb) / 765.0).abs()
 }
 
 fn inside(poly: &[Vec2], p: Vec2) -> bool {

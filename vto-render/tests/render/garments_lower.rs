@@ -8,7 +8,7 @@
 //! The error tests need the models and the public-domain test photos in `VTO_MODELS_DIR`
 //! (default `<workspace>/models`; `scripts/fetch-models.sh --test-photos`).
 
-use crate::support::{models_dir, render_with, renderer};
+use crate::support::{colour_distance, models_dir, px, render_with, renderer};
 use std::sync::OnceLock;
 
 use glam::Vec2;
@@ -68,23 +68,6 @@ fn case(fig: &str, s: SampleLower) -> &'static Case {
         .find(|c| c.0 == fig && c.1 == s)
         .expect("a case")
         .2
-}
-
-fn px(img: &RgbaImage, p: Vec2) -> Option<[f32; 3]> {
-    let (x, y) = (p.x.round() as i64, p.y.round() as i64);
-    if x < 0 || y < 0 || x >= i64::from(img.width()) || y >= i64::from(img.height()) {
-        return None;
-    }
-    let c = img.get_pixel(x as u32, y as u32).0;
-    Some([f32::from(c[0]), f32::from(c[1]), f32::from(c[2])])
-}
-
-/// Chromaticity and lightness distance (transferred shading is not a different colour).
-fn colour_distance(a: [f32; 3], b: [f32; 3]) -> f32 {
-    let sa = a[0] + a[1] + a[2] + 1.0;
-    let sb = b[0] + b[1] + b[2] + 1.0;
-    let chroma = ((a[0] / sa - b[0] / sb).powi(2) + (a[1] / sa - b[1] / sb).powi(2)).sqrt();
-    chroma * 4.0 + ((sa - sb) / 765.0).abs()
 }
 
 /// The share of `pts` whose colour in `img` is within 0.25 of `want` (and how many were in

@@ -71,3 +71,22 @@ pub fn testdata(kind: &str) -> PathBuf {
         _ => workspace().join("../shared/testdata").join(kind),
     }
 }
+
+/// The RGB of `img` at `p` (rounded to the nearest pixel), or `None` outside the image.
+pub fn px(img: &image::RgbaImage, p: glam::Vec2) -> Option<[f32; 3]> {
+    let (x, y) = (p.x.round() as i64, p.y.round() as i64);
+    if x < 0 || y < 0 || x >= i64::from(img.width()) || y >= i64::from(img.height()) {
+        return None;
+    }
+    let c = img.get_pixel(x as u32, y as u32).0;
+    Some([f32::from(c[0]), f32::from(c[1]), f32::from(c[2])])
+}
+
+/// Chromaticity (r, g shares) and lightness distance: transferred shading is not a
+/// different colour.
+pub fn colour_distance(a: [f32; 3], b: [f32; 3]) -> f32 {
+    let sa = a[0] + a[1] + a[2] + 1.0;
+    let sb = b[0] + b[1] + b[2] + 1.0;
+    let chroma = ((a[0] / sa - b[0] / sb).powi(2) + (a[1] / sa - b[1] / sb).powi(2)).sqrt();
+    chroma * 4.0 + ((sa - sb) / 765.0).abs()
+}
