@@ -37,3 +37,16 @@ pub(crate) fn hue_dist(a: [f32; 3], b: [f32; 3]) -> f32 {
     let (a, b) = (q(a), q(b));
     (a[0] - b[0]).hypot(a[1] - b[1])
 }
+
+/// The per-channel median of `cs` (the upper middle for an even count), `None` when empty.
+pub(crate) fn median(mut cs: Vec<[f32; 3]>) -> Option<[f32; 3]> {
+    if cs.is_empty() {
+        return None;
+    }
+    let mut out = [0.0; 3];
+    for (c, o) in out.iter_mut().enumerate() {
+        cs.sort_by(|a, b| a[c].total_cmp(&b[c]));
+        *o = cs[cs.len() / 2][c];
+    }
+    Some(out)
+}

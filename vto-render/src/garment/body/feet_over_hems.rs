@@ -8,7 +8,7 @@ use glam::Vec2;
 use image::RgbaImage;
 
 use crate::garment::body::legs::{on_foot, Legs};
-use crate::garment::colour::skin_likeness;
+use crate::garment::colour::{median, skin_likeness};
 use crate::garment::geom::smoothstep;
 
 fn luma(c: [f32; 3]) -> f32 {
@@ -27,18 +27,6 @@ pub fn garment_likeness(c: [f32; 3], g: [f32; 3]) -> f32 {
     let dc = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
     let r = (luma(c) + 4.0) / (luma(g) + 4.0);
     (1.0 - smoothstep(0.035, 0.07, dc)) * smoothstep(0.4, 0.55, r) * (1.0 - smoothstep(1.7, 2.2, r))
-}
-
-pub(crate) fn median(mut cs: Vec<[f32; 3]>) -> Option<[f32; 3]> {
-    if cs.is_empty() {
-        return None;
-    }
-    let mut out = [0.0; 3];
-    for (c, o) in out.iter_mut().enumerate() {
-        cs.sort_by(|a, b| a[c].total_cmp(&b[c]));
-        *o = cs[cs.len() / 2][c];
-    }
-    Some(out)
 }
 
 pub(crate) fn pixel(photo: &RgbaImage, p: Vec2) -> Option<[f32; 3]> {

@@ -20,7 +20,7 @@
 use glam::Vec2;
 use image::RgbaImage;
 
-use crate::garment::colour::FALLBACK_SKIN;
+use crate::garment::colour::{median, FALLBACK_SKIN};
 use crate::garment::geom::mask_at;
 use crate::vision::pose::PoseKeypoint;
 
@@ -226,7 +226,9 @@ impl Tone {
                 }
             }
         }
-        let skin = (skin_px.len() >= MIN_SKIN_PX).then(|| median(skin_px.iter().map(|(_, c)| *c)));
+        let skin = (skin_px.len() >= MIN_SKIN_PX)
+            .then(|| median(skin_px.iter().map(|(_, c)| *c).collect()))
+            .flatten();
         let (skin, skin_source) = match skin {
             Some(s) => (s, ToneSource::VisibleSkin),
             None if grey => {
@@ -318,20 +320,6 @@ fn sample_points(t: &ToneInput<'_>, sw: f32) -> Vec<Vec2> {
         }
     }
     pts
-}
-
-/// The per-channel median of `colours` (non-empty).
-fn median(colours: impl Iterator<Item = [f32; 3]>) -> [f32; 3] {
-    let mut ch: [Vec<f32>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-    for c in colours {
-        for k in 0..3 {
-            ch[k].push(c[k]);
-        }
-    }
-    ch.map(|mut v| {
-        v.sort_by(f32::total_cmp);
-        v.get(v.len() / 2).copied().unwrap_or(0.0)
-    })
 }
 
 #[cfg(test)]

@@ -23,9 +23,10 @@ use image::RgbaImage;
 use rayon::prelude::*;
 
 pub use crate::garment::body::feet_over_hems::Feet;
-use crate::garment::body::feet_over_hems::{foot_points, garment_likeness, median, pixel};
+use crate::garment::body::feet_over_hems::{foot_points, garment_likeness, pixel};
 use crate::garment::body::frame::BodyFrame;
 use crate::garment::body::legs::{BareLegs, Legs, OnLeg};
+use crate::garment::colour::median;
 use crate::garment::colour::{skin_likeness, FALLBACK_SKIN};
 use crate::garment::geom::neighbours4;
 use crate::garment::geom::smoothstep;
