@@ -195,7 +195,9 @@ pub fn fit_upper_hem(
     let own = depth(sim.apply(hem_mid));
     let stretch = match hem_depth {
         Some(h) if own - armpits > 0.1 * sw && h - armpits > 0.05 * sw => {
-            ((h - armpits) / (own - armpits)).clamp(0.3, 3.0)
+            // Wide bounds: a product measured badly (its shoulders too narrow) is still
+            // brought to its class's length.
+            ((h - armpits) / (own - armpits)).clamp(0.05, 4.0)
         }
         _ => 1.0,
     };

@@ -57,21 +57,30 @@ impl LengthClass {
 }
 
 /// Length ratios where the classes change: cropped | waist | hip | tunic.
-pub const CLASS_BOUNDS: [f32; 3] = [1.05, 1.3, 2.0];
+pub const CLASS_BOUNDS: [f32; 3] = [0.95, 1.3, 2.0];
 
 /// The ratio → standard depth map (seam widths below the seams), piecewise linear through
 /// these knots and flat past the ends. The knots at the class bounds put a cropped top's hem
 /// above the natural waist (0.95), a waist-length top's between the waist and the hip bone,
 /// a hip-length top's about the hip joints (1.25) and a tunic's over the upper thighs.
 pub const RATIO_TO_DEPTH: [(f32, f32); 5] =
-    [(0.6, 0.62), (1.05, 0.88), (1.3, 1.05), (2.0, 1.42), (2.8, 1.85)];
+    [(0.6, 0.62), (0.95, 0.85), (1.3, 1.05), (2.0, 1.42), (2.8, 1.85)];
 
 /// The standard body's hip joints below the seams, in seam widths.
 const HIPS: f32 = 1.25;
 
-/// A garment's length over its shoulder width.
+/// A garment's length over its shoulder width. The shoulder width is taken as the median of
+/// three measures that agree on a tee laid flat: the seams' distance, 0.9 of the chest
+/// (armpit to armpit) and 0.95 of the hem — a tank top's straps or sleeves the outline does
+/// not tell from the torso (sleeves laid along it) make one of them wrong, not the length.
 pub fn length_ratio(g: &GarmentLandmarks) -> f32 {
-    g.length() / g.shoulder_width().max(1.0)
+    let mut w = [
+        g.shoulder_width(),
+        0.9 * g.armpit[0].distance(g.armpit[1]),
+        0.95 * g.hem[0].distance(g.hem[1]),
+    ];
+    w.sort_by(f32::total_cmp);
+    g.length() / w[1].max(1.0)
 }
 
 /// The standard depth (seam widths below the seams) of a length `ratio` ([`RATIO_TO_DEPTH`]).
@@ -128,11 +137,11 @@ mod tests {
             assert!(d >= last, "{r}: {d} < {last}");
             last = d;
         }
-        assert_eq!(LengthClass::of(0.9), LengthClass::Cropped);
+        assert_eq!(LengthClass::of(0.85), LengthClass::Cropped);
         assert_eq!(LengthClass::of(1.2), LengthClass::Waist);
         assert_eq!(LengthClass::of(1.6), LengthClass::Hip);
         assert_eq!(LengthClass::of(2.3), LengthClass::Tunic);
-        assert!(standard_depth(0.9) < 0.95, "a crop top ends above the waist");
+        assert!(standard_depth(0.85) < 0.95, "a crop top ends above the waist");
         assert!((standard_depth(1.6) - HIPS).abs() < 0.1, "a tee ends at the hips");
         assert!(standard_depth(2.2) < 1.6, "a long top is no dress");
     }

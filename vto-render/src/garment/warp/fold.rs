@@ -14,8 +14,9 @@
 //! replaced by the harmonic fill of the border (each node the mean of its four neighbours,
 //! a discrete Tutte embedding — one-to-one when the border is convex, and in practice on
 //! the near-convex patches a fold leaves). The patch grows until no fold is left or the
-//! rounds run out. A part folded nearly everywhere is mirrored, not folded: it is left as
-//! it is and reported.
+//! rounds run out; a fold still left then gives the whole part its best affine map (which
+//! cannot fold). A part folded nearly everywhere is mirrored, not folded: it is left as it
+//! is and reported.
 
 use glam::Vec2;
 
@@ -132,16 +133,22 @@ pub fn unfold(
                 }
             }
         }
-        // Free nodes: all four cells around them in the patch (the grid's border stays).
-        let free: Vec<usize> = (1..ny - 1)
-            .flat_map(|j| (1..nx - 1).map(move |i| (i, j)))
+        // Free nodes: all cells around them in the patch. A node on the grid's border
+        // relaxes along the border only (its missing neighbour mirrored), so a fold at the
+        // photo's edge is taken out too; the grid's corners stay.
+        let cell = |i: usize, j: usize| patch[j * cx + i];
+        let free: Vec<(usize, usize)> = (0..ny)
+            .flat_map(|j| (0..nx).map(move |i| (i, j)))
             .filter(|&(i, j)| {
-                patch[(j - 1) * cx + i - 1]
-                    && patch[(j - 1) * cx + i]
-                    && patch[j * cx + i - 1]
-                    && patch[j * cx + i]
+                let xs = [i.checked_sub(1), (i < cx).then_some(i)];
+                let ys = [j.checked_sub(1), (j < cy).then_some(j)];
+                let (nxs, nys) = (xs.iter().flatten().count(), ys.iter().flatten().count());
+                (nxs + nys >= 3)
+                    && xs
+                        .iter()
+                        .flatten()
+                        .all(|&a| ys.iter().flatten().all(|&b| cell(a, b)))
             })
-            .map(|(i, j)| j * nx + i)
             .collect();
         if free.is_empty() {
             continue;
@@ -149,13 +156,89 @@ pub fn unfold(
         // Successive over-relaxation of the Laplace equation on the free nodes.
         let rounds = 60 + 20 * grow;
         for _ in 0..rounds {
-            for &k in &free {
-                let mean = (nodes[k - 1] + nodes[k + 1] + nodes[k - nx] + nodes[k + nx]) * 0.25;
+            for &(i, j) in &free {
+                let k = j * nx + i;
+                let mean = if i == 0 || i == nx - 1 {
+                    (nodes[k - nx] + nodes[k + nx]) * 0.5
+                } else if j == 0 || j == ny - 1 {
+                    (nodes[k - 1] + nodes[k + 1]) * 0.5
+                } else {
+                    (nodes[k - 1] + nodes[k + 1] + nodes[k - nx] + nodes[k + nx]) * 0.25
+                };
                 nodes[k] += (mean - nodes[k]) * 1.7;
             }
         }
     }
+    let after = folds(nodes, (nx, ny), &inside);
+    if after.folded > 0 {
+        // The last resort: the part's best affine map over its cells, which cannot fold
+        // when it keeps orientation.
+        if let Some(a) = affine_fit(nodes, (nx, ny), &inside) {
+            let det = a[1] * a[5] - a[2] * a[4];
+            if det > 0.0 {
+                for j in 0..ny {
+                    for i in 0..nx {
+                        let (x, y) = (i as f32, j as f32);
+                        nodes[j * nx + i] =
+                            Vec2::new(a[0] + a[1] * x + a[2] * y, a[3] + a[4] * x + a[5] * y);
+                    }
+                }
+            }
+        }
+    }
     (before, folds(nodes, (nx, ny), &inside))
+}
+
+/// The least-squares affine map from node indices to the nodes over the cells `inside`:
+/// `u = a[0] + a[1] i + a[2] j`, `v = a[3] + a[4] i + a[5] j`.
+fn affine_fit(
+    nodes: &[Vec2],
+    (nx, ny): (usize, usize),
+    inside: &impl Fn(usize, usize) -> bool,
+) -> Option<[f32; 6]> {
+    // Normal equations over the nodes of the checked cells.
+    let mut m = [[0.0f64; 3]; 3];
+    let mut bu = [0.0f64; 3];
+    let mut bv = [0.0f64; 3];
+    for j in 0..ny - 1 {
+        for i in 0..nx - 1 {
+            if !inside(i, j) {
+                continue;
+            }
+            let q = nodes[j * nx + i];
+            let r = [1.0, i as f64, j as f64];
+            for a in 0..3 {
+                for b in 0..3 {
+                    m[a][b] += r[a] * r[b];
+                }
+                bu[a] += r[a] * f64::from(q.x);
+                bv[a] += r[a] * f64::from(q.y);
+            }
+        }
+    }
+    let det3 = |m: &[[f64; 3]; 3]| {
+        m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+            - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+    };
+    let d = det3(&m);
+    if d.abs() < 1e-9 {
+        return None;
+    }
+    // Cramer's rule for each coordinate.
+    let solve = |b: [f64; 3]| {
+        let mut out = [0.0f32; 3];
+        for (c, o) in out.iter_mut().enumerate() {
+            let mut mc = m;
+            for r in 0..3 {
+                mc[r][c] = b[r];
+            }
+            *o = (det3(&mc) / d) as f32;
+        }
+        out
+    };
+    let (u, v) = (solve(bu), solve(bv));
+    Some([u[0], u[1], u[2], v[0], v[1], v[2]])
 }
 
 #[cfg(test)]
