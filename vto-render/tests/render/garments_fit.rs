@@ -245,7 +245,11 @@ fn a_sleeve_stays_in_a_band_around_its_arm() {
                     p.0[c] = (f32::from(p.0[c]) * (1.0 - a) + f32::from(out.rgba[i][c])) as u8;
                 }
             }
-            let name = format!("{}__{}.png", who.split('.').next().unwrap(), what.split('.').next().unwrap());
+            let name = format!(
+                "{}__{}.png",
+                who.split('.').next().unwrap(),
+                what.split('.').next().unwrap()
+            );
             img.save(std::env::temp_dir().join(name)).unwrap();
         }
         let sw = s.frame.shoulder_width;
@@ -318,7 +322,10 @@ fn the_hem_falls_where_the_products_length_puts_it() {
             // A product whose outline was measured wrongly (its shoulders a sliver of the
             // photo: the cut-out's business) says nothing about the length.
             if g.landmarks.shoulder_width() < 0.25 * g.width as f32 {
-                eprintln!("{product}: shoulders measured {:.0} px wide, skipped", g.landmarks.shoulder_width());
+                eprintln!(
+                    "{product}: shoulders measured {:.0} px wide, skipped",
+                    g.landmarks.shoulder_width()
+                );
                 continue;
             }
             let ratio = vto_render::garment::upper::length::length_ratio(&g.landmarks);
@@ -411,5 +418,8 @@ fn the_worn_top_does_not_show_below_a_new_top() {
             );
         }
     }
-    assert!(checked >= 3, "only {checked} people with a visible worn top hem");
+    assert!(
+        checked >= 3,
+        "only {checked} people with a visible worn top hem"
+    );
 }

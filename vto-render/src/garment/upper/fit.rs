@@ -478,7 +478,13 @@ fn fit_sleeve(
     let along_g = |p: Vec2| (p - sl.root).dot(ag) * len_b / len_g.max(1.0);
     let (sa, xa) = to_tube(seam_b);
     let (sb, xb) = to_tube(armpit_b);
-    let delta = [along_g(g.shoulder[s]) - sa, along_g(g.armpit[s]) - sb];
+    // At most 0.15 shoulder widths either way: more would shear the print on the whole
+    // sleeve (the fade must be twice the shift) — a dot on it turns into a slanted ellipse.
+    let cap = 0.15 * sw;
+    let delta = [
+        (along_g(g.shoulder[s]) - sa).clamp(-cap, cap),
+        (along_g(g.armpit[s]) - sb).clamp(-cap, cap),
+    ];
     let biggest = delta[0].abs().max(delta[1].abs());
     if biggest > 1.0 && (xa - xb).abs() > 0.2 {
         tube.root_shear = Some(RootShear {

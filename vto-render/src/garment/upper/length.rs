@@ -63,8 +63,13 @@ pub const CLASS_BOUNDS: [f32; 3] = [0.95, 1.3, 2.0];
 /// these knots and flat past the ends. The knots at the class bounds put a cropped top's hem
 /// above the natural waist (0.95), a waist-length top's between the waist and the hip bone,
 /// a hip-length top's about the hip joints (1.25) and a tunic's over the upper thighs.
-pub const RATIO_TO_DEPTH: [(f32, f32); 5] =
-    [(0.6, 0.62), (0.95, 0.85), (1.3, 1.05), (2.0, 1.42), (2.8, 1.85)];
+pub const RATIO_TO_DEPTH: [(f32, f32); 5] = [
+    (0.6, 0.62),
+    (0.95, 0.85),
+    (1.3, 1.05),
+    (2.0, 1.42),
+    (2.8, 1.85),
+];
 
 /// The standard body's hip joints below the seams, in seam widths.
 const HIPS: f32 = 1.25;
@@ -141,17 +146,32 @@ mod tests {
         assert_eq!(LengthClass::of(1.2), LengthClass::Waist);
         assert_eq!(LengthClass::of(1.6), LengthClass::Hip);
         assert_eq!(LengthClass::of(2.3), LengthClass::Tunic);
-        assert!(standard_depth(0.85) < 0.95, "a crop top ends above the waist");
-        assert!((standard_depth(1.6) - HIPS).abs() < 0.1, "a tee ends at the hips");
+        assert!(
+            standard_depth(0.85) < 0.95,
+            "a crop top ends above the waist"
+        );
+        assert!(
+            (standard_depth(1.6) - HIPS).abs() < 0.1,
+            "a tee ends at the hips"
+        );
         assert!(standard_depth(2.2) < 1.6, "a long top is no dress");
     }
 
     /// Old top below a waist-length top is covered; below a cropped one it is not.
     #[test]
     fn only_a_cropped_top_leaves_the_worn_top_showing() {
-        assert_eq!(cover_worn_top(100.0, LengthClass::Waist, Some(150.0), 100.0), 154.0);
-        assert_eq!(cover_worn_top(100.0, LengthClass::Cropped, Some(150.0), 100.0), 100.0);
-        assert_eq!(cover_worn_top(200.0, LengthClass::Hip, Some(150.0), 100.0), 200.0);
+        assert_eq!(
+            cover_worn_top(100.0, LengthClass::Waist, Some(150.0), 100.0),
+            154.0
+        );
+        assert_eq!(
+            cover_worn_top(100.0, LengthClass::Cropped, Some(150.0), 100.0),
+            100.0
+        );
+        assert_eq!(
+            cover_worn_top(200.0, LengthClass::Hip, Some(150.0), 100.0),
+            200.0
+        );
         assert_eq!(cover_worn_top(100.0, LengthClass::Hip, None, 100.0), 100.0);
     }
 }

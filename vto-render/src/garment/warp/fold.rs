@@ -53,7 +53,12 @@ pub fn cell_dets(nodes: &[Vec2], nx: usize, i: usize, j: usize) -> [f32; 4] {
 }
 
 /// The cells of an `nx`×`ny` node grid to check: `inside(i, j)` for cell `(i, j)`.
-fn min_dets(nodes: &[Vec2], nx: usize, ny: usize, inside: &impl Fn(usize, usize) -> bool) -> Vec<Option<f32>> {
+fn min_dets(
+    nodes: &[Vec2],
+    nx: usize,
+    ny: usize,
+    inside: &impl Fn(usize, usize) -> bool,
+) -> Vec<Option<f32>> {
     let mut out = vec![None; (nx - 1) * (ny - 1)];
     for j in 0..ny - 1 {
         for i in 0..nx - 1 {
@@ -68,7 +73,12 @@ fn min_dets(nodes: &[Vec2], nx: usize, ny: usize, inside: &impl Fn(usize, usize)
 
 /// The threshold below which a cell counts as folded, from the cells' least determinants.
 fn threshold(dets: &[Option<f32>]) -> f32 {
-    let mut pos: Vec<f32> = dets.iter().flatten().copied().filter(|d| *d > 0.0).collect();
+    let mut pos: Vec<f32> = dets
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|d| *d > 0.0)
+        .collect();
     if pos.is_empty() {
         return 0.0;
     }
@@ -78,7 +88,11 @@ fn threshold(dets: &[Option<f32>]) -> f32 {
 }
 
 /// How the cells `inside(i, j)` of an `nx`×`ny` node grid stand (see [`Folds`]).
-pub fn folds(nodes: &[Vec2], (nx, ny): (usize, usize), inside: impl Fn(usize, usize) -> bool) -> Folds {
+pub fn folds(
+    nodes: &[Vec2],
+    (nx, ny): (usize, usize),
+    inside: impl Fn(usize, usize) -> bool,
+) -> Folds {
     if nx < 2 || ny < 2 || nodes.len() < nx * ny {
         return Folds::default();
     }

@@ -27,10 +27,10 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec2;
 
 use crate::garment::cutout::GarmentImage;
-pub use fold::Folds;
-pub use tube::Tube;
 use crate::garment::error::GarmentError;
 use crate::gpu::GpuContext;
+pub use fold::Folds;
+pub use tube::Tube;
 
 /// Control points per part at most (the spline's solve is a dense system of this order).
 pub const MAX_POINTS: usize = 32;
@@ -197,20 +197,20 @@ impl PartWarp {
             label: part.label,
             region: part.region,
             map: PartMap::Spline(Spline {
-            centres: c,
-            weights: x[..n]
-                .iter()
-                .map(|w| Vec2::new(w[0] as f32, w[1] as f32))
-                .collect(),
-            affine: [
-                x[n][0] as f32,
-                x[n + 1][0] as f32,
-                x[n + 2][0] as f32,
-                x[n][1] as f32,
-                x[n + 1][1] as f32,
-                x[n + 2][1] as f32,
-            ],
-            inv_norm,
+                centres: c,
+                weights: x[..n]
+                    .iter()
+                    .map(|w| Vec2::new(w[0] as f32, w[1] as f32))
+                    .collect(),
+                affine: [
+                    x[n][0] as f32,
+                    x[n + 1][0] as f32,
+                    x[n + 2][0] as f32,
+                    x[n][1] as f32,
+                    x[n + 1][1] as f32,
+                    x[n + 2][1] as f32,
+                ],
+                inv_norm,
             }),
         })
     }
@@ -343,7 +343,10 @@ impl WarpGrid {
     pub fn cells_in(&self, region: [f32; 4]) -> impl Fn(usize, usize) -> bool {
         let o = Vec2::new(self.origin.0 as f32, self.origin.1 as f32);
         move |i: usize, j: usize| {
-            let c = o + Vec2::new((i as f32 + 0.5) * GRID_STEP as f32, (j as f32 + 0.5) * GRID_STEP as f32);
+            let c = o + Vec2::new(
+                (i as f32 + 0.5) * GRID_STEP as f32,
+                (j as f32 + 0.5) * GRID_STEP as f32,
+            );
             c.x >= region[0] && c.y >= region[1] && c.x <= region[2] && c.y <= region[3]
         }
     }
