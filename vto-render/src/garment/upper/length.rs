@@ -72,7 +72,7 @@ pub const RATIO_TO_DEPTH: [(f32, f32); 5] = [
 ];
 
 /// The standard body's hip joints below the seams, in seam widths.
-const HIPS: f32 = 1.25;
+pub const HIPS: f32 = 1.25;
 
 /// A garment's length over its shoulder width. The shoulder width is taken as the median of
 /// three measures that agree on a tee laid flat: the seams' distance, 0.9 of the chest
