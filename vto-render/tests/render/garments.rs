@@ -121,6 +121,7 @@ fn the_warp_kernel_matches_its_cpu_reference() {
             .collect(),
         region: [0.0, 0.0, w as f32, h as f32],
         garment: pts,
+        tube: None,
     };
     let torso = part(
         1,

@@ -12,6 +12,7 @@ mod support;
 
 mod faces;
 mod garments;
+mod garments_fit;
 mod garments_lower;
 mod glasses;
 mod hats;

@@ -156,6 +156,7 @@ pub fn fit_pants(
             region: Part::region_around(&pb, 0.08 * legs.hip_width),
             garment: pg,
             body: pb,
+            tube: None,
         });
     }
     let mut outline = vec![waist_b[0], map(g.hip[0])];
@@ -286,6 +287,7 @@ pub fn fit_skirt(
             region: Part::region_around(&pb, 0.1 * frame.shoulder_width),
             garment: pg,
             body: pb,
+            tube: None,
         },
         hem_depth,
         hem_centre,

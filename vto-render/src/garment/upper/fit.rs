@@ -15,6 +15,7 @@ use crate::garment::cutout::GarmentLandmarks;
 use crate::garment::error::GarmentError;
 use crate::garment::geom::perp;
 use crate::garment::label;
+use crate::garment::warp::tube::{RootShear, Station, Tube};
 use crate::garment::warp::{Part, WarpOutput};
 use crate::image_ops::box_blur;
 
@@ -167,10 +168,52 @@ pub fn fit_upper_to(
     ease: f32,
     mask: Option<PersonMask<'_>>,
 ) -> Result<UpperFit, GarmentError> {
+    fit_upper_hem(g, f, ease, mask, None)
+}
+
+/// [`fit_upper_to`] with the hem at `hem_depth` below the shoulder keypoints' midpoint along
+/// the torso axis (a top's length from the product, [`crate::garment::upper::length`]) when
+/// given: the torso below the armpits stretches or shrinks along the torso axis only, so
+/// stripes stay straight and the chest keeps the product's proportions. `None` keeps the
+/// product's own length in the body's shoulder widths (a dress's bodice, whose skirt
+/// continues at its waist).
+pub fn fit_upper_hem(
+    g: &GarmentLandmarks,
+    f: &BodyFrame,
+    ease: f32,
+    mask: Option<PersonMask<'_>>,
+    hem_depth: Option<f32>,
+) -> Result<UpperFit, GarmentError> {
     let sim = Similarity::of_shoulders(g, f, ease)?;
     let sw = f.shoulder_width;
+    let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
+    let depth = |p: Vec2| (p - mid).dot(f.down);
     let hem_mid = (g.hem[0] + g.hem[1]) * 0.5;
-    let (torso_g, torso_b) = torso_points(g, f, &sim, ease, mask);
+    // The torso below the armpits scaled along the torso axis so the hem lands at
+    // `hem_depth`.
+    let armpits = (depth(sim.apply(g.armpit[0])) + depth(sim.apply(g.armpit[1]))) * 0.5;
+    let own = depth(sim.apply(hem_mid));
+    let stretch = match hem_depth {
+        Some(h) if own - armpits > 0.1 * sw && h - armpits > 0.05 * sw => {
+            // Wide bounds: a product measured badly (its shoulders too narrow) is still
+            // brought to its class's length.
+            ((h - armpits) / (own - armpits)).clamp(0.05, 4.0)
+        }
+        _ => 1.0,
+    };
+    let place = |p: Vec2| {
+        let d = depth(p);
+        if d > armpits {
+            p + f.down * (d - armpits) * (stretch - 1.0)
+        } else {
+            p
+        }
+    };
+    let (torso_g, mut torso_b) = torso_points(g, f, &sim, ease, mask);
+    // The points below the armpits (waist, hem) follow the stretch.
+    for pb in torso_b.iter_mut() {
+        *pb = place(*pb);
+    }
     let seam_fit = [torso_b[2], torso_b[3]];
     let mut parts = Vec::new();
     let mut cuffs = [None, None];
@@ -188,8 +231,8 @@ pub fn fit_upper_to(
         region: Part::region_around(&torso_b, 0.15 * sw),
         garment: torso_g,
         body: torso_b,
+        tube: None,
     });
-    let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
     let torso_outline = [
         g.neck[0],
         g.shoulder[0],
@@ -202,14 +245,14 @@ pub fn fit_upper_to(
         g.neck_centre,
     ]
     .iter()
-    .map(|p| sim.apply(*p))
+    .map(|p| place(sim.apply(*p)))
     .collect();
     Ok(UpperFit {
         similarity: sim,
         torso_outline,
         sleeve_reach,
         parts,
-        hem_depth: (sim.apply(hem_mid) - mid).dot(f.down),
+        hem_depth: depth(place(sim.apply(hem_mid))),
         scale: sim.s,
         cuffs,
     })
@@ -312,9 +355,28 @@ struct SleeveFit {
     reach: f32,
 }
 
-/// Sleeve `s` (0: the image's left) fitted along its arm, from the torso's shoulder seam
-/// `seam_b` (shared, so the seam stays closed) to the cuff, at stations over the sleeve's
-/// own length; `None` when the garment has no such sleeve.
+/// The arm's chain as a tube's joints: shoulder, elbow, wrist, dropping a joint that nearly
+/// coincides with the one before (the pose's elbow on its shoulder); a straight drop along
+/// the torso when nothing is left.
+fn arm_joints(f: &BodyFrame, s: usize) -> Vec<Vec2> {
+    let arm = &f.arms[s];
+    let min = 0.05 * f.shoulder_width;
+    let mut joints = vec![arm.chain[0]];
+    for p in [arm.chain[1], arm.chain[2]] {
+        if p.distance(*joints.last().unwrap_or(&p)) > min {
+            joints.push(p);
+        }
+    }
+    if joints.len() < 2 {
+        joints.push(arm.chain[0] + f.down * f.shoulder_width);
+    }
+    joints
+}
+
+/// Sleeve `s` (0: the image's left) fitted along its arm by segments — shoulder → elbow →
+/// wrist, a bent tube ([`Tube`]) — from the torso's shoulder seam `seam_b` (the root turns
+/// onto the seam between it and the armpit, so the seam stays closed) to the cuff, with
+/// cross-sections over the sleeve's own length; `None` when the garment has no such sleeve.
 fn fit_sleeve(
     g: &GarmentLandmarks,
     f: &BodyFrame,
@@ -327,52 +389,47 @@ fn fit_sleeve(
     let sl = g.sleeve[s]?;
     let len_g = sl.length();
     let ag = (sl.cuff - sl.root).try_normalize()?;
-    // The garment's outer edge is the shoulder's side of the sleeve.
-    let ng = perp(ag) * (g.shoulder[s] - sl.root).dot(perp(ag)).signum();
-    let arm = &f.arms[s];
-    let start = arm.chain[0];
-    let (_, dir0) = arm.along(start, 0.0);
-    // On the body the outer edge faces away from the torso (and up, for a raised arm).
-    let away = (start - (f.shoulder[0] + f.shoulder[1]) * 0.5).normalize_or_zero() - f.down * 0.5;
-    let out_sign = if perp(dir0).dot(away) >= 0.0 {
+    // The garment's outer edge is the shoulder's side of the sleeve; the body's outer edge
+    // is on the same side of the arm's direction, so the sleeve turns with the arm (hanging,
+    // held out, raised) and is never mirrored.
+    let side = if (g.shoulder[s] - sl.root).dot(perp(ag)) >= 0.0 {
         1.0
     } else {
         -1.0
     };
-    let to_wrist = start.distance(arm.chain[1]) + arm.chain[1].distance(arm.chain[2]);
-    let len_b = (len_g * sim.s).min(to_wrist);
+    let ng = perp(ag) * side;
+    let arm = &f.arms[s];
+    let start = arm.chain[0];
+    let joints = arm_joints(f, s);
+    let to_wrist: f32 = joints.windows(2).map(|w| w[0].distance(w[1])).sum();
+    let len_b = (len_g * sim.s).min(to_wrist.max(0.2 * sw));
     let stations: &[f32] = if g.long_sleeves {
-        &[0.08, 0.2, 0.4, 0.6, 0.8, 1.0]
+        &[0.0, 0.08, 0.2, 0.4, 0.6, 0.8, 1.0]
     } else {
-        &[0.08, 0.25, 0.5, 0.75, 1.0]
+        &[0.0, 0.08, 0.25, 0.5, 0.75, 1.0]
     };
-    let armpit_b = sim.apply(g.armpit[s]);
-    // The sleeve's underarm starts where the arm leaves the torso. A garment cut wider
-    // than the body puts its armpit out over an arm hanging beside the torso; pinned
-    // there, the spline must turn the sleeve's root inside out to reach the cuff just
-    // below, and shows its fabric as a flap beside the arm. So the sleeve's armpit
-    // goes no further out than the arm's inner edge.
-    let rel = armpit_b - start;
-    let (along0, across0) = (rel.dot(dir0), rel.dot(perp(dir0) * out_sign));
-    let inner_edge = -0.13 * sw;
-    let armpit_sleeve = if along0 > 0.0 && across0 > inner_edge {
-        start + dir0 * along0 + perp(dir0) * out_sign * inner_edge
-    } else {
-        armpit_b
+    let mut tube = Tube {
+        joints,
+        side,
+        garment_normal: ng,
+        stations: Vec::new(),
+        root_shear: None,
     };
-    let mut pg = vec![g.shoulder[s], g.armpit[s]];
-    let mut pb = vec![seam_b, armpit_sleeve];
-    let seam_off = (seam_b - start).dot(perp(dir0) * out_sign).max(0.13 * sw);
+    let seam_off = {
+        let (_, dir0) = arm.along(start, 0.0);
+        (seam_b - start).dot(perp(dir0) * side).max(0.13 * sw)
+    };
+    let mut band = vec![seam_b];
     for &t in stations {
-        let (c_b, _) = arm.along(start, len_b * t);
+        let s_b = len_b * t;
+        let (c_b, _) = arm.along(start, s_b);
         // The cross-section square to the arm's direction averaged a little either side,
         // so one near the elbow bisects the bend instead of reaching up the upper arm.
         let bend = 0.12 * sw;
-        let dir = (arm.along(start, len_b * t - bend).1 + arm.along(start, len_b * t + bend).1)
+        let dir = (arm.along(start, s_b - bend).1 + arm.along(start, s_b + bend).1)
             .try_normalize()
-            .unwrap_or(arm.along(start, len_b * t).1);
-        let nb = perp(dir) * out_sign;
-        // The garment's cross-section at `t`: square to the sleeve's axis.
+            .unwrap_or(arm.along(start, s_b).1);
+        let nb = perp(dir) * side;
         let mid_g = sl.root + (sl.cuff - sl.root) * t;
         let hw_g = sl.root_half_width + (sl.cuff_half_width - sl.root_half_width) * t;
         // Worn, the flat sleeve wraps round the arm: seen from the front it is about 2/π
@@ -391,40 +448,57 @@ fn fit_sleeve(
         // the mask's softness and the sleeve's anti-aliased edge; an edge further than a
         // loose sleeve reaches (0.22 shoulder widths) is the torso's or another limb's.
         let pad = 0.02 * sw + 1.0;
-        let side = |n: Vec2| {
+        let edge = |n: Vec2| {
             mask.and_then(|m| m.extent(c_b, n, 0.22 * sw))
                 .map_or(r_worn, |d| r_worn.max(d + pad))
         };
-        let (r_out, r_in) = (side(nb), side(-nb));
-        let c_b = c_b + nb * (r_out - r_in) * 0.5;
+        let (r_out, r_in) = (edge(nb), edge(-nb));
         let r_b = (r_out + r_in) * 0.5;
         // Across it the print is foreshortened towards the sides and true at the
-        // centre: flat position u = hw · (m ξ + (1 − m) ξ³) for the body's ξ = x / r,
-        // with m = r / (s · hw), so a dot on the sleeve's centre line keeps its aspect.
+        // centre (see `Tube::eval`), so a dot on the sleeve's centre line keeps its aspect.
         let m = (r_b / (sim.s * hw_g.max(1.0))).clamp(0.3, 1.4);
-        let flat = |xi: f32| hw_g * (m * xi + (1.0 - m) * xi * xi * xi);
-        // An arm hanging close to the body has its whole short sleeve above the armpit:
-        // its cuff's inner corner then slides down the arm to just below the armpit (a
-        // hanging sleeve's hem slants, the cuff's points across it sliding in proportion),
-        // else its inner half maps off the sleeve and the arm shows through a slit.
-        let inner_corner = c_b - nb * r_b;
-        let below = (inner_corner - armpit_b).dot(f.down);
-        let slide = if t >= 1.0 && dir.dot(f.down) > 0.7 && below <= 0.05 * sw {
-            dir * ((0.06 * sw - below) / dir.dot(f.down))
-        } else {
-            Vec2::ZERO
-        };
-        // Across the sleeve: −1 inner edge, 0 centre, 1 outer edge.
-        for x in [0.0f32, 0.5, 1.0, -0.5, -1.0] {
-            let body = c_b + nb * r_b * x + slide * (1.0 - x) * 0.5;
-            // The inner half where it lies below the armpit (above it, it is folded
-            // under the arm and out of sight).
-            if x < 0.0 && (body - armpit_b).dot(f.down) <= 0.05 * sw {
-                continue;
-            }
-            pg.push(mid_g + ng * flat(x));
-            pb.push(body);
-        }
+        tube.stations.push(Station {
+            s: s_b,
+            offset: (r_out - r_in) * 0.5,
+            radius: r_b.max(1.0),
+            garment_centre: mid_g,
+            garment_half: hw_g.max(1.0),
+            centre_scale: m,
+        });
+        band.extend([c_b + nb * r_out * 1.2, c_b - nb * r_in * 1.2]);
+    }
+    // The root turns onto the torso's seam: the garment's shoulder point onto the seam's top
+    // on the body, its armpit onto the body's armpit (as far in as the arm's inner edge), so
+    // no old top shows between the torso and the sleeve.
+    let armpit_b = sim.apply(g.armpit[s]);
+    let to_tube = |p: Vec2| {
+        let (s, xi) = tube.along_across(p);
+        (s, xi.clamp(-1.0, 1.0))
+    };
+    let along_g = |p: Vec2| (p - sl.root).dot(ag) * len_b / len_g.max(1.0);
+    let (sa, xa) = to_tube(seam_b);
+    let (sb, xb) = to_tube(armpit_b);
+    // At most 0.15 shoulder widths either way: more would shear the print on the whole
+    // sleeve (the fade must be twice the shift) — a dot on it turns into a slanted ellipse.
+    let cap = 0.15 * sw;
+    let delta = [
+        (along_g(g.shoulder[s]) - sa).clamp(-cap, cap),
+        (along_g(g.armpit[s]) - sb).clamp(-cap, cap),
+    ];
+    let biggest = delta[0].abs().max(delta[1].abs());
+    if biggest > 1.0 && (xa - xb).abs() > 0.2 {
+        tube.root_shear = Some(RootShear {
+            xi: [xa, xb],
+            delta,
+            fade: (2.2 * biggest).max(0.3 * sw),
+        });
+    }
+    band.push(armpit_b);
+    let mut pg = vec![g.shoulder[s], g.armpit[s]];
+    let mut pb = vec![seam_b, armpit_b];
+    for st in &tube.stations {
+        pg.push(st.garment_centre);
+        pb.push(arm.along(start, st.s).0);
     }
     Some(SleeveFit {
         part: Part {
@@ -433,9 +507,10 @@ fn fit_sleeve(
             } else {
                 label::SLEEVE_RIGHT
             },
-            region: Part::region_around(&pb, 0.12 * sw),
+            region: Part::region_around(&band, 0.12 * sw),
             garment: pg,
             body: pb,
+            tube: Some(tube),
         },
         cuff: arm.along(start, len_b).0,
         reach: len_b,

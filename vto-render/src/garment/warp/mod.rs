@@ -1,9 +1,14 @@
-//! Part warps: a thin-plate spline per garment part, from body pixels to garment pixels,
-//! solved on the CPU ([`PartWarp::solve`]), evaluated on a coarse grid ([`WarpGrid`], every
+//! Part warps: a map per garment part from body pixels to garment pixels — a thin-plate
+//! spline ([`PartWarp::solve`]) or, for a part that follows a limb by segments (a sleeve down
+//! a bent arm), a bent tube ([`tube`]) — evaluated on a coarse grid ([`WarpGrid`], every
 //! [`GRID_STEP`] pixels over the parts' rectangle) and interpolated per output pixel by the
 //! WGSL kernel `garment/warp` ([`Warper`]), which samples the garment bilinearly (only texels
 //! of the part's label, so parts keep clean edges where they overlap) and layers the parts front to
 //! back. [`cpu_warp`] is the kernel's CPU reference.
+//!
+//! Every warp is one-to-one: the grid's cells are checked for the sign of their Jacobian and
+//! a fold is taken out by a harmonic fill before the kernel sees the nodes ([`fold`]); the
+//! tube cannot fold by construction.
 //!
 //! A [`Part`] is generic: a garment label and matching control points on the garment and on
 //! the body, plus the body region it may cover. Upper-body garments have a torso and two
@@ -12,7 +17,9 @@
 //! Small holes the warp leaves inside the garment (a flat-lay's armpit notch swung down with
 //! the sleeve) are closed by [`holes`].
 
+pub mod fold;
 pub mod holes;
+pub mod tube;
 
 use std::sync::{Arc, Mutex};
 
@@ -22,6 +29,8 @@ use glam::Vec2;
 use crate::garment::cutout::GarmentImage;
 use crate::garment::error::GarmentError;
 use crate::gpu::GpuContext;
+pub use fold::Folds;
+pub use tube::Tube;
 
 /// Control points per part at most (the spline's solve is a dense system of this order).
 pub const MAX_POINTS: usize = 32;
@@ -42,6 +51,9 @@ pub struct Part {
     pub body: Vec<Vec2>,
     /// The photo region it may cover: `[x0, y0, x1, y1]` pixels.
     pub region: [f32; 4],
+    /// When set, the part follows a limb by segments with this map instead of a spline
+    /// through the control points (which then only bound its region and checks).
+    pub tube: Option<Tube>,
 }
 
 impl Part {
@@ -55,13 +67,29 @@ impl Part {
     }
 }
 
-/// A solved part: the spline from normalised body coordinates to garment pixels.
+/// A solved part: its map from photo pixels to garment pixels.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartWarp {
     /// The garment label.
     pub label: u8,
     /// Photo region it may cover.
     pub region: [f32; 4],
+    /// The map.
+    pub map: PartMap,
+}
+
+/// A part's map from photo pixels to garment pixels.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PartMap {
+    /// A thin-plate spline through the control points.
+    Spline(Spline),
+    /// A bent tube along a body chain ([`tube`]).
+    Tube(Tube),
+}
+
+/// A thin-plate spline from normalised photo coordinates to garment pixels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spline {
     /// Spline centres (body pixels × `inv_norm`).
     pub centres: Vec<Vec2>,
     /// Spline weights (garment pixels), one per centre.
@@ -120,8 +148,23 @@ fn solve_linear(mut a: Vec<Vec<f64>>, mut b: Vec<[f64; 2]>) -> Option<Vec<[f64; 
 
 impl PartWarp {
     /// Solves the spline taking `part.body` (photo pixels, normalised by `norm`) to
-    /// `part.garment`.
+    /// `part.garment`; a part with a [`Part::tube`] takes the tube as it is.
     pub fn solve(part: &Part, norm: f32) -> Result<PartWarp, GarmentError> {
+        if let Some(tube) = &part.tube {
+            if tube.joints.len() < 2 || tube.stations.is_empty() {
+                return Err(GarmentError::ControlPoints {
+                    label: part.label,
+                    body: tube.joints.len(),
+                    garment: tube.stations.len(),
+                    max: MAX_POINTS,
+                });
+            }
+            return Ok(PartWarp {
+                label: part.label,
+                region: part.region,
+                map: PartMap::Tube(tube.clone()),
+            });
+        }
         let n = part.body.len();
         if n != part.garment.len() || !(3..=MAX_POINTS).contains(&n) {
             return Err(GarmentError::ControlPoints {
@@ -153,24 +196,36 @@ impl PartWarp {
         Ok(PartWarp {
             label: part.label,
             region: part.region,
-            centres: c,
-            weights: x[..n]
-                .iter()
-                .map(|w| Vec2::new(w[0] as f32, w[1] as f32))
-                .collect(),
-            affine: [
-                x[n][0] as f32,
-                x[n + 1][0] as f32,
-                x[n + 2][0] as f32,
-                x[n][1] as f32,
-                x[n + 1][1] as f32,
-                x[n + 2][1] as f32,
-            ],
-            inv_norm,
+            map: PartMap::Spline(Spline {
+                centres: c,
+                weights: x[..n]
+                    .iter()
+                    .map(|w| Vec2::new(w[0] as f32, w[1] as f32))
+                    .collect(),
+                affine: [
+                    x[n][0] as f32,
+                    x[n + 1][0] as f32,
+                    x[n + 2][0] as f32,
+                    x[n][1] as f32,
+                    x[n + 1][1] as f32,
+                    x[n + 2][1] as f32,
+                ],
+                inv_norm,
+            }),
         })
     }
 
-    /// The garment pixel the photo pixel `p` takes (the kernel's arithmetic, in f32).
+    /// The garment pixel the photo pixel `p` takes (before the grid's interpolation).
+    pub fn eval(&self, p: Vec2) -> Vec2 {
+        match &self.map {
+            PartMap::Spline(s) => s.eval(p),
+            PartMap::Tube(t) => t.eval(p),
+        }
+    }
+}
+
+impl Spline {
+    /// The garment pixel the photo pixel `p` takes.
     pub fn eval(&self, p: Vec2) -> Vec2 {
         let q = p * self.inv_norm;
         let a = &self.affine;
@@ -243,8 +298,27 @@ impl WarpGrid {
         self.size.0 == 0 || self.size.1 == 0
     }
 
-    /// Every part's spline at every node (part after part, row-major).
+    /// Every part's map at every node (part after part, row-major), with the folds taken
+    /// out over each part's region ([`fold::unfold`]).
     pub fn evaluate(&self, parts: &[PartWarp]) -> Vec<Vec2> {
+        self.evaluate_checked(parts).0
+    }
+
+    /// [`Self::evaluate`], with each part's folds before and after they were taken out.
+    pub fn evaluate_checked(&self, parts: &[PartWarp]) -> (Vec<Vec2>, Vec<(Folds, Folds)>) {
+        let mut out = self.evaluate_raw(parts);
+        let n = self.len();
+        let mut report = Vec::with_capacity(parts.len());
+        for (k, part) in parts.iter().enumerate() {
+            let cells = self.cells_in(part.region);
+            let nodes = &mut out[k * n..(k + 1) * n];
+            report.push(fold::unfold(nodes, self.node_dims(), cells));
+        }
+        (out, report)
+    }
+
+    /// Every part's map at every node as it is (folds and all).
+    pub fn evaluate_raw(&self, parts: &[PartWarp]) -> Vec<Vec2> {
         let (nx, ny) = self.nodes;
         let o = Vec2::new(self.origin.0 as f32, self.origin.1 as f32);
         let mut out = Vec::with_capacity(self.len() * parts.len());
@@ -257,6 +331,24 @@ impl WarpGrid {
             }
         }
         out
+    }
+
+    /// Nodes per row and per column.
+    pub fn node_dims(&self) -> (usize, usize) {
+        (self.nodes.0 as usize, self.nodes.1 as usize)
+    }
+
+    /// Whether grid cell `(i, j)` lies inside `region` (a photo rectangle `[x0, y0, x1, y1]`)
+    /// with its centre: the cells a part's folds are checked over.
+    pub fn cells_in(&self, region: [f32; 4]) -> impl Fn(usize, usize) -> bool {
+        let o = Vec2::new(self.origin.0 as f32, self.origin.1 as f32);
+        move |i: usize, j: usize| {
+            let c = o + Vec2::new(
+                (i as f32 + 0.5) * GRID_STEP as f32,
+                (j as f32 + 0.5) * GRID_STEP as f32,
+            );
+            c.x >= region[0] && c.y >= region[1] && c.x <= region[2] && c.y <= region[3]
+        }
     }
 
     /// The garment pixel of rectangle pixel `local` from the nodes of one part (`nodes`,
@@ -388,7 +480,18 @@ impl Warper {
         parts: &[PartWarp],
         size: (u32, u32),
     ) -> Result<WarpOutput, GarmentError> {
-        self.warp_texture(
+        self.warp_checked(garment, parts, size).map(|(out, _)| out)
+    }
+
+    /// [`Self::warp`], with each part's folds before and after they were taken out
+    /// ([`WarpGrid::evaluate_checked`]).
+    pub fn warp_checked(
+        &self,
+        garment: &GarmentImage,
+        parts: &[PartWarp],
+        size: (u32, u32),
+    ) -> Result<(WarpOutput, Vec<(Folds, Folds)>), GarmentError> {
+        self.warp_texture_checked(
             (garment.width, garment.height),
             &garment.rgba,
             &garment.labels,
@@ -401,12 +504,25 @@ impl Warper {
     /// with part `labels`. One upload, one dispatch over the parts' rectangle, one readback.
     pub fn warp_texture(
         &self,
+        size_g: (u32, u32),
+        rgba: &[[u8; 4]],
+        labels: &[u8],
+        parts: &[PartWarp],
+        size: (u32, u32),
+    ) -> Result<WarpOutput, GarmentError> {
+        self.warp_texture_checked(size_g, rgba, labels, parts, size)
+            .map(|(out, _)| out)
+    }
+
+    /// [`Self::warp_texture`] with the folds of [`Self::warp_checked`].
+    pub fn warp_texture_checked(
+        &self,
         (gw, gh): (u32, u32),
         rgba: &[[u8; 4]],
         labels: &[u8],
         parts: &[PartWarp],
         (width, height): (u32, u32),
-    ) -> Result<WarpOutput, GarmentError> {
+    ) -> Result<(WarpOutput, Vec<(Folds, Folds)>), GarmentError> {
         let n_tex = (gw as usize) * (gh as usize);
         if rgba.len() != n_tex || labels.len() != n_tex {
             return Err(GarmentError::TextureSize {
@@ -424,11 +540,9 @@ impl Warper {
         }
         let grid = WarpGrid::new(parts, (width, height));
         if grid.is_empty() {
-            return Ok(WarpOutput::from_rect(
-                (width, height),
-                &grid,
-                |_| [0; 4],
-                |_| 0,
+            return Ok((
+                WarpOutput::from_rect((width, height), &grid, |_| [0; 4], |_| 0),
+                Vec::new(),
             ));
         }
         let ctx = &*self.ctx;
@@ -452,7 +566,8 @@ impl Warper {
         for (i, &l) in labels.iter().enumerate() {
             packed[i / 4] |= u32::from(l) << (8 * (i % 4));
         }
-        let nodes: Vec<[f32; 2]> = grid.evaluate(parts).iter().map(|v| v.to_array()).collect();
+        let (nodes, folds) = grid.evaluate_checked(parts);
+        let nodes: Vec<[f32; 2]> = nodes.iter().map(|v| v.to_array()).collect();
         let u = ctx.uniform("garment warp params", bytemuck::bytes_of(&params));
         let table = ctx.storage_init(
             "garment parts",
@@ -479,11 +594,14 @@ impl Warper {
             .map_err(GarmentError::Gpu)?;
         let words: &[u32] = bytemuck::cast_slice(&bytes);
         let n = n as usize;
-        Ok(WarpOutput::from_rect(
-            (width, height),
-            &grid,
-            |i| words[i].to_le_bytes(),
-            |i| words[n + i] as u8,
+        Ok((
+            WarpOutput::from_rect(
+                (width, height),
+                &grid,
+                |i| words[i].to_le_bytes(),
+                |i| words[n + i] as u8,
+            ),
+            folds,
         ))
     }
 }

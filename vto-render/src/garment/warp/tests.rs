@@ -18,6 +18,7 @@ fn spline_interpolates_and_keeps_affine_maps() {
         garment: body.iter().map(|p| affine(*p)).collect(),
         body: body.clone(),
         region: [0.0, 0.0, 500.0, 500.0],
+        tube: None,
     };
     let w = PartWarp::solve(&part, 512.0).unwrap();
     for p in [
@@ -59,6 +60,7 @@ fn the_grid_interpolates_the_spline_closely() {
         garment,
         region: Part::region_around(&body, 40.0),
         body,
+        tube: None,
     };
     let w = PartWarp::solve(&part, 1024.0).unwrap();
     let grid = WarpGrid::new(std::slice::from_ref(&w), (1024, 768));
@@ -84,6 +86,7 @@ fn degenerate_points_are_an_error() {
         garment: vec![p; 4],
         body: vec![p; 4],
         region: [0.0; 4],
+        tube: None,
     };
     assert!(PartWarp::solve(&part, 100.0).is_err());
 }

@@ -2,8 +2,10 @@
 //!
 //! One renderer over the [`crate::garment`] pipeline: the garment from its photo
 //! ([`garment::cutout::prepare`]), the body frame ([`BodyFrame`]), the parts fitted to it
-//! ([`fit_upper_to`], each sleeve as wide as the arm in the person mask), warped on the GPU
-//! ([`Warper`]) and composed over the photo ([`compose`]). The three categories differ only in ease: a jacket is cut to go over what
+//! ([`fit_upper_hem`], each sleeve as wide as the arm in the person mask, the hem where the
+//! product's length class puts it — [`length`] — and never above the hem of the top the
+//! person wears unless the product is cropped), warped on the GPU ([`Warper`]) and composed
+//! over the photo ([`compose`]). The three categories differ only in ease: a jacket is cut to go over what
 //! the person wears, so it sits a little wider; its open front (when the photo shows one)
 //! leaves the person's own top visible.
 
@@ -12,9 +14,12 @@ use std::time::Instant;
 use serde_json::json;
 use vto_core::Category;
 
+use crate::garment::body::legs::Legs;
 use crate::garment::body::outline::person_outline;
+use crate::garment::body::worn_top::worn_top_hem;
 use crate::garment::upper::compose::{compose, Layers};
-use crate::garment::upper::fit::{clip_to_shoulders, fit_upper_to, PersonMask};
+use crate::garment::upper::fit::{clip_to_shoulders, fit_upper_hem, PersonMask};
+use crate::garment::upper::length::{self, LengthClass};
 use crate::garment::{self, BodyFrame, PartWarp, Warper};
 use crate::tryon::{Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
 
@@ -103,7 +108,22 @@ impl TryOn for UpperGarment {
                     .into(),
             )
         })?;
-        let fit = fit_upper_to(
+        // The hem from the product's length class, past the worn top's hem (when the legs
+        // show, so it can be seen) unless the product is cropped.
+        let ratio = length::length_ratio(&g.landmarks);
+        let class = LengthClass::of(ratio);
+        let mid = (frame.shoulder[0] + frame.shoulder[1]) * 0.5;
+        let worn = Legs::new(person, &mask).ok().and_then(|legs| {
+            worn_top_hem(&person.photo, &frame, &legs)
+                .map(|t| (legs.hips_mid + legs.down * t.hem - mid).dot(frame.down))
+        });
+        let hem = length::cover_worn_top(
+            length::hem_depth(ratio, &frame),
+            class,
+            worn,
+            frame.shoulder_width,
+        );
+        let fit = fit_upper_hem(
             &g.landmarks,
             &frame,
             self.ease(),
@@ -111,6 +131,7 @@ impl TryOn for UpperGarment {
                 data: &mask,
                 size: (w, h),
             }),
+            Some(hem),
         )?;
         let warps = fit
             .parts
@@ -120,7 +141,7 @@ impl TryOn for UpperGarment {
         let t_fit = ms(t);
         let t = Instant::now();
         let warper = Warper::for_context(stages.raster.context());
-        let mut warped = warper.warp(&g, &warps, (w, h))?;
+        let (mut warped, folds) = warper.warp_checked(&g, &warps, (w, h))?;
         // The garment's shoulders no further out than the person's (a pixel for the mask's
         // soft edge): a flat-lay's square corners would poke out as horns.
         clip_to_shoulders(
@@ -155,12 +176,15 @@ impl TryOn for UpperGarment {
                 "open_front": lm.open_front,
                 "sleeve_ratio": lm.sleeve_ratio(),
                 "torso_colour": g.torso_colour,
+                "length_ratio": ratio,
+                "length_class": class.as_str(),
             },
             "fit": {
                 "scale": fit.scale,
                 "ease": self.ease(),
                 "shoulder_width_px": frame.shoulder_width,
                 "hem_depth_px": fit.hem_depth,
+                "worn_top_hem_px": worn,
                 "cuffs_px": fit.cuffs.iter().map(|c| c.map(|c| [c.x, c.y])).collect::<Vec<_>>(),
                 "skin_colour": frame.skin,
                 "tone": frame.tone_sources(),
@@ -169,6 +193,11 @@ impl TryOn for UpperGarment {
                     "visibility": a.visibility,
                 })).collect::<Vec<_>>(),
                 "sleeve_reach_px": fit.sleeve_reach,
+            },
+            "warp": {
+                "cells": folds.iter().map(|f| f.0.cells).sum::<usize>(),
+                "folded_cells": folds.iter().map(|f| f.0.folded).sum::<usize>(),
+                "folded_cells_left": folds.iter().map(|f| f.1.folded).sum::<usize>(),
             },
             "compose": {
                 "covered_px": stats.covered,
