@@ -452,3 +452,50 @@ fn a_frame_exported_with_a_ground_plane_renders_as_the_frame_alone() {
         "the staged frame renders differently from the frame alone"
     );
 }
+
+#[test]
+fn corpus_jewels_are_read_as_their_kind() {
+    use vto_render::tryon::jewelry::kind::{ear_alternative, kind_of, JewelryKind};
+    let Some(dir) = corpus_dir() else { return };
+    for (name, want, on_a_portrait) in [
+        ("watch_smartwatch_lume.glb", JewelryKind::Bracelet, None),
+        ("watch_seiko_meshopt_lume.glb", JewelryKind::Bracelet, None),
+        (
+            "watch_casio_tilted_meshopt_lume.glb",
+            JewelryKind::Bracelet,
+            None,
+        ),
+        (
+            "watch_atlantic_dialup_draco_lume.glb",
+            JewelryKind::Bracelet,
+            None,
+        ),
+        ("ring_au50695_muzammilraxa.glb", JewelryKind::Ring, None),
+        (
+            "ring_au50949_ruby_muzammilraxa.glb",
+            JewelryKind::Ring,
+            None,
+        ),
+        ("ring_au48213_muzammilraxa.glb", JewelryKind::Ring, None),
+        // Two hoops crossing, 7 cm across, in metres: as deep as a watch's band, but thin
+        // wires (fill far below a band's): hoops.
+        (
+            "earring_hoops_crossover_draco_ralucapi.glb",
+            JewelryKind::Hoop,
+            None,
+        ),
+    ] {
+        let p = load(&dir, name).0.unwrap();
+        let kind = kind_of(&p);
+        if let Some(h) = vto_render::product::pose::shape::Cloud::of(&p)
+            .and_then(|c| vto_render::product::pose::shape::hole(&c))
+        {
+            eprintln!(
+                "{name}: {kind:?} width {:.2} fill {:.2} inner {:.4}",
+                h.width_ratio, h.fill, h.inner
+            );
+        }
+        assert_eq!(kind.0, want, "{name}");
+        assert_eq!(ear_alternative(&p, kind), on_a_portrait, "{name}");
+    }
+}
