@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::accessor::{read_indices, read_vec};
 use super::material::{self as mat, TexRef};
 use super::{
-    compute_normals, draco, meshopt, texture, AlphaMode, Format, Limits, Material, Primitive,
+    compute_normals, draco, meshopt, texture, AlphaMode, Format, Limits, Material, Part, Primitive,
     Product, ProductError, ProductMeta, Texture,
 };
 
@@ -64,6 +64,22 @@ const IDENTITY: [[f32; 4]; 4] = [
     [0.0, 0.0, 0.0, 1.0],
 ];
 
+/// A mesh placed by a node: the mesh, the node's world matrix, the node and the nodes above it.
+struct Instance {
+    mesh: usize,
+    matrix: [[f32; 4]; 4],
+    node: usize,
+    ancestors: Vec<usize>,
+}
+
+/// A node's name for the metadata: its own, else its mesh's, else `node N`.
+fn node_name(doc: &gltf::Document, index: usize) -> String {
+    let node = doc.nodes().nth(index);
+    node.as_ref()
+        .and_then(|n| n.name().or_else(|| n.mesh().and_then(|m| m.name())))
+        .map_or_else(|| format!("node {index}"), str::to_string)
+}
+
 /// Walks `node`'s subtree; `ancestors` holds the nodes above it (a node among its own
 /// ancestors is a cycle, reported as such rather than as the depth limit it would reach).
 fn collect_instances(
@@ -71,7 +87,7 @@ fn collect_instances(
     parent: &[[f32; 4]; 4],
     ancestors: &mut Vec<usize>,
     limits: &Limits,
-    out: &mut Vec<(usize, [[f32; 4]; 4])>,
+    out: &mut Vec<Instance>,
 ) -> Result<(), ProductError> {
     if ancestors.contains(&node.index()) {
         return Err(malformed(format!(
@@ -92,7 +108,12 @@ fn collect_instances(
         return Err(malformed("non-finite node transform"));
     }
     if let Some(mesh) = node.mesh() {
-        out.push((mesh.index(), m));
+        out.push(Instance {
+            mesh: mesh.index(),
+            matrix: m,
+            node: node.index(),
+            ancestors: ancestors.clone(),
+        });
         if out.len() > 100_000 {
             return Err(ProductError::TooLarge {
                 what: "mesh instances",
@@ -325,7 +346,10 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
 
     // Count before reading anything (declared counts; decoded ones are checked again).
     let (mut verts, mut tris) = (0u64, 0u64);
-    for (mesh_index, _) in &instances {
+    for Instance {
+        mesh: mesh_index, ..
+    } in &instances
+    {
         let mesh = doc
             .meshes()
             .nth(*mesh_index)
@@ -450,7 +474,15 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
     let mut primitives = Vec::new();
     let (mut verts, mut tris) = (0u64, 0u64);
     let mut noted_colors = false;
-    for (mesh_index, m) in &instances {
+    meta.parts = instances
+        .iter()
+        .map(|i| Part {
+            name: node_name(doc, i.node),
+            path: i.ancestors.iter().map(|&a| node_name(doc, a)).collect(),
+        })
+        .collect();
+    for (part, instance) in instances.iter().enumerate() {
+        let (mesh_index, m) = (&instance.mesh, &instance.matrix);
         let Some(mesh) = doc.meshes().nth(*mesh_index) else {
             continue;
         };
@@ -601,6 +633,7 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
                 uvs,
                 indices,
                 material,
+                part: part as u32,
             });
         }
     }

@@ -64,9 +64,22 @@ pub struct ProductMeta {
     pub names: Vec<String>,
     /// Every other key of `extras.vto`, raw (the first value found of each).
     pub other: Map<String, Value>,
+    /// The parts of the file, one per mesh instance (glTF: the node that places a mesh, in
+    /// scene order), that [`Primitive::part`](super::Primitive::part) indexes; empty for OBJ
+    /// files and built products (one part). [`pick`](super::pick) drops props by part.
+    pub parts: Vec<Part>,
     /// What the loader converted or left out, one sentence each (a material extension that
     /// is not rendered, emission, vertex colours…): the file loaded, but not all of it shows.
     pub notes: Vec<String>,
+}
+
+/// One part of a model file: a node that instances a mesh.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Part {
+    /// The node's name, else its mesh's name, else `node N`.
+    pub name: String,
+    /// The names of the nodes above it, root first (unnamed nodes as `node N`).
+    pub path: Vec<String>,
 }
 
 /// The keys of `extras.vto` that [`ProductMeta`] types.

@@ -23,11 +23,12 @@ mod material;
 mod meshopt;
 pub mod meta;
 mod obj;
+pub mod pick;
 pub mod pose;
 mod texture;
 pub mod write;
 
-pub use meta::{Foot, ProductMeta};
+pub use meta::{Foot, Part, ProductMeta};
 
 /// Limits checked before anything large is allocated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,6 +170,9 @@ pub struct Primitive {
     pub indices: Vec<u32>,
     /// Index into [`Product::materials`].
     pub material: usize,
+    /// Which part of the file it belongs to: an index into [`ProductMeta::parts`] (glTF: the
+    /// node that instanced its mesh; OBJ and built products: 0, one part).
+    pub part: u32,
 }
 
 /// The file format a product came from.

@@ -5,7 +5,8 @@
 //! camera space with its occluders (a [`Placed`] scene) and whose [`Placer::metadata`] says
 //! what was decided. Every `Placer` is a [`TryOn`] through the blanket implementation here,
 //! which does the rest the same way for all of them: take the model out of the
-//! [`ProductInput`], place it, rasterize the scene over the photo (or return the photo as it
+//! [`ProductInput`], pick the product out of the file's scene ([`pick`]: props, planes and
+//! second copies dropped, listed in the metadata as `dropped_parts`), place it, rasterize the scene over the photo (or return the photo as it
 //! is when there is nothing to draw), and pair the image with the metadata in a [`Look`].
 //!
 //! Head-worn categories build their scene with [`crate::scene::head_scene::HeadScene`] on
@@ -15,6 +16,7 @@ use image::RgbaImage;
 use vto_core::Category;
 
 use super::{Look, Needs, Options, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
+use crate::product::pick::pick;
 use crate::product::Product;
 use crate::raster::{RasterStats, Scene};
 use crate::vision::Face;
@@ -91,7 +93,7 @@ impl<C: Placer> TryOn for C {
 
     fn needs_for(&self, product: &ProductInput) -> Needs {
         match product {
-            ProductInput::Model(model) => Placer::needs_for(self, model),
+            ProductInput::Model(model) => Placer::needs_for(self, &pick(model).product),
             ProductInput::Image(_) => Placer::needs(self),
         }
     }
@@ -112,13 +114,22 @@ impl<C: Placer> TryOn for C {
                 Placer::category(self).as_str()
             )));
         };
-        let placed = self.place(person, product, stages.options)?;
+        let picked = pick(product);
+        let placed = self.place(person, &picked.product, stages.options)?;
         let photo = placed.photo.as_ref().unwrap_or(&person.photo);
         let (image, stats) = match &placed.scene {
             Some(scene) => stages.raster.render(photo, scene)?,
             None => (photo.clone(), RasterStats::default()),
         };
-        let metadata = self.metadata(person, &placed, &stats)?;
+        let mut metadata = self.metadata(person, &placed, &stats)?;
+        if let (false, Some(object)) = (picked.dropped.is_empty(), metadata.as_object_mut()) {
+            let dropped = picked
+                .dropped
+                .iter()
+                .map(|d| serde_json::json!({"part": d.part, "why": d.why}))
+                .collect();
+            object.insert("dropped_parts".into(), serde_json::Value::Array(dropped));
+        }
         Ok(Look { image, metadata })
     }
 }

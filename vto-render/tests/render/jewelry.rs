@@ -398,3 +398,23 @@ fn only_the_jewels_pixels_change_deterministically_and_hands_are_refused() {
         }
     }
 }
+
+#[test]
+fn crossing_hoops_are_worn_as_earrings_not_as_a_bracelet() {
+    // The shop's crossover hoops: metres, no extras, 7 cm across, two thin hoops crossing
+    // (as deep as they are wide, like a watch's band, but wires, not a band): earrings,
+    // from the shape (was: a bracelet, and "no hand" on every portrait).
+    let dir = crate::support::testdata("products");
+    let person =
+        crate::support::testdata("people").join("portrait_woman_face_paint_earrings_cc0.png");
+    let (Ok(model), Ok(person)) = (
+        std::fs::read(dir.join("earring_hoops_crossover_draco_ralucapi.glb")),
+        std::fs::read(&person),
+    ) else {
+        eprintln!("skipped: the shared testdata is missing (set VTO_TESTDATA)");
+        return;
+    };
+    let out = run_engine(person, model).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(out.metadata["kind"], "hoop", "{}", out.metadata);
+    assert_eq!(out.metadata["kind_source"], "shape", "{}", out.metadata);
+}

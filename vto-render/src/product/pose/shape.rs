@@ -43,6 +43,8 @@ pub struct Cloud {
     pub lo: Vec3,
     /// Vertex bounds.
     pub hi: Vec3,
+    /// How many of the product's triangles each sampled one stands for (the stride).
+    pub weight: f32,
 }
 
 /// The most triangles read (an even stride over the rest).
@@ -65,6 +67,7 @@ impl Cloud {
             n: Vec::new(),
             lo,
             hi,
+            weight: stride as f32,
         };
         let mut i = 0usize;
         for p in &product.primitives {
@@ -711,6 +714,9 @@ pub struct Hole {
     /// The smaller in-plane extent over the larger (1 for a plain circle; a setting or a
     /// case makes it less).
     pub roundness: f32,
+    /// The shape's surface area over the side of the cylinder it spans (π · outer · width):
+    /// about 2 for a strap or a band (both its faces), far less for thin wires crossing.
+    pub fill: f32,
     /// The hole's centre (on the box's middle along its axis).
     pub centre: Vec3,
 }
@@ -732,6 +738,7 @@ pub fn hole(c: &Cloud) -> Option<Hole> {
         outer: c.ext(b),
         width_ratio: c.ext(thin) / c.ext(b),
         roundness: c.ext(a) / c.ext(b),
+        fill: c.a.iter().sum::<f32>() * c.weight / (std::f32::consts::PI * c.ext(b) * c.ext(thin)),
         centre,
     })
 }

@@ -176,6 +176,7 @@ impl Builder {
             uvs,
             indices,
             material,
+            part: 0,
         }
     }
 
@@ -188,6 +189,7 @@ impl Builder {
             uvs: self.uvs,
             indices: self.indices,
             material,
+            part: 0,
         }
     }
 }

@@ -406,6 +406,7 @@ impl Mesh {
             uvs: self.uvs,
             indices: self.indices,
             material,
+            part: 0,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! What kind of jewel a model is: from its glTF extras, its node / mesh names, or its shape.
 
-use crate::product::pose::shape::{hole, Cloud};
+use crate::product::pose::shape::{hole, Cloud, Hole};
 use crate::product::pose::PoseCategory;
 use crate::product::Product;
 
@@ -104,8 +104,8 @@ pub fn kind_of(product: &Product) -> (JewelryKind, KindSource) {
 /// to 5.5 cm is a hoop (below 12 mm across, a stud); 5.5–8 cm a bracelet (a thin hoop to
 /// 6 cm stays a hoop); larger a necklace. Without a hole: wider than 9 cm a necklace, 1.6 ×
 /// longer than wide a drop (up to 9 cm), else wider than 4.5 cm a necklace (a pendant
-/// alone), else a stud. Whatever the units, a loop as wide along its axis
-/// as 45 % of its diameter is a bracelet (a watch, worn like one). In other units a band
+/// alone), else a stud. Whatever the units, a band as wide along its axis
+/// as 45 % of its diameter is a bracelet (a watch, worn like one; [`is_watch_band`]). In other units a band
 /// (≥ 15 %) is a ring, a thinner loop a hoop, a long shape a drop, anything else a
 /// necklace.
 pub fn shape_kind(product: &Product) -> JewelryKind {
@@ -117,8 +117,8 @@ pub fn shape_kind(product: &Product) -> JewelryKind {
     s.sort_by(f32::total_cmp);
     let metres = s[2] <= METRES_MAX;
     match hole(&cloud) {
+        Some(h) if is_watch_band(&h) => JewelryKind::Bracelet,
         Some(h) if metres && h.inner > 0.08 => JewelryKind::Necklace,
-        Some(h) if h.width_ratio >= 0.45 => JewelryKind::Bracelet,
         Some(h) if metres => {
             let setting = h.roundness < 0.95;
             if (0.015..=0.023).contains(&h.inner) && (h.width_ratio >= 0.15 || setting) {
@@ -165,10 +165,17 @@ pub fn shape_kind(product: &Product) -> JewelryKind {
     }
 }
 
+/// A loop as wide along its axis as 45 % of its diameter, and a band (its surface at least
+/// 0.85 of the cylinder it spans: a strap, not thin hoops crossing): a watch or a cuff.
+fn is_watch_band(h: &Hole) -> bool {
+    h.width_ratio >= 0.45 && h.fill >= 0.85
+}
+
 /// What a shape-guessed hand-worn kind is worn as when the photo shows ears but no hand:
 /// a loop is a hoop, a long shape a drop, anything else a stud. `None` when the kind did
 /// not come from the shape, is not hand-worn, or was read from a real size (the model in
-/// metres) or a watch's shape: those keep their "no hand" answer.
+/// metres: a ring, or a watch's shape): those keep their "no hand" answer. A bangle-sized
+/// loop in metres (5.5–8 cm inside) may be a large hoop earring: the photo decides.
 pub fn ear_alternative(product: &Product, kind: (JewelryKind, KindSource)) -> Option<JewelryKind> {
     if kind.1 != KindSource::Shape || !kind.0.is_hand_worn() {
         return None;
@@ -177,11 +184,17 @@ pub fn ear_alternative(product: &Product, kind: (JewelryKind, KindSource)) -> Op
     let (lo, hi) = product.bounds();
     let mut s = [hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]];
     s.sort_by(f32::total_cmp);
-    // In metres the real size decided, and a watch is a watch: only a guess in unknown
-    // units is left to the photo.
-    let watch = hole(&cloud).is_some_and(|h| h.width_ratio >= 0.45);
-    if s[2] <= METRES_MAX || watch {
+    // A watch is a watch. In metres the real size decided, except between a large hoop and
+    // a bangle (a hole of 5.5–8 cm: both are made); a guess in unknown units is left to the
+    // photo.
+    let loop_ = hole(&cloud);
+    if loop_.as_ref().is_some_and(is_watch_band) {
         return None;
+    }
+    if s[2] <= METRES_MAX {
+        return loop_
+            .filter(|h| h.inner > 0.055 && h.inner <= 0.08)
+            .map(|_| JewelryKind::Hoop);
     }
     if hole(&cloud).is_some() {
         return Some(JewelryKind::Hoop);
@@ -248,9 +261,12 @@ mod tests {
             }
         }
         assert_eq!(shape_kind(&turned), JewelryKind::Hoop);
-        // Made 7 cm across it is a bangle.
+        // Made 7 cm across it is a bangle; but large hoops are made that size too, so on a
+        // portrait without a hand it is worn as a hoop.
         let bangle = scaled(hoop, 0.07 / (hi[0] - lo[0]));
-        assert_eq!(shape_kind(&bangle), JewelryKind::Bracelet);
+        let kind = kind_of(&bangle);
+        assert_eq!(kind, (JewelryKind::Bracelet, KindSource::Shape));
+        assert_eq!(ear_alternative(&bangle, kind), Some(JewelryKind::Hoop));
         // A ring with its finger along z (the file's y and z swapped) is still a ring, and
         // a ring guessed from the shape may be an earring on a photo without a hand.
         let mut ring = scaled(SampleJewel::RingSolitaire.product(), 1.0);
