@@ -8,12 +8,13 @@
 //!   often misses a pale sole against a pale floor), then up to [`COLOUR_GROW_CM`] further
 //!   through pixels whose colour is unlike the floor's palette ([`UNLIKE_FLOOR`]) and
 //!   nearer the old shoe's (the slivers of an old white sole the mask left out).
-//! - **The leg's column** (its mask run just above the cut) is continued 4 cm further down
-//!   instead, so a sock, an ankle or a trouser hem shows between a low collar and the cut,
-//!   not floor.
-//! - **The fill** runs per foot on a crop around its hole only (the stage's cost follows the
-//!   hole, not the photo), guided to copy from anything but the old shoes (every foot's hole,
-//!   grown by 2 px): floor, ground and legs. Deterministic, like the stage.
+//! - **The leg above the cut** is a source like the floor: a sock, an ankle or a trouser
+//!   hem continues into the hole's top from it. (A straight copy of the leg's column 4 cm
+//!   down, as before, drew vertical streaks with a hard bottom edge.)
+//! - **The fill** runs once for all the feet's holes (no seam where two holes meet), on a
+//!   crop around them only (the stage's cost follows the hole, not the photo), guided to
+//!   copy from anything but the old shoes (the holes grown by 2 px): floor, ground and legs.
+//!   Deterministic, like the stage.
 //!
 //! The hole is filled whole, also where the new shoe will cover it: the new shoe's outline
 //! is anti-aliased over the fill, and a shoe smaller than the old one leaves floor, not
@@ -39,7 +40,8 @@ pub const UNLIKE_FLOOR: f32 = 40.0;
 /// What [`erase_old_feet`] did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Erased {
-    /// Pixels filled, per foot (in the order of the feet given).
+    /// Pixels of each foot's hole (in the order of the feet given; grown holes of two
+    /// feet may share pixels).
     pub per_foot: Vec<usize>,
     /// The filled pixels (255) of the whole photo.
     pub mask: GrayImage,
@@ -48,7 +50,7 @@ pub struct Erased {
 impl Erased {
     /// All the filled pixels.
     pub fn total(&self) -> usize {
-        self.per_foot.iter().sum()
+        self.mask.pixels().filter(|p| p.0[0] == 255).count()
     }
 }
 
@@ -91,8 +93,6 @@ struct FootHole {
     bx: [usize; 4],
     /// The hole in the box (row-major).
     hole: Vec<bool>,
-    /// Hole pixels set from the leg's column instead of the fill.
-    column: Vec<bool>,
 }
 
 /// Cuts out the old shoe of each of `feet` in `photo` and fills it (see the module docs).
@@ -117,31 +117,24 @@ pub fn erase_old_feet(
         .iter()
         .map(|f| foot_hole(photo, mask, feet, f, s))
         .collect();
-    // The guide: anything but the old shoes (every foot's hole grown by 2 px).
-    let mut guide = GrayImage::from_pixel(photo.width(), photo.height(), Luma([255]));
-    for fh in holes.iter().flatten() {
+    // One hole for all the feet (filled at once: no seam where two feet's holes meet).
+    for (k, fh) in holes.iter().enumerate() {
+        let Some(fh) = fh else { continue };
         let [x0, y0, x1, _] = fh.bx;
         let bw = x1 - x0;
         for (i, _) in fh.hole.iter().enumerate().filter(|(_, b)| **b) {
-            let (x, y) = (x0 + i % bw, y0 + i / bw);
-            for yy in y.saturating_sub(2)..(y + 3).min(h) {
-                for xx in x.saturating_sub(2)..(x + 3).min(w) {
-                    guide.put_pixel(xx as u32, yy as u32, Luma([0]));
-                }
-            }
+            erased.per_foot[k] += 1;
+            let (x, y) = ((x0 + i % bw) as u32, (y0 + i / bw) as u32);
+            erased.mask.put_pixel(x, y, Luma([255]));
         }
     }
-    for (k, fh) in holes.iter().enumerate() {
-        let Some(fh) = fh else { continue };
-        erased.per_foot[k] = fill_foot(photo, &guide, fh, &mut erased.mask);
-    }
+    fill_hole(photo, &erased.mask);
     erased
 }
 
-/// The hole of foot `f` (see the module docs), with the leg's column already copied into
-/// `photo`; `None` when it is empty.
+/// The hole of foot `f` (see the module docs); `None` when it is empty.
 fn foot_hole(
-    photo: &mut RgbaImage,
+    photo: &RgbaImage,
     mask: &Mask,
     feet: &[FootPose],
     f: &FootPose,
@@ -166,7 +159,9 @@ fn foot_hole(
     let (bw, bh) = ((x1 - x0) as usize, (y1 - y0) as usize);
     let below = |y: usize| (y0 + y as i64) as f32 >= top;
     let at = |x: usize, y: usize| -> [u8; 3] {
-        let p = photo.get_pixel((x0 + x as i64) as u32, (y0 + y as i64) as u32).0;
+        let p = photo
+            .get_pixel((x0 + x as i64) as u32, (y0 + y as i64) as u32)
+            .0;
         [p[0], p[1], p[2]]
     };
     let m = |x: usize, y: usize| mask.data[((y0 + y as i64) * w + x0 + x as i64) as usize];
@@ -252,99 +247,65 @@ fn foot_hole(
             }
         }
     }
-    // The leg's column just above the cut, continued down a few centimetres (socks,
-    // trouser hems, ankles between the new collar and the cut stay leg-coloured).
-    let cut = (top.floor() as i64 - 2).clamp(y0, y1 - 1);
-    let row_y = (cut - y0) as usize;
-    let ax = (f.ankle_px.x.round() as i64 - x0).clamp(0, bw as i64 - 1) as usize;
-    let leg_at = |x: usize| mask.data[(cut * w + x0 + x as i64) as usize] >= 0.5;
-    let (mut l, mut r) = (ax, ax);
-    if leg_at(ax) {
-        while l > 0 && leg_at(l - 1) && ax - l < (8.0 * s) as usize {
-            l -= 1;
-        }
-        while r + 1 < bw && leg_at(r + 1) && r - ax < (8.0 * s) as usize {
-            r += 1;
-        }
-    }
-    let column_rows = (4.0 * s) as usize;
-    let mut column = vec![false; bw * bh];
-    let mut copies = Vec::new();
-    if leg_at(ax) {
-        for y in row_y + 1..(row_y + 1 + column_rows).min(bh) {
-            for x in l..=r {
-                let i = y * bw + x;
-                if hole[i] {
-                    copies.push((x, y, at(x, row_y)));
-                    column[i] = true;
-                }
-            }
-        }
-    }
-    for (x, y, c) in copies {
-        let p = photo.get_pixel_mut((x0 + x as i64) as u32, (y0 + y as i64) as u32);
-        p.0[..3].copy_from_slice(&c);
-    }
     Some(FootHole {
         bx: [x0 as usize, y0 as usize, x1 as usize, y1 as usize],
         hole,
-        column,
     })
 }
 
-/// Fills the hole of `fh` (less its leg column) in `photo` from where `guide` allows, on a
-/// crop around it; marks the filled pixels in `filled`. Returns how many were filled.
-fn fill_foot(photo: &mut RgbaImage, guide: &GrayImage, fh: &FootHole, filled: &mut GrayImage) -> usize {
-    let [x0, y0, x1, _] = fh.bx;
-    let bw = x1 - x0;
-    let todo: Vec<usize> = (0..fh.hole.len())
-        .filter(|&i| fh.hole[i] && !fh.column[i])
-        .collect();
-    let marked = fh.hole.iter().filter(|b| **b).count();
-    for (i, _) in fh.hole.iter().enumerate().filter(|(_, b)| **b) {
-        filled.put_pixel((x0 + i % bw) as u32, (y0 + i / bw) as u32, Luma([255]));
+/// Fills the `hole` (255) pixels of `photo` on a crop around them, copying from anything
+/// but the hole grown by 2 px (the old shoes; the floor, the ground and the legs stay).
+fn fill_hole(photo: &mut RgbaImage, hole: &GrayImage) {
+    let (w, h) = (photo.width() as usize, photo.height() as usize);
+    let (mut hx0, mut hy0, mut hx1, mut hy1) = (usize::MAX, usize::MAX, 0, 0);
+    for (x, y, p) in hole.enumerate_pixels() {
+        if p.0[0] == 255 {
+            let (x, y) = (x as usize, y as usize);
+            hx0 = hx0.min(x);
+            hy0 = hy0.min(y);
+            hx1 = hx1.max(x + 1);
+            hy1 = hy1.max(y + 1);
+        }
     }
-    if todo.is_empty() {
-        return marked;
+    if hx1 == 0 {
+        return;
     }
     // The crop: the hole's box plus the stage's own margin (half the hole's size, at least
-    // eight 7×7 patches), so the stage sees what it would on the whole photo.
-    let (mut hx0, mut hy0, mut hx1, mut hy1) = (usize::MAX, usize::MAX, 0, 0);
-    for &i in &todo {
-        let (x, y) = (x0 + i % bw, y0 + i / bw);
-        hx0 = hx0.min(x);
-        hy0 = hy0.min(y);
-        hx1 = hx1.max(x + 1);
-        hy1 = hy1.max(y + 1);
-    }
+    // eight patches), so the stage sees what it would on the whole photo.
+    // The stage's default detail (half the copied texture's contrast): with all of it
+    // (1.0), the white collar of an old high-top above the cut was copied down into the
+    // hole as a white block on the walking photo.
     let opts = FillOptions::default();
-    let margin = ((hx1 - hx0).max(hy1 - hy0) / 2).max(8 * (2 * opts.patch_radius as usize + 1)) + 1;
-    let (w, h) = (photo.width() as usize, photo.height() as usize);
+    let patch = 2 * opts.patch_radius as usize + 1;
+    let margin = ((hx1 - hx0).max(hy1 - hy0) / 2).max(8 * patch) + 1;
     let (cx0, cy0) = (hx0.saturating_sub(margin), hy0.saturating_sub(margin));
     let (cx1, cy1) = ((hx1 + margin).min(w), (hy1 + margin).min(h));
-    let (cw, ch) = ((cx1 - cx0) as u32, (cy1 - cy0) as u32);
+    let (cx, cy, cw, ch) = (
+        cx0 as u32,
+        cy0 as u32,
+        (cx1 - cx0) as u32,
+        (cy1 - cy0) as u32,
+    );
     let rgb = RgbImage::from_fn(cw, ch, |x, y| {
-        let p = photo.get_pixel(cx0 as u32 + x, cy0 as u32 + y).0;
+        let p = photo.get_pixel(cx + x, cy + y).0;
         image::Rgb([p[0], p[1], p[2]])
     });
-    let mut hole = GrayImage::new(cw, ch);
-    for &i in &todo {
-        let (x, y) = (x0 + i % bw - cx0, y0 + i / bw - cy0);
-        hole.put_pixel(x as u32, y as u32, Luma([255]));
-    }
-    let g = GrayImage::from_fn(cw, ch, |x, y| *guide.get_pixel(cx0 as u32 + x, cy0 as u32 + y));
+    let crop_hole = GrayImage::from_fn(cw, ch, |x, y| *hole.get_pixel(cx + x, cy + y));
+    let guide = GrayImage::from_fn(cw, ch, |x, y| {
+        let near_hole = (y.saturating_sub(2)..(y + 3).min(ch)).any(|yy| {
+            (x.saturating_sub(2)..(x + 3).min(cw)).any(|xx| crop_hole.get_pixel(xx, yy).0[0] == 255)
+        });
+        Luma([if near_hole { 0 } else { 255 }])
+    });
     // A guide that leaves nothing in the crop: copy from anywhere but the hole.
-    let out = fill::fill_with(&rgb, &hole, Some(&g), &opts)
-        .or_else(|_| fill::fill_with(&rgb, &hole, None, &opts));
-    let Ok(out) = out else {
-        return marked;
-    };
-    for &i in &todo {
-        let (x, y) = ((x0 + i % bw - cx0) as u32, (y0 + i / bw - cy0) as u32);
-        let c = out.get_pixel(x, y).0;
-        photo.get_pixel_mut(cx0 as u32 + x, cy0 as u32 + y).0[..3].copy_from_slice(&c);
+    let out = fill::fill_with(&rgb, &crop_hole, Some(&guide), &opts)
+        .or_else(|_| fill::fill_with(&rgb, &crop_hole, None, &opts));
+    let Ok(out) = out else { return };
+    for (x, y, p) in crop_hole.enumerate_pixels() {
+        if p.0[0] == 255 {
+            photo.get_pixel_mut(cx + x, cy + y).0[..3].copy_from_slice(&out.get_pixel(x, y).0);
+        }
     }
-    marked
 }
 
 /// How high up the leg the old shoe reaches above `top` (the ankle's cut), pixels: rows
@@ -453,8 +414,16 @@ mod tests {
         let data = (0..w * h)
             .map(|i| if shoe(i % w, i / w) { 1.0 } else { 0.0 })
             .collect();
-        let mask = Mask { width: w, height: h, data };
-        let f = foot(Vec2::new(45.0, 75.0), Vec2::new(105.0, 75.0), Vec2::new(50.0, 58.0));
+        let mask = Mask {
+            width: w,
+            height: h,
+            data,
+        };
+        let f = foot(
+            Vec2::new(45.0, 75.0),
+            Vec2::new(105.0, 75.0),
+            Vec2::new(50.0, 58.0),
+        );
         let mut out = photo.clone();
         let erased = erase_old_feet(&mut out, &mask, &[f], 4.0);
         assert!(erased.total() > 70 * 24, "{}", erased.total());
@@ -462,7 +431,11 @@ mod tests {
         for (x, y, p) in out.enumerate_pixels() {
             let c = p.0;
             if erased.mask.get_pixel(x, y).0[0] == 0 {
-                assert_eq!(c, photo.get_pixel(x, y).0, "unfilled pixel changed at {x},{y}");
+                assert_eq!(
+                    c,
+                    photo.get_pixel(x, y).0,
+                    "unfilled pixel changed at {x},{y}"
+                );
                 continue;
             }
             shoe_left += usize::from(c[2] > c[0] + 10 && c[0] < 100);
@@ -471,15 +444,32 @@ mod tests {
         assert_eq!((shoe_left, sole_left), (0, 0));
         // Deterministic.
         let mut again = photo.clone();
-        erase_old_feet(&mut again, &mask, &[foot(Vec2::new(45.0, 75.0), Vec2::new(105.0, 75.0), Vec2::new(50.0, 58.0))], 4.0);
+        erase_old_feet(
+            &mut again,
+            &mask,
+            &[foot(
+                Vec2::new(45.0, 75.0),
+                Vec2::new(105.0, 75.0),
+                Vec2::new(50.0, 58.0),
+            )],
+            4.0,
+        );
         assert_eq!(again.as_raw(), out.as_raw());
     }
 
     #[test]
     fn a_mask_of_another_size_erases_nothing() {
         let mut photo = RgbaImage::new(20, 20);
-        let mask = Mask { width: 10, height: 10, data: vec![1.0; 100] };
-        let f = foot(Vec2::new(5.0, 10.0), Vec2::new(15.0, 10.0), Vec2::new(5.0, 5.0));
+        let mask = Mask {
+            width: 10,
+            height: 10,
+            data: vec![1.0; 100],
+        };
+        let f = foot(
+            Vec2::new(5.0, 10.0),
+            Vec2::new(15.0, 10.0),
+            Vec2::new(5.0, 5.0),
+        );
         let e = erase_old_feet(&mut photo, &mask, &[f], 1.0);
         assert_eq!(e.total(), 0);
     }
