@@ -174,8 +174,8 @@ fn palette(colours: &[[f32; 3]]) -> Vec<[f32; 3]> {
         let e = cells
             .entry(c.map(|v| (v as u8) >> 4))
             .or_insert(([0.0; 3], 0));
-        for k in 0..3 {
-            e.0[k] += c[k];
+        for (sum, v) in e.0.iter_mut().zip(c) {
+            *sum += v;
         }
         e.1 += 1;
     }
