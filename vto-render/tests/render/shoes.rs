@@ -6,6 +6,10 @@
 //! The engine test needs the six models (`VTO_MODELS_DIR`, default `<workspace>/models`) and
 //! astronaut.png (`<models dir>/test-photos/astronaut.png`, `scripts/fetch-models.sh
 //! --test-photos`); a missing file fails the test with the command to run.
+//!
+//! [`real`]: the same on real photos (both feet of a walking woman; the old shoes' fill).
+
+mod real;
 
 use crate::support::models_dir;
 use std::path::PathBuf;

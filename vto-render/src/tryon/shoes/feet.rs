@@ -260,6 +260,9 @@ pub struct FootPose {
     pub pitch_deg: f32,
     /// How much higher (cm) than a flat heel the heel keypoint stands.
     pub heel_raise_cm: f32,
+    /// How much of the heading came from the heel → toe keypoints (1) against the body's
+    /// facing (0; a foreshortened foot, see the module docs).
+    pub heading_weight: f32,
 }
 
 impl FootPose {
@@ -347,6 +350,7 @@ pub fn foot(
     let seen = px(h).distance(px(t)) / (FOOT_CM * s).max(1.0);
     let w = ((seen - 0.25) / 0.45).clamp(0.0, 1.0);
     let w = w * w * (3.0 - 2.0 * w);
+    let heading_weight = if length_cm > 4.0 { w } else { 0.0 };
     let heading = if length_cm > 4.0 {
         normalize_or(
             normalize_or(along, fallback) * w + fallback * (1.0 - w),
@@ -371,6 +375,7 @@ pub fn foot(
         toe: toe_floor,
         pitch_deg,
         heel_raise_cm,
+        heading_weight,
     })
 }
 

@@ -7,8 +7,9 @@
 //! 2. **One model, two feet** ([`model`]): the model is a left or a right shoe (extras, else
 //!    its shape); the other foot wears its mirror image. Side-view feet, whose length the
 //!    keypoints measure well, scale the shoe by up to ±15–20 % to cover the foot.
-//! 3. **Around the shoes** ([`ground`]): the old feet are filled from their surroundings, a
-//!    contact shadow darkens the floor under each sole, and each shin is a depth-only
+//! 3. **Around the shoes**: the old shoes are cut out and filled from the floor and the legs
+//!    by the fill stage ([`old_shoe`], [`crate::fill`]); ([`ground`]) a contact shadow
+//!    darkens the floor under each sole, and each shin is a depth-only
 //!    occluder (trouser hems and ankles in front of the collar; a leg in front of the other
 //!    foot hides it). Both shoes share one depth buffer, so one foot in front of the other
 //!    hides it.
@@ -17,6 +18,7 @@
 pub mod feet;
 pub mod ground;
 pub mod model;
+pub mod old_shoe;
 
 use image::RgbaImage;
 use serde_json::json;
@@ -109,6 +111,10 @@ pub struct ShoesPlacement {
     pub hidden: Vec<(Side, Hidden)>,
     /// Pixels of old feet filled from their surroundings.
     pub filled_px: usize,
+    /// Those pixels per shod foot (in the order of [`ShoesPlacement::feet`]).
+    pub filled_per_foot: Vec<usize>,
+    /// The filled pixels (255) of the whole photo.
+    pub filled_mask: image::GrayImage,
     /// Pixels darkened by the contact shadows.
     pub shadow_px: usize,
     /// Shin occluders built.
@@ -209,10 +215,13 @@ pub fn prepare(
     }
     let fit = model::fit(product);
     let mut out = photo.clone();
-    let filled_px = body
-        .mask
-        .as_ref()
-        .map_or(0, |m| ground::erase_old_feet(&mut out, m, &poses, &frame));
+    let erased = match body.mask.as_ref() {
+        Some(m) => old_shoe::erase_old_feet(&mut out, m, &poses, frame.px_per_cm),
+        None => old_shoe::Erased {
+            per_foot: vec![0; poses.len()],
+            mask: image::GrayImage::new(w, h),
+        },
+    };
     let region = feet_region(&poses, &frame, w, h);
     let lighting = light::from_region(&out, region, body.mask.as_ref());
 
@@ -299,7 +308,9 @@ pub fn prepare(
             fit,
             feet: shod,
             hidden,
-            filled_px,
+            filled_px: erased.total(),
+            filled_per_foot: erased.per_foot,
+            filled_mask: erased.mask,
             shadow_px,
             legs,
             lighting,
@@ -336,11 +347,19 @@ pub fn metadata(placed: &Placed<ShoesPlacement>, stats: &RasterStats) -> serde_j
     let feet: Vec<serde_json::Value> = p
         .feet
         .iter()
-        .map(|s| {
+        .zip(&p.filled_per_foot)
+        .map(|(s, &filled)| {
             let q = &s.pose;
+            let heading_from = match q.heading_weight {
+                w if w >= 0.99 => "keypoints",
+                w if w <= 0.01 => "body",
+                _ => "keypoints_and_body",
+            };
             json!({
                 "side": q.side.name(),
                 "shoe": true,
+                "placed": if q.pitch_deg > 0.0 { "raised_heel" } else { "flat" },
+                "heading_from": heading_from,
                 "mirrored": s.mirrored,
                 "visibility": q.visibility,
                 "fit_confidence": q.confidence,
@@ -353,14 +372,28 @@ pub fn metadata(placed: &Placed<ShoesPlacement>, stats: &RasterStats) -> serde_j
                 "measured_length_cm": q.length_cm,
                 "size": s.size,
                 "footprint_px": s.footprint_px,
+                "old_shoe_filled_px": filled,
             })
         })
         .chain(p.hidden.iter().map(|(side, why)| {
-            let (reason, vis) = match why {
-                Hidden::OutOfFrame => ("out_of_frame", None),
-                Hidden::LowVisibility(v) => ("not_visible", Some(*v)),
+            let (reason, vis, text) = match why {
+                Hidden::OutOfFrame => (
+                    "out_of_frame",
+                    None,
+                    "its ankle, heel or toe keypoint is outside the photo".to_string(),
+                ),
+                Hidden::LowVisibility(v) => (
+                    "not_visible",
+                    Some(*v),
+                    format!(
+                        "hidden (behind the other leg, a garment or the frame's edge): its \
+                         keypoints' visibility {v:.2} is under {:.2}",
+                        feet::MIN_VISIBILITY
+                    ),
+                ),
             };
-            json!({"side": side.name(), "shoe": false, "reason": reason, "visibility": vis})
+            json!({"side": side.name(), "shoe": false, "reason": reason, "why": text,
+                   "visibility": vis})
         }))
         .collect();
     let confidence = p
@@ -394,6 +427,7 @@ pub fn metadata(placed: &Placed<ShoesPlacement>, stats: &RasterStats) -> serde_j
             "assumption": "level camera, flat floor, adult proportions (leg 85 cm, foot 25 cm)",
         },
         "old_feet_filled_px": p.filled_px,
+        "old_feet_fill": "patchmatch",
         "contact_shadow_px": p.shadow_px,
         "leg_occluders": p.legs,
         "roi": s.map(|s| s.roi),
