@@ -14,6 +14,7 @@ mod faces;
 mod garments;
 mod garments_lower;
 mod glasses;
+mod hair_arms;
 mod hats;
 mod jewelry;
 mod looks;
