@@ -90,12 +90,16 @@ fn kept(before: &RgbaImage, after: &RgbaImage, pts: &[Vec2]) -> f32 {
         .iter()
         .filter(|p| {
             let want = px(before, **p).unwrap();
-            (-1..=1).any(|dy| {
+            let ok = (-1..=1).any(|dy| {
                 (-1..=1).any(|dx| {
                     let q = **p + Vec2::new(dx as f32, dy as f32);
                     px(after, q).is_some_and(|c| colour_distance(c, want) < 0.06)
                 })
-            })
+            });
+            if !ok {
+                eprintln!("  lost at {p}: {want:?} → {:?}", px(after, **p).unwrap());
+            }
+            ok
         })
         .count();
     ok as f32 / pts.len().max(1) as f32
@@ -107,20 +111,31 @@ fn kept(before: &RgbaImage, after: &RgbaImage, pts: &[Vec2]) -> f32 {
 #[test]
 fn long_hair_over_the_shoulders_stays_in_front_of_a_new_top() {
     let products = [
-        (Category::Tshirt, "tshirt_green-print_lightgrey_cc0.jpg"),
+        (Category::Tshirt, "tanktop_black_white_apache2.jpg"),
         (Category::Jacket, "cardigan_burgundy_hanger-cream_cc0.jpg"),
     ];
+    let mut rendered = 0;
     for (name, pts) in hair_points() {
         let Some(person) = photo(&name) else { return };
         for (category, product) in products {
-            let Some(bytes) = garment(product) else { return };
-            let (out, meta) = wear(category, &person, bytes)
-                .unwrap_or_else(|e| panic!("{name} + {product}: {e}"));
+            let Some(bytes) = garment(product) else {
+                return;
+            };
+            let (out, meta) = match wear(category, &person, bytes) {
+                Ok(r) => r,
+                Err(e) => {
+                    // A refusal (a body turned sideways) covers no hair.
+                    eprintln!("{name} + {product}: refused ({e})");
+                    continue;
+                }
+            };
+            rendered += 1;
             let share = kept(&person, &out, &pts);
             eprintln!(
-                "{name} + {product}: {:.0} % of the hair points kept, hair_kept_px {}",
+                "{name} + {product}: {:.0} % of the hair points kept, hair_kept_px {}, samples {}",
                 share * 100.0,
-                meta["compose"]["hair_kept_px"]
+                meta["compose"]["hair_kept_px"],
+                meta["compose"]["hair_samples"]
             );
             assert!(
                 share >= 0.7,
@@ -129,6 +144,10 @@ fn long_hair_over_the_shoulders_stays_in_front_of_a_new_top() {
             );
         }
     }
+    assert!(
+        rendered >= 2,
+        "only {rendered} try-ons rendered: nothing to judge"
+    );
 }
 
 /// No white blotch beside the face: around the marked hair points (a disc of 4 % of the
@@ -138,16 +157,23 @@ fn long_hair_over_the_shoulders_stays_in_front_of_a_new_top() {
 fn no_white_blotch_over_hair_beside_the_face() {
     for (name, pts) in hair_points() {
         let Some(person) = photo(&name) else { return };
-        let Some(bytes) = garment("tshirt_black_red_cc0.jpg") else { return };
-        let (out, _) = wear(Category::Tshirt, &person, bytes)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let Some(bytes) = garment("tanktop_black_white_apache2.jpg") else {
+            return;
+        };
+        let Ok((out, _)) = wear(Category::Tshirt, &person, bytes)
+            .inspect_err(|e| eprintln!("{name}: refused ({e})"))
+        else {
+            continue;
+        };
         let r = (0.04 * person.width() as f32).max(4.0) as i32;
         let (mut whitened, mut total) = (0usize, 0usize);
         for p in &pts {
             for dy in -r..=r {
                 for dx in -r..=r {
                     let q = *p + Vec2::new(dx as f32, dy as f32);
-                    let (Some(a), Some(b)) = (px(&person, q), px(&out, q)) else { continue };
+                    let (Some(a), Some(b)) = (px(&person, q), px(&out, q)) else {
+                        continue;
+                    };
                     total += 1;
                     let light = |c: [f32; 3]| c.iter().all(|&v| v >= 200.0);
                     if !light(a) && light(b) {
@@ -157,7 +183,10 @@ fn no_white_blotch_over_hair_beside_the_face() {
             }
         }
         let share = whitened as f32 / total.max(1) as f32;
-        eprintln!("{name}: {:.2} % of the hair's neighbourhood turned white", share * 100.0);
+        eprintln!(
+            "{name}: {:.2} % of the hair's neighbourhood turned white",
+            share * 100.0
+        );
         assert!(share < 0.01, "{name}: {:.2} % turned white", share * 100.0);
     }
 }
@@ -226,7 +255,9 @@ fn an_uncovered_forearm_is_the_photos_not_a_flat_tube() {
     let mut painted_arms = 0;
     for name in people {
         let Some(person) = photo(name) else { return };
-        let Some(bytes) = garment("tshirt_black_red_cc0.jpg") else { return };
+        let Some(bytes) = garment("tanktop_black_white_apache2.jpg") else {
+            return;
+        };
         let (out, meta) = match wear(Category::Tshirt, &person, bytes) {
             Ok(r) => r,
             Err(e) => {
@@ -256,8 +287,9 @@ fn an_uncovered_forearm_is_the_photos_not_a_flat_tube() {
                 share * 100.0,
                 meta["compose"]["arms"][k]
             );
-            if pix.len() < 50 || share < 0.25 {
-                // Layered (or nothing uncovered): the old sleeve is the photo's.
+            if pix.len() < 400 || share < 0.25 {
+                // Layered (or nothing uncovered): the old sleeve is the photo's; or too
+                // small an arm to measure light and folds on.
                 continue;
             }
             painted_arms += 1;

@@ -7,7 +7,7 @@
 //!    upper oval (above the forehead and beside the temples), inside the person mask and not
 //!    skin-like; they are summarised by a few k-means centres. What is *not* hair is
 //!    summarised the same way from the clothing on the chest's centre line, the background
-//!    around the person and the face's skin.
+//!    around the person (where it does not look like the hair) and the face's skin.
 //! 2. **Growing.** From those samples, the hair grows (4-connected flood) through pixels whose
 //!    colour is nearer the hair's centres than the others' (and near enough to them), inside
 //!    the person mask, outside the face, down to a few face heights below the chin: long
@@ -27,8 +27,12 @@ use crate::garment::colour::{skin_likeness, FALLBACK_SKIN};
 use crate::garment::geom::{inside, neighbours4};
 use crate::image_ops::box_blur;
 
-/// Fewest hair samples around the face for a hair model.
-const MIN_SAMPLES: usize = 40;
+/// Fewest hair samples around the face for a hair model (a few dozen pixels of hair around
+/// a small face still make one; a bald head or a tight cap gives almost none).
+const MIN_SAMPLES: usize = 24;
+
+/// How near the face's skin colour (in [`feature`] units) a sample is taken for skin.
+const SKIN_RADIUS: f32 = 16.0;
 
 /// How far below the chin hair may reach, in face heights.
 const REACH_BELOW_CHIN: f32 = 3.0;
@@ -54,11 +58,17 @@ impl Hair {
     }
 }
 
-/// A colour as the hair model compares it: luminance (weighted down: hair in light and in
-/// shade is the same hair) and two chroma axes.
+/// A colour as the hair model compares it: luminance, weighted down (hair in light and in
+/// shade is the same hair), and the `(r, g)` chromaticity, scaled up and damped in the dark
+/// (a strand of red-brown hair in shadow keeps its hue, which tells it from a black top).
 fn feature(c: [f32; 3]) -> [f32; 3] {
     let y = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];
-    [0.6 * y, 0.564 * (c[2] - y), 0.713 * (c[0] - y)]
+    let s = c[0] + c[1] + c[2] + 30.0;
+    [
+        0.25 * y,
+        300.0 * ((c[0] + 10.0) / s - 1.0 / 3.0),
+        300.0 * ((c[1] + 10.0) / s - 1.0 / 3.0),
+    ]
 }
 
 fn dist2(a: [f32; 3], b: [f32; 3]) -> f32 {
@@ -132,20 +142,35 @@ pub fn find_hair(photo: &RgbaImage, person: &[f32], f: &BodyFrame, offset: Vec2)
     };
 
     // 1. The hair's samples: outside the upper oval, along its outward normal.
+    let skin_f = [
+        feature(skin),
+        feature(skin.map(|v| v * 0.75)),
+        feature(skin.map(|v| v * 0.55)),
+    ];
     let mut seeds = Vec::new();
-    for p in &oval {
-        if along(*p) > lo + 0.55 * fh {
+    // The oval's points and the midpoints between them.
+    let rim = (0..oval.len()).flat_map(|j| {
+        let (a, b) = (oval[j], oval[(j + 1) % oval.len()]);
+        [a, (a + b) * 0.5]
+    });
+    for p in rim {
+        if along(p) > lo + 0.55 * fh {
             continue;
         }
-        let n = (*p - centre).normalize_or_zero();
+        let n = (p - centre).normalize_or_zero();
         for k in 1..=8 {
-            let q = *p + n * (0.04 * k as f32 * fh);
+            let q = p + n * (0.04 * k as f32 * fh);
             let Some(i) = at(q) else { continue };
             if person[i] < 0.7 || inside(&oval, q) {
                 continue;
             }
-            let c = colour(photo, i);
-            if skin_likeness(c, skin) > 0.4 {
+            // Skin (a temple, an ear) is no hair; measured on the hair's own feature, so
+            // red-brown hair is not taken for skin (the garment's skin likeness would).
+            let x = feature(colour(photo, i));
+            if skin_f
+                .iter()
+                .any(|f| dist2(*f, x) < SKIN_RADIUS * SKIN_RADIUS)
+            {
                 continue;
             }
             seeds.push(i);
@@ -177,12 +202,15 @@ pub fn find_hair(photo: &RgbaImage, person: &[f32], f: &BodyFrame, offset: Vec2)
             }
         }
     }
+    // The background only where it does not look like the hair: dark hair against a dark
+    // wall is told apart by the person mask, not by colour.
     let step = ((wu * hu) as f32 / 4000.0).sqrt().max(1.0) as usize;
     for y in (0..hu).step_by(step) {
         for x in (0..wu).step_by(step) {
             let i = y * wu + x;
-            if person[i] < 0.05 {
-                other.push(feature(colour(photo, i)));
+            let c = feature(colour(photo, i));
+            if person[i] < 0.05 && nearest(&hair_c, c).1 > tau {
+                other.push(c);
             }
         }
     }
@@ -274,6 +302,103 @@ fn guided_filter(g: &[f32], p: &[f32], w: usize, h: usize, r: usize, eps: f32) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::garment::body::frame::Arm;
+    use image::Rgba;
+
+    /// A drawn portrait: a skin-coloured face oval (centre 100, 80; radii 30 × 40), dark
+    /// brown hair around it falling in two locks beside the neck down over a light blue top
+    /// (the person is the face, the hair, the neck and the top).
+    fn portrait() -> (RgbaImage, Vec<f32>, BodyFrame) {
+        let (w, h) = (200u32, 260u32);
+        let (c, rx, ry) = (Vec2::new(100.0, 80.0), 30.0, 40.0);
+        let face = |p: Vec2| ((p.x - c.x) / rx).powi(2) + ((p.y - c.y) / ry).powi(2) < 1.0;
+        let hair = |p: Vec2| {
+            let head = ((p.x - c.x) / (rx + 14.0)).powi(2)
+                + ((p.y - c.y + 6.0) / (ry + 14.0)).powi(2)
+                < 1.0;
+            let lock = (p.y > 80.0 && p.y < 210.0)
+                && ((p.x - c.x).abs() > 30.0 && (p.x - c.x).abs() < 44.0);
+            head || lock
+        };
+        let top = |p: Vec2| p.y > 140.0 && (p.x - c.x).abs() < 80.0;
+        let neck = |p: Vec2| p.y > 110.0 && p.y <= 140.0 && (p.x - c.x).abs() < 16.0;
+        let mut img = RgbaImage::from_pixel(w, h, Rgba([235, 235, 228, 255]));
+        let mut person = vec![0.0f32; (w * h) as usize];
+        for y in 0..h {
+            for x in 0..w {
+                let p = Vec2::new(x as f32, y as f32);
+                // A little texture so the guided filter has something to follow.
+                let n = ((x * 7 + y * 13) % 9) as u8;
+                let col = if face(p) || neck(p) {
+                    Some([205 + n, 160 + n, 140 + n])
+                } else if hair(p) {
+                    Some([70 + n, 45 + n, 30 + n])
+                } else if top(p) {
+                    Some([150 + n, 180 + n, 220 + n])
+                } else {
+                    None
+                };
+                if let Some(col) = col {
+                    img.put_pixel(x, y, Rgba([col[0], col[1], col[2], 255]));
+                    person[(y * w + x) as usize] = 1.0;
+                }
+            }
+        }
+        let oval: Vec<Vec2> = (0..36)
+            .map(|k| {
+                let a = k as f32 / 36.0 * std::f32::consts::TAU;
+                c + Vec2::new(rx * a.sin(), -ry * a.cos())
+            })
+            .collect();
+        let arm = Arm {
+            chain: [Vec2::ZERO; 4],
+            visibility: 0.0,
+        };
+        let frame = BodyFrame {
+            shoulder_width: 130.0,
+            shoulder: [Vec2::new(35.0, 150.0), Vec2::new(165.0, 150.0)],
+            seam: [Vec2::new(35.0, 150.0), Vec2::new(165.0, 150.0)],
+            across: Vec2::X,
+            down: Vec2::Y,
+            hips: Vec2::new(100.0, 300.0),
+            arms: [arm, arm],
+            face_oval: oval,
+            skin: Some([210.0, 165.0, 145.0]),
+            tone: None,
+        };
+        (img, person, frame)
+    }
+
+    #[test]
+    fn long_hair_over_a_top_is_found_and_the_top_is_not() {
+        let (img, person, frame) = portrait();
+        let hair = find_hair(&img, &person, &frame, Vec2::ZERO);
+        assert!(hair.samples >= MIN_SAMPLES, "{}", hair.samples);
+        let at = |x: usize, y: usize| hair.at(y * 200 + x);
+        // The locks below the chin (y 120) over the top, on both sides.
+        for (x, y) in [(63, 150), (137, 150), (62, 190), (138, 200)] {
+            assert!(at(x, y) > 0.8, "hair at ({x}, {y}): {}", at(x, y));
+        }
+        // The top, the face, the background.
+        for (x, y) in [(100, 180), (40, 230), (100, 80), (10, 10)] {
+            assert!(at(x, y) < 0.2, "no hair at ({x}, {y}): {}", at(x, y));
+        }
+    }
+
+    #[test]
+    fn without_a_face_or_hair_around_it_nothing_is_found() {
+        let (img, person, mut frame) = portrait();
+        // A bald head: the hair drawn as skin.
+        let mut bald = img.clone();
+        for p in bald.pixels_mut() {
+            if p.0[0] < 100 {
+                *p = Rgba([207, 162, 142, 255]);
+            }
+        }
+        assert!(find_hair(&bald, &person, &frame, Vec2::ZERO).is_empty());
+        frame.face_oval.clear();
+        assert!(find_hair(&img, &person, &frame, Vec2::ZERO).is_empty());
+    }
 
     #[test]
     fn kmeans_finds_two_clusters() {
