@@ -56,6 +56,42 @@ impl Hair {
     pub fn at(&self, i: usize) -> f32 {
         self.alpha.get(i).copied().unwrap_or(0.0)
     }
+
+    /// The hair's own colour near each pixel: the photo averaged over the pixels that are
+    /// all hair within 2 % of the shoulders' width `sw` (normalised convolution); the photo
+    /// where no such pixel is near. `None` when no hair was found. At a strand's soft edge
+    /// this, not the photo (the strand mixed with the old top behind it), goes over the new
+    /// garment.
+    pub fn strand_colour(&self, photo: &RgbaImage, sw: f32) -> Option<Vec<[f32; 3]>> {
+        if self.is_empty() {
+            return None;
+        }
+        let (wu, hu) = (photo.width() as usize, photo.height() as usize);
+        let r = ((0.02 * sw) as usize).clamp(2, 10);
+        let weight: Vec<f32> = (0..wu * hu)
+            .map(|i| if self.at(i) > 0.9 { 1.0 } else { 0.0 })
+            .collect();
+        let wsum = box_blur(&weight, wu, hu, r);
+        let chans: Vec<Vec<f32>> = (0..3)
+            .map(|ch| {
+                let v: Vec<f32> = (0..wu * hu)
+                    .map(|i| colour(photo, i)[ch] * weight[i])
+                    .collect();
+                box_blur(&v, wu, hu, r)
+            })
+            .collect();
+        Some(
+            (0..wu * hu)
+                .map(|i| {
+                    if wsum[i] > 1e-3 {
+                        [0, 1, 2].map(|ch| chans[ch][i] / wsum[i])
+                    } else {
+                        colour(photo, i)
+                    }
+                })
+                .collect(),
+        )
+    }
 }
 
 /// A colour as the hair model compares it: luminance, weighted down (hair in light and in

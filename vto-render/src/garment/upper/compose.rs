@@ -682,7 +682,7 @@ fn paint(
     } else {
         None
     };
-    let strands = hair_colour(l.photo, &m.hair, f.shoulder_width);
+    let strands = m.hair.strand_colour(l.photo, f.shoulder_width);
     let mut out = l.photo.clone();
     let raw = out.as_mut();
     for i in 0..wu * hu {
@@ -748,38 +748,6 @@ fn paint(
         }
     }
     out
-}
-
-/// The hair's own colour near each pixel: the photo averaged over the pixels that are all
-/// hair, a few pixels around (normalised convolution); the photo where no such pixel is near.
-/// `None` when no hair was found.
-fn hair_colour(photo: &RgbaImage, hair: &Hair, sw: f32) -> Option<Vec<[f32; 3]>> {
-    if hair.is_empty() {
-        return None;
-    }
-    let (wu, hu) = (photo.width() as usize, photo.height() as usize);
-    let r = ((0.02 * sw) as usize).clamp(2, 10);
-    let weight: Vec<f32> = (0..wu * hu)
-        .map(|i| if hair.at(i) > 0.9 { 1.0 } else { 0.0 })
-        .collect();
-    let wsum = box_blur(&weight, wu, hu, r);
-    let chans: Vec<Vec<f32>> = (0..3)
-        .map(|ch| {
-            let v: Vec<f32> = (0..wu * hu).map(|i| px(photo, i)[ch] * weight[i]).collect();
-            box_blur(&v, wu, hu, r)
-        })
-        .collect();
-    Some(
-        (0..wu * hu)
-            .map(|i| {
-                if wsum[i] > 1e-3 {
-                    [0, 1, 2].map(|ch| chans[ch][i] / wsum[i])
-                } else {
-                    px(photo, i)
-                }
-            })
-            .collect(),
-    )
 }
 
 /// A bare arm's pixel as [`skin_pixel`] paints it.
