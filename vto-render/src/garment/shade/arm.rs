@@ -17,14 +17,14 @@
 //! When a painted arm would not convince, the old sleeve stays under the new short sleeve
 //! (*layered*, as a long-sleeved top worn under a tee): `auto` chooses it when the hand on
 //! that arm shows too little skin to take the tone from (a glove, a hand out of the photo, a
-//! pocket), when the forearm lies over the torso (the person mask has no outline for it
-//! there: an arm across the body, a hand on the belly) or when the mask shows no edge along
-//! most of the arm.
+//! pocket), when the forearm lies over the torso (the new garment's outline or the person's
+//! own torso, shoulders to hips: an arm across the body, a hand on the belly — the person
+//! mask has no outline for it there) or when the mask shows no edge along most of the arm.
 
 use glam::Vec2;
 use image::RgbaImage;
 
-use crate::garment::body::frame::Arm;
+use crate::garment::body::frame::{Arm, BodyFrame};
 use crate::garment::colour::median;
 use crate::garment::geom::{inside, perp, seg_dist, smoothstep};
 use crate::image_ops::box_blur;
@@ -215,6 +215,8 @@ pub struct ArmView<'a> {
     pub shoulder_width: f32,
     /// The new garment torso's outline (photo coordinates).
     pub torso: &'a [Vec2],
+    /// The body frame (the person's own torso: shoulders to hips).
+    pub frame: &'a BodyFrame,
 }
 
 impl ArmPlan {
@@ -230,8 +232,17 @@ impl ArmPlan {
         let (shape, blind) = Silhouette::measure(arm, v.person, (w, h), v.offset, radius);
         let tone = hand_tone(arm, v);
         let [_, e, wr, _] = arm.chain;
+        // Over the torso: inside the new garment's outline or the person's own torso
+        // (between the shoulders' and the hips' lines, within 0.4 shoulder widths of its axis).
+        let f = v.frame;
+        let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
+        let depth = (f.hips - mid).dot(f.down).max(1.0);
+        let on_torso = |p: Vec2| {
+            let (d, s) = ((p - mid).dot(f.down), (p - mid).dot(f.across));
+            inside(v.torso, p) || (d > 0.0 && d < 1.1 * depth && s.abs() < 0.4 * f.shoulder_width)
+        };
         let over = (0..=8)
-            .filter(|k| inside(v.torso, e + (wr - e) * (*k as f32 / 8.0)))
+            .filter(|k| on_torso(e + (wr - e) * (*k as f32 / 8.0)))
             .count();
         let reason = match mode {
             ArmsMode::Bare => "bare",

@@ -433,6 +433,7 @@ impl Maps {
             offset,
             shoulder_width: f.shoulder_width,
             torso: l.torso_outline,
+            frame: f,
         };
         let sw = f.shoulder_width;
         let arms = [0, 1].map(|k| {
