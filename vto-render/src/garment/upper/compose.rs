@@ -696,8 +696,9 @@ fn paint(
                 let arm = ArmPaint {
                     across: arm_across[i],
                     fold: folds[i],
+                    bare: b.bare[i],
                 };
-                c = skin_pixel(l, m, &light, ratio[i], arm, b.bare[i], i, c);
+                c = skin_pixel(l, m, &light, ratio[i], arm, i, c);
                 stats.skin_filled += 1;
             }
             BACKGROUND => {
@@ -758,9 +759,11 @@ struct ArmPaint {
     across: f32,
     /// The old sleeve's light and folds there ([`arm::folds`]).
     fold: f32,
+    /// How bare the pixel is (the old clothing's share the skin replaces).
+    bare: f32,
 }
 
-/// Skin over the colour `c` of pixel `i` (bare by `bare`): the neck as the face's light
+/// Skin over the colour `c` of pixel `i`: the neck as the face's light
 /// continued down a soft cylinder with the jaw's shadow; an arm in the tone of its own hand,
 /// shaded by the old sleeve's folds and a soft cylinder, inside its outline from the person
 /// mask; each with the skin's grain.
@@ -770,7 +773,6 @@ fn skin_pixel(
     light: &SkinLight,
     ratio: f32,
     arm_paint: ArmPaint,
-    bare: f32,
     i: usize,
     mut c: [f32; 3],
 ) -> [f32; 3] {
@@ -809,7 +811,7 @@ fn skin_pixel(
         let across = arm_paint.across;
         let cyl =
             skin::cylinder(across.clamp(-1.0, 1.0), light.dir) / skin::cylinder(0.0, light.dir);
-        let k = smoothstep(0.0, 0.6, bare)
+        let k = smoothstep(0.0, 0.6, arm_paint.bare)
             * arm::inside_outline(across)
             * smoothstep(0.15, 0.6, l.person[i]);
         let grain = 1.0 + 0.025 * skin::grain(x + offset.x as u32, y + offset.y as u32);
