@@ -126,8 +126,8 @@ fn kmeans(xs: &[[f32; 3]], k: usize) -> Vec<[f32; 3]> {
         let mut acc = vec![([0.0f32; 3], 0usize); k];
         for x in xs {
             let j = nearest(&centres, *x).0;
-            for c in 0..3 {
-                acc[j].0[c] += x[c];
+            for (sum, v) in acc[j].0.iter_mut().zip(x) {
+                *sum += v;
             }
             acc[j].1 += 1;
         }
