@@ -92,6 +92,9 @@ pub struct Options {
     pub supersampling: u32,
     /// Contact shadow strength (0 disables it).
     pub shadow_strength: f32,
+    /// What an arm becomes where a new top's sleeve is shorter than the old one
+    /// (`auto`, `bare` or `layered`; see [`crate::garment::shade::arm`]).
+    pub arms: crate::garment::shade::arm::ArmsMode,
 }
 
 impl Default for Options {
@@ -99,6 +102,7 @@ impl Default for Options {
         Options {
             supersampling: 2,
             shadow_strength: 0.35,
+            arms: crate::garment::shade::arm::ArmsMode::Auto,
         }
     }
 }

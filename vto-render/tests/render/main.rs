@@ -15,6 +15,7 @@ mod garments;
 mod garments_fit;
 mod garments_lower;
 mod glasses;
+mod hair_arms;
 mod hats;
 mod jewelry;
 mod looks;

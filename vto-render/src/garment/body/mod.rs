@@ -4,6 +4,7 @@
 //! - [`frame`]: the body frame ([`BodyFrame`]) from the pose keypoints and the person mask —
 //!   shoulder seams, torso axis, each arm's chain, the face and hair to protect, the skin
 //!   colour sampled from the face.
+//! - [`hair`]: the hair in the photo, kept in front of every new garment ([`find_hair`]).
 //! - [`legs`]: each leg's chain hip → knee → ankle, the feet, the hips' width ([`Legs`]), and
 //!   the bare legs a shorter garment shows.
 //! - [`feet_over_hems`]: the feet kept in front of a lower garment's hems, and the old lower
@@ -17,6 +18,7 @@
 
 pub mod feet_over_hems;
 pub mod frame;
+pub mod hair;
 pub mod legs;
 pub mod outline;
 pub mod tone;
@@ -24,6 +26,7 @@ pub mod worn_top;
 
 pub use feet_over_hems::Feet;
 pub use frame::{Arm, BodyFrame};
+pub use hair::{find_hair, Hair};
 pub use legs::Legs;
 pub use outline::person_outline;
 pub use tone::{Tone, ToneSource};

@@ -5,12 +5,16 @@
 //!   under the new garment, multiplies the garment: the person's light and big folds carry
 //!   over, the old garment's colour does not. A skirt keeps its own folds (it hangs free of
 //!   the legs under it).
-//! - **Layering**: the face and the hair above the chin stay in front; hands stay in front of
+//! - **Layering**: the face and the hair above the chin stay in front; the hair found in the
+//!   photo ([`find_hair`]: long hair over the shoulders) is a layer over everything, with
+//!   its strands' soft edges, and nothing is uncovered under it; hands stay in front of
 //!   everything and bare forearms in front of the torso (skin-coloured pixels in the arm's
 //!   capsules, the colour sampled from the face).
-//! - **Uncovering**: where the old garment showed and the new one does not, the arms' and
-//!   the neck's capsules get skin (the face's colour, the photo's shading and a rounded
-//!   falloff across the limb), and so does the chest in a neckline lower than the old collar
+//! - **Uncovering**: where the old garment showed and the new one does not, the neck's
+//!   capsule gets skin (the face's colour, the photo's shading and a rounded falloff across
+//!   it); an uncovered arm is bare or layered ([`crate::garment::shade::arm`]: painted with
+//!   its outline from the person mask, the hand's own tone and the old sleeve's folds, or the
+//!   old sleeve kept under the new one), and so does the chest in a neckline lower than the old collar
 //!   (not a jacket's: its opening shows the top under it); the rest near the garment gets
 //!   the background continued from outside the person (push–pull fill); below the hem
 //!   nothing is invented (it is the person's lower garment).
@@ -22,9 +26,11 @@ use image::RgbaImage;
 use rayon::prelude::*;
 
 use crate::garment::body::frame::{BodyFrame, ARM_VISIBLE};
+use crate::garment::body::hair::{find_hair, Hair};
 use crate::garment::colour::{skin_likeness, FALLBACK_SKIN};
 use crate::garment::geom::{inside, seg_dist, smoothstep};
 use crate::garment::label;
+use crate::garment::shade::arm::{self, ArmPlan, ArmView, ArmsMode};
 use crate::garment::shade::fill::push_pull;
 use crate::garment::shade::skin::{self, FaceLight};
 use crate::garment::shade::transfer::shading;
@@ -54,6 +60,13 @@ pub struct ComposeStats {
     pub kept_in_front: usize,
     /// Pixels of small enclosed holes in the warped garment filled with it ([`holes`]).
     pub holes_closed: usize,
+    /// Pixels of hair ([`find_hair`], alpha > 0.5) kept over what the garment changed.
+    pub hair_kept: usize,
+    /// How many colour samples taught the hair model (0: no hair found).
+    pub hair_samples: usize,
+    /// Per arm (image left first): what its uncovered part became, `"bare"` or why it is
+    /// layered ([`ArmPlan::reason`]); `None` where the new sleeve uncovered nothing.
+    pub arms: [Option<&'static str>; 2],
 }
 
 /// The inputs of [`compose`].
@@ -76,6 +89,8 @@ pub struct Layers<'a> {
     /// Whether the neckline's opening shows skin (a top or dress worn alone: the old top's
     /// higher collar is taken away) or the top worn under the garment (a jacket).
     pub neckline_skin: bool,
+    /// What an arm the new sleeve uncovers becomes ([`ArmsMode`]).
+    pub arms: ArmsMode,
 }
 
 /// Zones per pixel: arm capsules (with the falloff across the limb), hands, neck.
@@ -109,6 +124,8 @@ struct Zone {
     torso: bool,
     /// In an arm's capsule past the end of its new sleeve: the arm is in front of the torso.
     bare_arm: bool,
+    /// Which arm (0 or 1) the arm, rim and hand fields are about.
+    side: u8,
 }
 
 fn zone(
@@ -134,6 +151,7 @@ fn zone(
         let a = (du / ru).min(df / rf);
         if a < 1.0 && z.arm.is_none_or(|b| a < b) {
             z.arm = Some(a);
+            z.side = k as u8;
             let (axis_p, r) = if du / ru <= df / rf {
                 (s + (e - s) * tu, ru)
             } else {
@@ -154,12 +172,18 @@ fn zone(
             z.forearm = true;
         } else if df < ARM_RIM * rf && tf > 0.0 {
             z.arm_rim = true;
+            if z.arm.is_none() {
+                z.side = k as u8;
+            }
         }
         let tip = h + (h - w) * 0.6;
         let (dh, th) = seg_dist(p, w, tip);
         if dh < 0.14 * sw {
             z.hand = true;
             z.cuff |= th < CUFF_REACH;
+            if z.arm.is_none() {
+                z.side = k as u8;
+            }
         }
     }
     let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
@@ -327,16 +351,20 @@ fn compose_in(l: &Layers<'_>, offset: Vec2) -> (RgbaImage, ComposeStats) {
     let mut stats = ComposeStats::default();
     let alpha = layered_alpha(l, &maps, &mut stats);
     stats.covered = alpha.iter().filter(|&&a| a > 0.5).count();
+    let not_clothing: Vec<bool> = (0..maps.face.len())
+        .map(|i| maps.face[i] || maps.hair.at(i) > 0.5)
+        .collect();
     let ratio = shading(
         l.photo,
         l.person,
-        &maps.face,
+        &not_clothing,
         &maps.skin_p,
         &alpha,
         l.frame.shoulder_width,
     );
-    let bared = uncovered(l, &maps, &alpha);
+    let bared = uncovered(l, &maps, &alpha, &mut stats);
     let out = paint(l, &maps, &alpha, &ratio, &bared, &mut stats);
+    stats.hair_samples = maps.hair.samples;
     (out, stats)
 }
 
@@ -356,6 +384,10 @@ struct Maps {
     oval: Vec<bool>,
     /// Per pixel: the face or the head zone (kept in front, never shaded from).
     face: Vec<bool>,
+    /// The hair found in the photo (a layer over everything).
+    hair: Hair,
+    /// Per arm: bare or layered, and how a bare one is painted.
+    arms: [ArmPlan; 2],
 }
 
 impl Maps {
@@ -393,6 +425,30 @@ impl Maps {
             })
             .collect();
         let face: Vec<bool> = (0..wu * hu).map(|i| zones[i].head || oval[i]).collect();
+        let hair = find_hair(l.photo, l.person, f, offset);
+        let view = ArmView {
+            photo: l.photo,
+            person: l.person,
+            skin_p: &skin_p,
+            offset,
+            shoulder_width: f.shoulder_width,
+            torso: l.torso_outline,
+            frame: f,
+        };
+        let sw = f.shoulder_width;
+        let arms = [0, 1].map(|k| {
+            ArmPlan::plan(l.arms, &f.arms[k], &view, |t| {
+                // The capsules' radii ([`zone`]): the upper arm's, then the tapering forearm's.
+                let upper = f.arms[k].chain[0].distance(f.arms[k].chain[1]);
+                let total = upper + f.arms[k].chain[1].distance(f.arms[k].chain[2]);
+                let split = upper / total.max(1.0);
+                if t <= split {
+                    0.15 * sw
+                } else {
+                    (0.12 - 0.035 * (t - split) / (1.0 - split).max(1e-3)) * sw
+                }
+            })
+        });
         Maps {
             offset,
             skin,
@@ -401,6 +457,8 @@ impl Maps {
             skin_p,
             oval,
             face,
+            hair,
+            arms,
         }
     }
 }
@@ -463,7 +521,7 @@ const BACKGROUND: u8 = 2;
 /// Old clothing the new garment leaves bare: skin in the arms' and the neck's capsules (and
 /// the neckline's opening), the background near the garment elsewhere; then an old collar
 /// above the chin line ([`old_collar::climb`]).
-fn uncovered(l: &Layers<'_>, m: &Maps, alpha: &[f32]) -> Bared {
+fn uncovered(l: &Layers<'_>, m: &Maps, alpha: &[f32], stats: &mut ComposeStats) -> Bared {
     let (wu, hu) = (l.photo.width() as usize, l.photo.height() as usize);
     let f = l.frame;
     let sw = f.shoulder_width;
@@ -478,6 +536,10 @@ fn uncovered(l: &Layers<'_>, m: &Maps, alpha: &[f32]) -> Bared {
     let mut bare = vec![0.0f32; wu * hu];
     for i in 0..wu * hu {
         let z = m.zones[i];
+        // Nothing is uncovered under hair: it stays as it is.
+        if m.hair.at(i) > 0.5 {
+            continue;
+        }
         let old = l.person[i] * (1.0 - m.skin_p[i]) * (1.0 - alpha[i]);
         // The neck continues up under the jaw beside the chin (outside the face, where
         // the photo shows no skin already).
@@ -500,6 +562,12 @@ fn uncovered(l: &Layers<'_>, m: &Maps, alpha: &[f32]) -> Bared {
             continue;
         }
         if old < 0.3 {
+            continue;
+        }
+        // A layered arm keeps its old sleeve (and what the sleeve's rim covers).
+        let on_arm = z.arm.is_some() || z.cuff || z.arm_rim;
+        if on_arm && m.arms[z.side as usize].layered {
+            stats.arms[z.side as usize] = Some(m.arms[z.side as usize].reason);
             continue;
         }
         if z.arm.is_some() || z.cuff {
@@ -534,6 +602,13 @@ fn uncovered(l: &Layers<'_>, m: &Maps, alpha: &[f32]) -> Bared {
         &mut fill,
         &mut bare,
     );
+    for (i, (f, b)) in fill.iter_mut().zip(bare.iter_mut()).enumerate() {
+        let hair = m.hair.at(i);
+        if hair > 0.5 {
+            *f = 0;
+        }
+        *b *= 1.0 - hair;
+    }
     Bared { fill, bare }
 }
 
@@ -565,10 +640,42 @@ fn paint(
         dir: face_light.map_or(Vec2::Y, |fl| fl.direction()),
         neck: skin::neck_colour(l.photo, m.offset, f, m.skin).unwrap_or(m.skin.map(|v| v * 0.95)),
     };
+    // A bare arm's pixels: where across its silhouette they lie, and the old sleeve's folds.
+    let on_bare_arm = |i: usize| {
+        let z = m.zones[i];
+        b.fill[i] == SKIN && z.neck.is_none() && (z.arm.is_some() || z.cuff)
+    };
+    let arm_across: Vec<f32> = (0..wu * hu)
+        .map(|i| {
+            if !on_bare_arm(i) {
+                return 0.0;
+            }
+            let p = Vec2::new((i % wu) as f32, (i / wu) as f32) + m.offset;
+            m.arms[m.zones[i].side as usize]
+                .shape
+                .across(p)
+                .unwrap_or(0.0)
+        })
+        .collect();
+    let sleeve: Vec<bool> = (0..wu * hu)
+        .map(|i| on_bare_arm(i) && b.bare[i] > 0.5)
+        .collect();
+    let sides: Vec<u8> = m.zones.iter().map(|z| z.side).collect();
+    let folds = arm::folds(l.photo, &sleeve, &sides, f.shoulder_width);
+    for (k, st) in stats.arms.iter_mut().enumerate() {
+        if st.is_none() && (0..wu * hu).any(|i| sleeve[i] && sides[i] as usize == k) {
+            *st = Some("bare");
+        }
+    }
     // Skin edges blend into the background where the old garment reached beyond the body.
     let behind_skin = |i: usize| {
         let z = m.zones[i];
-        let edge = z.neck.map_or(z.arm.map_or(0.0, |a| a), |n| n.0.abs());
+        let arm_edge = if on_bare_arm(i) {
+            arm_across[i].abs()
+        } else {
+            z.arm.unwrap_or(0.0)
+        };
+        let edge = z.neck.map_or(arm_edge, |n| n.0.abs());
         b.fill[i] == SKIN && !z.torso && edge > 0.5 && l.person[i] * (1.0 - m.skin_p[i]) > 0.3
     };
     let background = if b.fill.contains(&BACKGROUND) || (0..wu * hu).any(behind_skin) {
@@ -576,6 +683,7 @@ fn paint(
     } else {
         None
     };
+    let strands = m.hair.strand_colour(l.photo, f.shoulder_width);
     let mut out = l.photo.clone();
     let raw = out.as_mut();
     for i in 0..wu * hu {
@@ -585,7 +693,12 @@ fn paint(
                 if let (true, Some(bg)) = (behind_skin(i), &background) {
                     c = bg[i];
                 }
-                c = skin_pixel(l, m, &light, ratio[i], b.bare[i], i, c);
+                let arm = ArmPaint {
+                    across: arm_across[i],
+                    fold: folds[i],
+                    bare: b.bare[i],
+                };
+                c = skin_pixel(l, m, &light, ratio[i], arm, i, c);
                 stats.skin_filled += 1;
             }
             BACKGROUND => {
@@ -615,6 +728,23 @@ fn paint(
                 c[ch] = c[ch] * (1.0 - a) + col * a;
             }
         }
+        let photo_c = px(l.photo, i);
+        let hair = m.hair.at(i);
+        if hair > 0.0 && c != photo_c {
+            // The hair over what changed: the photo where it is all hair, else the strands'
+            // own colour (not the old garment's behind them) over the new paint.
+            if hair > 0.5 {
+                stats.hair_kept += 1;
+            }
+            let front = if hair > 0.95 {
+                photo_c
+            } else {
+                strands.as_ref().map_or(photo_c, |s| s[i])
+            };
+            for ch in 0..3 {
+                c[ch] = c[ch] * (1.0 - hair) + front[ch] * hair;
+            }
+        }
         for ch in 0..3 {
             raw[4 * i + ch] = c[ch].round().clamp(0.0, 255.0) as u8;
         }
@@ -622,15 +752,27 @@ fn paint(
     out
 }
 
-/// Skin over the colour `c` of pixel `i` (bare by `bare`, shading `ratio`): the neck as the
-/// face's light continued down a soft cylinder with the jaw's shadow, an arm as a cylinder
-/// lit from the face's side; each with a soft edge and the skin's grain.
+/// A bare arm's pixel as [`skin_pixel`] paints it.
+#[derive(Clone, Copy)]
+struct ArmPaint {
+    /// Across the arm's silhouette: 0 on its centre line, ±1 on its outline.
+    across: f32,
+    /// The old sleeve's light and folds there ([`arm::folds`]).
+    fold: f32,
+    /// How bare the pixel is (the old clothing's share the skin replaces).
+    bare: f32,
+}
+
+/// Skin over the colour `c` of pixel `i`: the neck as the face's light
+/// continued down a soft cylinder with the jaw's shadow; an arm in the tone of its own hand,
+/// shaded by the old sleeve's folds and a soft cylinder, inside its outline from the person
+/// mask; each with the skin's grain.
 fn skin_pixel(
     l: &Layers<'_>,
     m: &Maps,
     light: &SkinLight,
     ratio: f32,
-    bare: f32,
+    arm_paint: ArmPaint,
     i: usize,
     mut c: [f32; 3],
 ) -> [f32; 3] {
@@ -663,14 +805,21 @@ fn skin_pixel(
             * (1.0 - 0.85 * m.skin_p[i] * (1.0 - smoothstep(0.2, 0.5, t)));
         (light.neck, ratio.clamp(0.9, 1.08) * cyl * jaw * lit, k)
     } else {
-        // An arm: a cylinder lit from the face's side, its edge soft along the
-        // capsule and the person's outline.
-        let cyl = skin::cylinder(z.arm_s, light.dir) / skin::cylinder(0.0, light.dir);
-        let across = z.arm.unwrap_or(0.0);
-        let k = smoothstep(0.0, 0.6, bare)
-            * (1.0 - smoothstep(0.7, 1.0, across))
+        // An arm: its own hand's tone, the old sleeve's folds and a soft cylinder lit
+        // from the face's side, inside its outline and the person's.
+        let plan = &m.arms[z.side as usize];
+        let across = arm_paint.across;
+        let cyl =
+            skin::cylinder(across.clamp(-1.0, 1.0), light.dir) / skin::cylinder(0.0, light.dir);
+        let k = smoothstep(0.0, 0.6, arm_paint.bare)
+            * arm::inside_outline(across)
             * smoothstep(0.15, 0.6, l.person[i]);
-        (m.skin, ratio.clamp(0.88, 1.1) * cyl, k)
+        let grain = 1.0 + 0.025 * skin::grain(x + offset.x as u32, y + offset.y as u32);
+        (
+            plan.tone.unwrap_or(m.skin),
+            arm_paint.fold * cyl.sqrt() * grain,
+            k,
+        )
     };
     for ch in 0..3 {
         c[ch] = c[ch] * (1.0 - k) + base[ch] * shade * grain * k;

@@ -253,6 +253,7 @@ fn wear_dress(
         torso_outline: &skirt.outline,
         sleeve_reach: upper.sleeve_reach,
         neckline_skin: true,
+        arms: stages.options.arms,
     });
     // The shoes stay in front of a long hem, unless the skirt hangs past the middle of the
     // foot: then the foot is under it (a walking subject's back foot).
@@ -316,7 +317,7 @@ fn wear_dress(
             "skin_filled_px": stats.skin_filled + skin_n,
             "background_filled_px": stats.background_filled + bg_n,
             "kept_in_front_px": stats.kept_in_front,
-            "holes_closed_px": stats.holes_closed,
+            "holes_closed_px": stats.holes_closed,            "hair_kept_px": stats.hair_kept,            "hair_samples": stats.hair_samples, "arms": stats.arms,
         },
     });
     Ok((image, meta))
@@ -404,6 +405,7 @@ fn wear_jumpsuit(
         torso_outline: &upper.torso_outline,
         sleeve_reach: upper.sleeve_reach,
         neckline_skin: true,
+        arms: stages.options.arms,
     });
     times.compose += ms(t);
     Ok((

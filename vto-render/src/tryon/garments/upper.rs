@@ -164,6 +164,7 @@ impl TryOn for UpperGarment {
             torso_outline: &fit.torso_outline,
             sleeve_reach: fit.sleeve_reach,
             neckline_skin: !matches!(self, UpperGarment::Jacket),
+            arms: stages.options.arms,
         });
         let t_compose = ms(t);
         let lm = &g.landmarks;
@@ -204,7 +205,7 @@ impl TryOn for UpperGarment {
                 "skin_filled_px": stats.skin_filled,
                 "background_filled_px": stats.background_filled,
                 "kept_in_front_px": stats.kept_in_front,
-                "holes_closed_px": stats.holes_closed,
+                "holes_closed_px": stats.holes_closed,                "hair_kept_px": stats.hair_kept,                "hair_samples": stats.hair_samples, "arms": stats.arms,
             },
             "stages_ms": {
                 "garment": t_garment,
