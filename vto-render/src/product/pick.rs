@@ -256,10 +256,8 @@ fn part_stats(product: &Product, parts: usize) -> Vec<Stats> {
         }
         for (p, _) in prim.positions.iter().zip(&used).filter(|(_, u)| **u) {
             s.vertices += 1;
-            for k in 0..3 {
-                s.lo[k] = s.lo[k].min(p[k]);
-                s.hi[k] = s.hi[k].max(p[k]);
-            }
+            s.lo = [0, 1, 2].map(|k| s.lo[k].min(p[k]));
+            s.hi = [0, 1, 2].map(|k| s.hi[k].max(p[k]));
         }
     }
     for prim in &product.primitives {
@@ -460,14 +458,16 @@ mod tests {
     }
 
     fn product(primitives: Vec<Primitive>, names: &[&str]) -> Product {
-        let mut meta = ProductMeta::default();
-        meta.parts = names
-            .iter()
-            .map(|n| Part {
-                name: n.to_string(),
-                path: vec!["root".into()],
-            })
-            .collect();
+        let meta = ProductMeta {
+            parts: names
+                .iter()
+                .map(|n| Part {
+                    name: n.to_string(),
+                    path: vec!["root".into()],
+                })
+                .collect(),
+            ..ProductMeta::default()
+        };
         Product {
             format: Format::Glb,
             primitives,
