@@ -167,7 +167,7 @@ pub fn shape_kind(product: &Product) -> JewelryKind {
 
 /// A loop as wide along its axis as 45 % of its diameter, and a band (its surface at least
 /// 0.85 of the cylinder it spans: a strap, not thin hoops crossing): a watch or a cuff.
-fn is_watch_band(h: &Hole) -> bool {
+pub fn is_watch_band(h: &Hole) -> bool {
     h.width_ratio >= 0.45 && h.fill >= 0.85
 }
 
