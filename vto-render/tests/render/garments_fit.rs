@@ -17,7 +17,9 @@ use vto_render::garment::body::legs::Legs;
 use vto_render::garment::body::worn_top::worn_top_hem;
 use vto_render::garment::cutout::{prepare, GarmentImage};
 use vto_render::garment::label;
+use vto_render::garment::upper::fit::UpperFit;
 use vto_render::garment::upper::fit::{fit_upper_to, PersonMask};
+use vto_render::garment::warp::fold::cell_dets;
 use vto_render::garment::warp::WarpGrid;
 use vto_render::garment::{BodyFrame, PartWarp, Warper};
 use vto_render::gpu::GpuContext;
@@ -99,21 +101,26 @@ const POSES: [(&str, &str); 6] = [
     ),
 ];
 
-/// The Jacobian determinant at the four corners of cell `(i, j)` of an `nx`-wide node grid
-/// (the kernel's bilinear map; its determinant is affine in each coordinate, so positive at
-/// the corners means positive over the cell).
-fn cell_dets(nodes: &[Vec2], nx: usize, i: usize, j: usize) -> [f32; 4] {
-    let n00 = nodes[j * nx + i];
-    let n10 = nodes[j * nx + i + 1];
-    let n01 = nodes[(j + 1) * nx + i];
-    let n11 = nodes[(j + 1) * nx + i + 1];
-    let cross = |a: Vec2, b: Vec2| a.x * b.y - a.y * b.x;
-    [
-        cross(n10 - n00, n01 - n00),
-        cross(n10 - n00, n11 - n10),
-        cross(n11 - n01, n01 - n00),
-        cross(n11 - n01, n11 - n10),
-    ]
+/// The top `g` fitted to `s` (with the person mask) and each part's warp.
+fn fitted(s: &Seen, g: &GarmentImage) -> (UpperFit, Vec<PartWarp>) {
+    let (w, h) = s.photo.dimensions();
+    let mask = s.person.mask.as_ref().unwrap();
+    let fit = fit_upper_to(
+        &g.landmarks,
+        &s.frame,
+        1.0,
+        Some(PersonMask {
+            data: &mask.data,
+            size: (w, h),
+        }),
+    )
+    .unwrap();
+    let warps = fit
+        .parts
+        .iter()
+        .map(|p| PartWarp::solve(p, w.max(h) as f32).unwrap())
+        .collect();
+    (fit, warps)
 }
 
 /// Distance from `p` to the polyline `pts`.
@@ -139,22 +146,7 @@ fn warps_keep_a_positive_jacobian_on_real_poses() {
             return;
         };
         let (w, h) = s.photo.dimensions();
-        let mask = s.person.mask.as_ref().unwrap();
-        let fit = fit_upper_to(
-            &g.landmarks,
-            &s.frame,
-            1.0,
-            Some(PersonMask {
-                data: &mask.data,
-                size: (w, h),
-            }),
-        )
-        .unwrap();
-        let warps: Vec<PartWarp> = fit
-            .parts
-            .iter()
-            .map(|p| PartWarp::solve(p, w.max(h) as f32).unwrap())
-            .collect();
+        let (_, warps) = fitted(&s, &g);
         let grid = WarpGrid::new(&warps, (w, h));
         let nodes = grid.evaluate(&warps);
         let (nx, ny) = (grid.nodes.0 as usize, grid.nodes.1 as usize);
@@ -219,22 +211,7 @@ fn a_sleeve_stays_in_a_band_around_its_arm() {
             return;
         };
         let (w, h) = s.photo.dimensions();
-        let mask = s.person.mask.as_ref().unwrap();
-        let fit = fit_upper_to(
-            &g.landmarks,
-            &s.frame,
-            1.0,
-            Some(PersonMask {
-                data: &mask.data,
-                size: (w, h),
-            }),
-        )
-        .unwrap();
-        let warps: Vec<PartWarp> = fit
-            .parts
-            .iter()
-            .map(|p| PartWarp::solve(p, w.max(h) as f32).unwrap())
-            .collect();
+        let (fit, warps) = fitted(&s, &g);
         let out = warper.warp(&g, &warps, (w, h)).unwrap();
         if std::env::var_os("VTO_TEST_DEBUG").is_some() {
             // The warped garment over the photo, for a look.
