@@ -32,7 +32,7 @@
 
 use std::borrow::Cow;
 
-use super::{Product, ProductMeta};
+use super::{Primitive, Product, ProductMeta};
 use crate::math::Vec3;
 
 /// A part [`pick`] left out, and why (for the result metadata).
@@ -67,9 +67,24 @@ struct Stats {
     on_box: bool,
     /// Every referenced vertex lies in one plane (parts of at most 64 vertices).
     planar: bool,
+    /// It has vertices, used by a triangle or not (stray vertices still widen the box).
+    has_vertices: bool,
 }
 
 impl Stats {
+    /// Nothing yet: the start of a part's sums (its flags hold until a vertex breaks them)
+    /// and of a [`union`] (whose flags are not read).
+    const EMPTY: Stats = Stats {
+        triangles: 0,
+        vertices: 0,
+        area: 0.0,
+        lo: [f32::MAX; 3],
+        hi: [f32::MIN; 3],
+        on_box: true,
+        planar: true,
+        has_vertices: false,
+    };
+
     fn size(&self) -> [f32; 3] {
         [0, 1, 2].map(|k| (self.hi[k] - self.lo[k]).max(0.0))
     }
@@ -111,9 +126,8 @@ pub fn pick(product: &Product) -> Picked<'_> {
         return finish(product, &stats, keep);
     }
     let total_area: f64 = stats.iter().map(|s| s.area).sum();
-    let present = present_parts(product, parts);
     for (i, s) in stats.iter().enumerate() {
-        if present[i] && s.area <= 1e-9 * total_area {
+        if s.has_vertices && s.area <= 1e-9 * total_area {
             keep[i] = Some("no_area");
         }
     }
@@ -206,39 +220,13 @@ fn finish<'a>(
     }
 }
 
-/// Which parts hold any vertex (a part of vertices without triangles still widens the box).
-fn present_parts(product: &Product, parts: usize) -> Vec<bool> {
-    let mut present = vec![false; parts];
-    for prim in product
-        .primitives
-        .iter()
-        .filter(|p| !p.positions.is_empty())
-    {
-        if let Some(p) = present.get_mut(prim.part as usize) {
-            *p = true;
-        }
-    }
-    present
-}
-
 fn part_stats(product: &Product, parts: usize) -> Vec<Stats> {
-    let mut stats = vec![
-        Stats {
-            triangles: 0,
-            vertices: 0,
-            area: 0.0,
-            lo: [f32::MAX; 3],
-            hi: [f32::MIN; 3],
-            on_box: true,
-            planar: true,
-        };
-        parts
-    ];
+    let mut stats = vec![Stats::EMPTY; parts];
     for prim in &product.primitives {
         let Some(s) = stats.get_mut(prim.part as usize) else {
             continue;
         };
-        let mut used = vec![false; prim.positions.len()];
+        s.has_vertices |= !prim.positions.is_empty();
         for t in prim.indices.chunks_exact(3) {
             let [a, b, c] = [0, 1, 2].map(|k| prim.positions[t[k] as usize]);
             let u = [0, 1, 2].map(|k| f64::from(b[k] - a[k]));
@@ -250,16 +238,15 @@ fn part_stats(product: &Product, parts: usize) -> Vec<Stats> {
             ];
             s.area += 0.5 * (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
             s.triangles += 1;
-            for &i in t {
-                used[i as usize] = true;
-            }
         }
-        for (p, _) in prim.positions.iter().zip(&used).filter(|(_, u)| **u) {
+        for p in used_points(prim) {
             s.vertices += 1;
             s.lo = [0, 1, 2].map(|k| s.lo[k].min(p[k]));
             s.hi = [0, 1, 2].map(|k| s.hi[k].max(p[k]));
         }
     }
+    // On its box's faces and planar need the part's whole box: a second pass, for the small
+    // parts only.
     for prim in &product.primitives {
         let Some(s) = stats.get_mut(prim.part as usize) else {
             continue;
@@ -271,17 +258,7 @@ fn part_stats(product: &Product, parts: usize) -> Vec<Stats> {
         }
         let size = s.size();
         let tol = 1e-3 * s.longest();
-        let mut used = vec![false; prim.positions.len()];
-        for &i in &prim.indices {
-            used[i as usize] = true;
-        }
-        let points: Vec<[f32; 3]> = prim
-            .positions
-            .iter()
-            .zip(&used)
-            .filter(|(_, u)| **u)
-            .map(|(p, _)| *p)
-            .collect();
+        let points = used_points(prim);
         for p in &points {
             let on_face = (0..3).any(|k| {
                 size[k] > tol && ((p[k] - s.lo[k]).abs() <= tol || (p[k] - s.hi[k]).abs() <= tol)
@@ -291,6 +268,20 @@ fn part_stats(product: &Product, parts: usize) -> Vec<Stats> {
         s.planar &= planar(&prim.positions, &prim.indices, &points, 0.05 * s.longest());
     }
     stats
+}
+
+/// The positions of `prim` that a triangle uses, once each.
+fn used_points(prim: &Primitive) -> Vec<[f32; 3]> {
+    let mut used = vec![false; prim.positions.len()];
+    for &i in &prim.indices {
+        used[i as usize] = true;
+    }
+    prim.positions
+        .iter()
+        .zip(&used)
+        .filter(|(_, u)| **u)
+        .map(|(p, _)| *p)
+        .collect()
 }
 
 /// Whether `points` lie within `tol` of the plane of the largest triangle of `indices`.
@@ -313,15 +304,7 @@ fn planar(positions: &[[f32; 3]], indices: &[u32], points: &[[f32; 3]], tol: f32
 
 /// The box around `stats`.
 fn union<'a>(stats: impl Iterator<Item = &'a Stats>) -> Stats {
-    let mut u = Stats {
-        triangles: 0,
-        vertices: 0,
-        area: 0.0,
-        lo: [f32::MAX; 3],
-        hi: [f32::MIN; 3],
-        on_box: false,
-        planar: false,
-    };
+    let mut u = Stats::EMPTY;
     for s in stats.filter(|s| s.triangles > 0) {
         u.triangles += s.triangles;
         u.area += s.area;
