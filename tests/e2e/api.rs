@@ -100,7 +100,7 @@ fn code(v: &Value) -> &str {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_endpoint_and_error_code_of_the_real_binary() {
-    let render = render_service(Duration::ZERO).await;
+    let render = render_service(png(), Duration::ZERO).await;
     let hooks: Hooks = Arc::default();
     let hook_addr = receiver(hooks.clone()).await;
     let dir = tempfile::tempdir().unwrap();

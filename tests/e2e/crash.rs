@@ -79,7 +79,7 @@ async fn up(http: &reqwest::Client, port: u16) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_at_random_moments_loses_nothing_and_bills_exactly() {
-    let render = render_service(Duration::from_millis(30)).await;
+    let render = render_service(png(), Duration::from_millis(30)).await;
     let seen = Arc::new(Mutex::new(HashMap::new()));
     let hooks = receiver(seen.clone()).await;
     let env = Env {

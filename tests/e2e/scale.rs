@@ -254,7 +254,7 @@ async fn burst(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_instances_on_postgres_and_s3_survive_a_kill_and_bill_exactly() {
     let Some(ext) = external() else { return };
-    let render = render_service(Duration::from_millis(20)).await;
+    let render = render_service(png(), Duration::from_millis(20)).await;
     let seen = Arc::new(Mutex::new(HashMap::new()));
     let hooks = receiver(seen.clone()).await;
     let mut env = ext.s3.clone();

@@ -1,14 +1,17 @@
 //! Test doubles and helpers shared by the workspace's tests (feature `testing`; production code
-//! never imports it): engines that echo the person photo or never finish, and small valid
-//! PNGs and `data:` URLs to send as inputs.
+//! never imports it): engines that echo the person photo or never finish, a render service on
+//! loopback for the HTTP engine, and small valid PNGs and `data:` URLs to send as inputs.
 //!
 //! Every double says what it is in its [`Engine::name`], so a log or a metric line from a test
 //! never looks like a real renderer's.
 
 use std::io::Cursor;
+use std::net::SocketAddr;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use base64::Engine as _;
+use warp::Filter as _;
 
 use crate::engine::{Engine, EngineError, RenderInput, Rendered};
 
@@ -72,6 +75,32 @@ impl Engine for NeverEngine {
     }
 }
 
+/// TEST DOUBLE render service on loopback (the render protocol's two routes): answers every
+/// `POST /render` with 200 and `reply` as `image/png` after `delay`, and `GET /healthz` with
+/// 200. Returns the address it listens on; it serves until the test's runtime ends.
+pub async fn render_service(reply: Vec<u8>, delay: Duration) -> SocketAddr {
+    let render = warp::post()
+        .and(warp::path("render"))
+        .and(warp::body::bytes())
+        .then(move |_body: bytes::Bytes| {
+            let reply = reply.clone();
+            async move {
+                tokio::time::sleep(delay).await;
+                warp::http::Response::builder()
+                    .header("content-type", "image/png")
+                    .body(reply)
+                    .expect("a static response")
+            }
+        });
+    let health = warp::get().and(warp::path("healthz")).map(warp::reply);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binding a loopback port");
+    let addr = listener.local_addr().expect("a bound listener's address");
+    tokio::spawn(warp::serve(render.or(health)).incoming(listener).run());
+    addr
+}
+
 /// A `w`×`h` PNG of one colour.
 pub fn png(w: u32, h: u32, rgb: [u8; 3]) -> Vec<u8> {
     let img = image::RgbImage::from_pixel(w, h, image::Rgb(rgb));
@@ -106,5 +135,34 @@ mod tests {
             .decode(b64)
             .unwrap();
         assert_eq!(back, bytes);
+    }
+
+    #[tokio::test]
+    async fn the_render_service_answers_renders_with_its_reply_and_health_with_ok() {
+        let addr = render_service(b"reply".to_vec(), Duration::ZERO).await;
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let got = exchange(
+            &mut stream,
+            "POST /render HTTP/1.1\r\nhost: x\r\ncontent-length: 1\r\nconnection: close\r\n\r\nx",
+        )
+        .await;
+        assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+        assert!(got.contains("content-type: image/png"), "{got}");
+        assert!(got.ends_with("reply"), "{got}");
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let got = exchange(
+            &mut stream,
+            "GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+        )
+        .await;
+        assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+    }
+
+    async fn exchange(stream: &mut tokio::net::TcpStream, request: &str) -> String {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut out = String::new();
+        stream.read_to_string(&mut out).await.unwrap();
+        out
     }
 }

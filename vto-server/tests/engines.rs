@@ -6,29 +6,11 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use serde_json::{json, Value};
-use vto_core::testing::png;
-use warp::Filter;
-
-async fn render_service() -> std::net::SocketAddr {
-    let render = warp::post()
-        .and(warp::path("render"))
-        .and(warp::body::bytes())
-        .map(|_b: bytes::Bytes| {
-            warp::http::Response::builder()
-                .header("content-type", "image/png")
-                .body(png(8, 8, [200, 100, 50]))
-                .unwrap()
-        });
-    let health = warp::get().and(warp::path("healthz")).map(warp::reply);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(warp::serve(render.or(health)).incoming(listener).run());
-    addr
-}
+use vto_core::testing::{png, render_service};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn configured_render_services_are_routed_probed_and_counted() {
-    let up = render_service().await;
+    let up = render_service(png(8, 8, [200, 100, 50]), Duration::ZERO).await;
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
