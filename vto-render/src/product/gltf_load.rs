@@ -88,7 +88,18 @@ fn collect_instances(
     ancestors: &mut Vec<usize>,
     limits: &Limits,
     out: &mut Vec<Instance>,
+    visits: &mut usize,
 ) -> Result<(), ProductError> {
+    // Every visit counts, with a mesh or without: a node DAG (a child shared by two parents,
+    // level after level) multiplies the paths without a single mesh instance.
+    *visits += 1;
+    if *visits > limits.max_node_instances {
+        return Err(ProductError::TooLarge {
+            what: "node instances",
+            got: *visits as u64,
+            limit: limits.max_node_instances as u64,
+        });
+    }
     if ancestors.contains(&node.index()) {
         return Err(malformed(format!(
             "node {} is part of a cycle (it is its own ancestor)",
@@ -114,17 +125,10 @@ fn collect_instances(
             node: node.index(),
             ancestors: ancestors.clone(),
         });
-        if out.len() > 100_000 {
-            return Err(ProductError::TooLarge {
-                what: "mesh instances",
-                got: out.len() as u64,
-                limit: 100_000,
-            });
-        }
     }
     ancestors.push(node.index());
     for child in node.children() {
-        collect_instances(child, &m, ancestors, limits, out)?;
+        collect_instances(child, &m, ancestors, limits, out, visits)?;
     }
     ancestors.pop();
     Ok(())
@@ -340,8 +344,16 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
             doc.nodes().filter(|n| !is_child[n.index()]).collect()
         }
     };
+    let mut visits = 0;
     for node in roots {
-        collect_instances(node, &IDENTITY, &mut Vec::new(), limits, &mut instances)?;
+        collect_instances(
+            node,
+            &IDENTITY,
+            &mut Vec::new(),
+            limits,
+            &mut instances,
+            &mut visits,
+        )?;
     }
 
     // Count before reading anything (declared counts; decoded ones are checked again).
