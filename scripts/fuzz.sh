@@ -7,10 +7,10 @@
 #
 #   scripts/fuzz.sh [--seconds N] [TARGET...]
 #
-# Runs each target (default: all) for N seconds (default 60), starting from its checked-in
-# seed corpus fuzz/seeds/TARGET, the inputs of past findings (fuzz/regressions/TARGET, also
-# replayed by the regression tests) and what earlier runs found (fuzz/target/corpus/TARGET),
-# and prints one line per target:
+# Runs each target (default: all) for N seconds (default 60; one target per core at a time),
+# starting from its checked-in seed corpus fuzz/seeds/TARGET, the inputs of past findings
+# (fuzz/regressions/TARGET, also replayed by the regression tests) and what earlier runs
+# found (fuzz/target/corpus/TARGET), and prints one line per target:
 #   target NAME: EXECS execs, CRASHES crashes
 # A crash (panic, abort), a hang (one input over 2 s) or an out-of-memory (over 1 GB RSS or
 # one allocation over 1 GB) stops that target, leaves the input in
@@ -55,17 +55,16 @@ cargo build --release --locked --manifest-path fuzz/Cargo.toml --target "$host" 
 echo "fuzz: built in $((SECONDS - t0)) s"
 
 out=fuzz/target
-failed=0
-for t in "${targets[@]}"; do
-  corpus="$out/corpus/$t"
-  artifacts="$out/artifacts/$t"
+
+# One target: fuzz it, then write its summary line (and the finding) to $out/summary-$t.
+run_target() {
+  local t=$1 corpus="$out/corpus/$1" artifacts="$out/artifacts/$1" log="$out/fuzz-$1.log"
   mkdir -p "$corpus" "$artifacts"
-  log="$out/fuzz-$t.log"
+  local before after execs crashes status=0
   before=$(find "$artifacts" -type f | wc -l)
-  status=0
-  # -timeout: a hang is one input over 2 s; -rss_limit_mb / -malloc_limit_mb: 1 GB.
-  dirs=("$corpus" "fuzz/seeds/$t")
+  local dirs=("$corpus" "fuzz/seeds/$t")
   [ -d "fuzz/regressions/$t" ] && dirs+=("fuzz/regressions/$t")
+  # -timeout: a hang is one input over 2 s; -rss_limit_mb / -malloc_limit_mb: 1 GB.
   "$out/$host/release/$t" "${dirs[@]}" \
     -max_total_time="$seconds" -timeout=2 -rss_limit_mb=1024 -malloc_limit_mb=1024 \
     -artifact_prefix="$artifacts/" -print_final_stats=1 -close_fd_mask=1 \
@@ -74,12 +73,28 @@ for t in "${targets[@]}"; do
   after=$(find "$artifacts" -type f | wc -l)
   crashes=$((after - before))
   if [ "$status" -ne 0 ] && [ "$crashes" -eq 0 ]; then crashes=1; fi
-  echo "target $t: ${execs:-0} execs, $crashes crashes"
-  if [ "$crashes" -ne 0 ]; then
-    failed=1
-    grep -E "ERROR: libFuzzer|panicked at|SUMMARY|Test unit written" "$log" | head -5 | sed 's/^/  /'
-    echo "  (full log: $log)"
-  fi
+  {
+    echo "target $t: ${execs:-0} execs, $crashes crashes"
+    if [ "$crashes" -ne 0 ]; then
+      grep -E "ERROR: libFuzzer|panicked at|SUMMARY|Test unit written" "$log" | head -5 | sed 's/^/  /'
+      echo "  (full log: $log)"
+    fi
+  } >"$out/summary-$t"
+}
+
+# libFuzzer is single-threaded: run one target per core at once (each still gets N s).
+jobs=$(nproc 2>/dev/null || echo 1)
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+  run_target "$t" &
+  running=$((running + 1))
+done
+wait
+failed=0
+for t in "${targets[@]}"; do
+  cat "$out/summary-$t"
+  grep -q ", 0 crashes$" "$out/summary-$t" || failed=1
 done
 echo "fuzz: done in $((SECONDS - t0)) s"
 exit "$failed"

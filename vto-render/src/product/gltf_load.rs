@@ -664,20 +664,43 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
 /// The `gltf` crate's validation, less what vto checks itself: required extensions (see
 /// [`check_required`]) and accessors without a buffer view (a Draco primitive's accessors
 /// have none; any other is refused when it is read).
+///
+/// gltf-json 1.4's own checks index with unchecked indices in places (a primitive whose
+/// `POSITION` names a missing accessor panicked in `primitive_validate_hook`; found by the
+/// `gltf` fuzz target): the attribute indices are checked here first, and a panic inside its
+/// validation is still a malformed file, not a crashed request.
 fn validate(doc: &gltf::Document) -> Result<(), ProductError> {
     use gltf::json::validation::{Error, Validate};
     let root = doc.as_json();
-    let mut errors = Vec::new();
-    root.validate(root, gltf::json::Path::new, &mut |path, error| {
-        let path = path().to_string();
-        let ours = (error == Error::Unsupported && path.starts_with("extensionsRequired"))
-            || (error == Error::Missing
-                && path.starts_with("accessors[")
-                && path.ends_with("].bufferView"));
-        if !ours {
-            errors.push(format!("{path}: {error}"));
+    for (m, mesh) in root.meshes.iter().enumerate() {
+        for (p, prim) in mesh.primitives.iter().enumerate() {
+            for accessor in prim.attributes.values() {
+                if accessor.value() >= root.accessors.len() {
+                    return Err(malformed(format!(
+                        "meshes[{m}].primitives[{p}] names accessor {}, but the file has {}",
+                        accessor.value(),
+                        root.accessors.len()
+                    )));
+                }
+            }
         }
-    });
+    }
+    let mut errors = Vec::new();
+    let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        root.validate(root, gltf::json::Path::new, &mut |path, error| {
+            let path = path().to_string();
+            let ours = (error == Error::Unsupported && path.starts_with("extensionsRequired"))
+                || (error == Error::Missing
+                    && path.starts_with("accessors[")
+                    && path.ends_with("].bufferView"));
+            if !ours {
+                errors.push(format!("{path}: {error}"));
+            }
+        })
+    }));
+    if checked.is_err() {
+        return Err(malformed("invalid glTF (its validation failed on an index)"));
+    }
     if errors.is_empty() {
         Ok(())
     } else {
