@@ -699,7 +699,9 @@ fn validate(doc: &gltf::Document) -> Result<(), ProductError> {
         })
     }));
     if checked.is_err() {
-        return Err(malformed("invalid glTF (its validation failed on an index)"));
+        return Err(malformed(
+            "invalid glTF (its validation failed on an index)",
+        ));
     }
     if errors.is_empty() {
         Ok(())
