@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up (scripts/setup.sh, the public-domain test photos, a Python with the independent
 # `standardwebhooks` package that verifies our webhook signatures, and Chromium for the
-# playground's browser test) and runs every test.
+# playground's browser test) and runs every test, then every fuzz target briefly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VTO_MODELS_DIR="${VTO_MODELS_DIR:-$PWD/models}"
@@ -46,3 +46,7 @@ eval "$(scripts/s3.sh start)"
 export VTO_REQUIRE_S3=1
 
 cargo test --workspace --all-features
+
+# Every fuzz target for 20 s from its seed corpus (issue #34; the build is its own workspace
+# under fuzz/, on stable; about 6 minutes in all on 2 cores). Longer runs: scripts/fuzz.sh.
+scripts/fuzz.sh --seconds "${VTO_FUZZ_SECONDS:-20}"

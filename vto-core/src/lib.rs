@@ -71,6 +71,8 @@ pub mod media;
 pub mod money;
 pub mod pricing;
 pub mod ratelimit;
+#[cfg(feature = "media")]
+pub mod render_reply;
 pub mod request;
 pub mod result;
 pub mod results;

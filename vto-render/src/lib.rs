@@ -83,24 +83,44 @@
 //! [`vision::InspectReport`], [`engine::Renderer`], [`engine::BuiltinEngine`],
 //! [`tryon::TryOn`], [`tryon::Placer`], [`product::ProductMeta`], [`scene::SceneBuilder`],
 //! [`raster::Rasterizer`].
+//!
+//! ## Features
+//! `gpu` (default) is everything on wgpu. Without it the crate is [`product`], [`tflite`]
+//! (the reader and the CPU executor) and [`math`]: the parsers the fuzz targets under
+//! `fuzz/` exercise, built without wgpu.
 
+// Without `gpu`, helpers only the wgpu executor calls are unused.
+#![cfg_attr(not(feature = "gpu"), allow(dead_code, unused_imports))]
+
+#[cfg(feature = "gpu")]
 pub mod engine;
+#[cfg(feature = "gpu")]
 pub mod fill;
+#[cfg(feature = "gpu")]
 pub mod garment;
+#[cfg(feature = "gpu")]
 pub mod gpu;
+#[cfg(feature = "gpu")]
 pub mod image_ops;
 pub mod math;
+#[cfg(feature = "gpu")]
 pub mod models;
 pub mod product;
+#[cfg(feature = "gpu")]
 pub mod raster;
 #[cfg(feature = "samples")]
 pub mod samples;
+#[cfg(feature = "gpu")]
 pub mod scene;
+#[cfg(feature = "gpu")]
 pub mod shaders;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod tflite;
+#[cfg(feature = "gpu")]
 pub mod tryon;
+#[cfg(feature = "gpu")]
 pub mod vision;
 
+#[cfg(feature = "gpu")]
 pub use engine::{builtin, try_on};

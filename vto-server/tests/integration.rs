@@ -385,6 +385,32 @@ async fn every_route_and_error_code_over_http() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     assert_eq!(err_code(&r.json().await.unwrap()), "invalid_request");
+    // JSON nested 1 000 deep (2 kB, under the body limit): refused at 128 levels
+    // (docs/limits.md), not a stack overflow.
+    let deep = format!(
+        "{{\"category\": {}1{}}}",
+        "[".repeat(1_000),
+        "]".repeat(1_000)
+    );
+    let r = api
+        .http
+        .post(format!("{}/v1/virtual-try-on", api.base))
+        .bearer_auth(&key)
+        .header("content-type", "application/json")
+        .body(deep)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let v: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(err_code(&v), "invalid_request");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("recursion limit"),
+        "{v}"
+    );
     let (s, _, v) = api
         .post(
             &key,
@@ -569,6 +595,7 @@ async fn clients_dropping_connections_are_counted_not_server_errors() {
     // connection error: hyper::Error(IncompleteMessage)` (391,893 lines in 8 s of `wrk -c
     // 2000`); they are now DEBUG lines and this counter.
     use tokio::io::AsyncWriteExt as _;
+    let log = listener_log();
     let dir = tempfile::tempdir().unwrap();
     let server = vto_server::start(config(dir.path(), &[]), Engines::new())
         .await
@@ -610,6 +637,65 @@ async fn clients_dropping_connections_are_counted_not_server_errors() {
     assert_eq!(s, StatusCode::OK);
     drop(garbage);
     server.shutdown().await;
+    // The accept loop's own log: two DEBUG lines, not one ERROR line (other tests of this
+    // binary share the log; no connection of theirs may log an ERROR either).
+    let lines = log.lock().unwrap().clone();
+    let debug = lines
+        .iter()
+        .filter(|(level, msg)| {
+            *level == tracing::Level::DEBUG && msg.contains("client connection error")
+        })
+        .count();
+    assert!(debug >= 2, "{lines:?}");
+    assert!(
+        !lines
+            .iter()
+            .any(|(level, _)| *level == tracing::Level::ERROR),
+        "{lines:?}"
+    );
+}
+
+/// The events of `vto_server::listener` (level, message) from every test of this binary:
+/// a process-wide subscriber, installed once, that records only that target.
+fn listener_log() -> std::sync::Arc<std::sync::Mutex<Vec<(tracing::Level, String)>>> {
+    use std::sync::{Arc, Mutex, OnceLock};
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::Layer as _;
+    type Log = Arc<Mutex<Vec<(tracing::Level, String)>>>;
+    struct Recorder(Log);
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Recorder {
+        fn on_event(
+            &self,
+            event: &tracing::Event<'_>,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            struct Message(String);
+            impl tracing::field::Visit for Message {
+                fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+                    if f.name() == "message" {
+                        self.0 = format!("{v:?}");
+                    }
+                }
+            }
+            let mut m = Message(String::new());
+            event.record(&mut m);
+            self.0
+                .lock()
+                .unwrap()
+                .push((*event.metadata().level(), m.0));
+        }
+    }
+    static LOG: OnceLock<Log> = OnceLock::new();
+    LOG.get_or_init(|| {
+        let log: Log = Arc::default();
+        let filter = tracing_subscriber::filter::Targets::new()
+            .with_target("vto_server::listener", tracing::Level::DEBUG);
+        let subscriber =
+            tracing_subscriber::registry().with(Recorder(log.clone()).with_filter(filter));
+        tracing::subscriber::set_global_default(subscriber).expect("no other subscriber");
+        log
+    })
+    .clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -17,6 +17,7 @@ use crate::fetch::Fetched;
 use crate::http_fetch::{read_capped, ReadError};
 use crate::media;
 use crate::media::{MediaKind, Orientation};
+use crate::render_reply::{self, Rejection, ReplyError, ReplyImage};
 
 use super::metrics::FailureKind;
 use super::HttpEngine;
@@ -288,32 +289,26 @@ impl HttpEngine {
                 ))
             }
         };
-        if media::sniff(&body).is_none_or(|k| !k.is_image()) {
-            if let Some(err) = protocol_error(&body) {
-                return Err(err);
-            }
-        }
         let limits = self.image_limits;
-        let decoded = tokio::task::spawn_blocking(move || {
-            let img = media::decode_image(&body, &limits)?;
-            let kind = media::sniff(&body);
-            let png = media::encode_png(&img)?;
-            Ok::<_, media::MediaError>((png, kind, img.width(), img.height()))
-        })
-        .await
-        .map_err(|e| {
-            Failure::new(
-                FailureKind::BadResponse,
-                "the render service's image could not be read",
-                e.to_string(),
-            )
-        })?;
-        let (png, kind, width, height) = decoded.map_err(|e| {
-            Failure::new(
-                FailureKind::BadResponse,
-                format!("the render service returned an unusable image: {e}"),
-                e.to_string(),
-            )
+        let read = tokio::task::spawn_blocking(move || render_reply::read_image(&body, &limits))
+            .await
+            .map_err(|e| {
+                Failure::new(
+                    FailureKind::BadResponse,
+                    "the render service's image could not be read",
+                    e.to_string(),
+                )
+            })?;
+        let ReplyImage {
+            png,
+            returned: kind,
+            width,
+            height,
+        } = read.map_err(|e| match &e {
+            ReplyError::Rejected(r) => rejected(r),
+            ReplyError::Unusable(m) => {
+                Failure::new(FailureKind::BadResponse, e.to_string(), m.to_string())
+            }
         })?;
         Ok(Rendered {
             image: png,
@@ -342,27 +337,11 @@ impl HttpEngine {
 
 /// `{"error":{"code","message"}}` → a rejection carrying the service's words.
 pub(super) fn protocol_error(body: &[u8]) -> Option<Failure> {
-    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let err = v.get("error")?;
-    let message = clean(err.get("message")?.as_str()?);
-    let code = err.get("code").and_then(|c| c.as_str()).map(clean);
-    let text = match &code {
-        Some(c) if !c.is_empty() => {
-            format!("the render service could not process the request: {message} ({c})")
-        }
-        _ => format!("the render service could not process the request: {message}"),
-    };
-    Some(Failure::new(FailureKind::Rejected, text, String::new()))
+    render_reply::rejection(body).map(|r| rejected(&r))
 }
 
-/// A service-supplied string made safe to show: no control characters, at most 300 chars.
-fn clean(s: &str) -> String {
-    s.chars()
-        .filter(|c| !c.is_control())
-        .take(300)
-        .collect::<String>()
-        .trim()
-        .to_string()
+fn rejected(r: &Rejection) -> Failure {
+    Failure::new(FailureKind::Rejected, r.to_string(), String::new())
 }
 
 /// Delay before retry number `attempt` (1-based): 200 ms × 2^(attempt−1), capped at 5 s, minus

@@ -166,10 +166,12 @@ fn parse_data_url(
     }
 }
 
+/// `s` without `prefix` (ASCII, any case). `get` rather than indexing: `s`'s first
+/// `prefix.len()` bytes may end inside a multi-byte character (`"http\u{b6}://…"` panicked
+/// here; found by the `data_url` fuzz target).
 pub(super) fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
-    if s.len() >= prefix.len() && s[..prefix.len()].eq_ignore_ascii_case(prefix) {
-        Some(&s[prefix.len()..])
-    } else {
-        None
+    match (s.get(..prefix.len()), s.get(prefix.len()..)) {
+        (Some(head), Some(rest)) if head.eq_ignore_ascii_case(prefix) => Some(rest),
+        _ => None,
     }
 }

@@ -412,6 +412,13 @@ mod tests {
             ("https://user:pw@host/x.png", ValidationCode::InvalidUrl),
             ("data:image/png,rawdata", ValidationCode::InvalidUrl),
             ("data:image/png;base64,@@@@", ValidationCode::InvalidUrl),
+            // Regression (fuzz target `data_url`): a multi-byte character across the
+            // `data:` prefix's length panicked ("not a char boundary").
+            (
+                "http\u{b6}://shop.example/a.jpg",
+                ValidationCode::InvalidUrl,
+            ),
+            ("dat\u{e9}://x", ValidationCode::InvalidUrl),
         ];
         for (url, code) in cases {
             let e =

@@ -45,10 +45,15 @@ pub struct Limits {
     pub max_texture_pixels: u64,
     /// Deepest node hierarchy.
     pub max_node_depth: usize,
+    /// Most node visits while walking the scene: a node listed as the child of several
+    /// parents is visited once per path, so a few dozen nodes can stand for billions of
+    /// visits. Mesh instances count against it too.
+    pub max_node_instances: usize,
 }
 
 impl Default for Limits {
-    /// 64 MiB files, 500 k vertices, 500 k triangles, 4096² textures (32 Mpx in all), 32 levels.
+    /// 64 MiB files, 500 k vertices, 500 k triangles, 4096² textures (32 Mpx in all), 32 levels,
+    /// 100 k node instances.
     fn default() -> Self {
         Limits {
             max_file_bytes: 64 << 20,
@@ -57,6 +62,7 @@ impl Default for Limits {
             max_texture_side: 4096,
             max_texture_pixels: 32 << 20,
             max_node_depth: 32,
+            max_node_instances: 100_000,
         }
     }
 }

@@ -17,18 +17,21 @@
 //! operator; it is the oracle of the tests, not a product path.
 
 pub mod cpu;
+#[cfg(feature = "gpu")]
 mod executor;
 mod native;
 mod prepare;
 pub mod schema;
 pub(crate) mod simd;
-#[cfg(test)]
+#[cfg(all(test, feature = "gpu"))]
 mod tests;
 
+#[cfg(feature = "gpu")]
 pub use executor::Executor;
 pub use native::{CpuArena, CpuExecutor, CpuPlan};
 pub use schema::{Activation, OpKind, Padding};
 
+#[cfg(feature = "gpu")]
 use crate::gpu::GpuError;
 
 /// Errors of the TFLite reader and executor.
@@ -50,11 +53,30 @@ pub enum TfliteError {
     #[error("bad input: {0}")]
     BadInput(String),
     /// No GPU context.
+    #[cfg(feature = "gpu")]
     #[error(transparent)]
     Gpu(#[from] GpuError),
     /// Reading results back from the GPU failed.
     #[error("GPU readback failed: {0}")]
     Readback(String),
+}
+
+impl TfliteError {
+    /// A stable machine-readable code: `tflite_malformed`, `tflite_unsupported` (an
+    /// operator or a feature), `tflite_bad_input` or `tflite_gpu` (no device, a failed
+    /// readback).
+    pub fn code(&self) -> &'static str {
+        match self {
+            TfliteError::Malformed(_) => "tflite_malformed",
+            TfliteError::UnsupportedOperator { .. } | TfliteError::Unsupported(_) => {
+                "tflite_unsupported"
+            }
+            TfliteError::BadInput(_) => "tflite_bad_input",
+            #[cfg(feature = "gpu")]
+            TfliteError::Gpu(_) => "tflite_gpu",
+            TfliteError::Readback(_) => "tflite_gpu",
+        }
+    }
 }
 
 /// Name and shape of a graph input or output.

@@ -60,7 +60,7 @@ use ops::*;
 use pointwise::*;
 use run::*;
 
-use super::executor::plan_buffers;
+use super::prepare::plan_buffers;
 use super::prepare::{fuse, lower, Act, BinOp, Geo, Plan, Step, UnOp};
 use super::schema::Activation;
 use super::simd::{simd, simd_kernel};

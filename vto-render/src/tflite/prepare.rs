@@ -8,12 +8,14 @@ pub(crate) use super::schema::Activation;
 use super::schema::{DimMeta, Graph, OpKind, Padding, Sparsity, TensorType};
 use super::TfliteError;
 
+mod buffers;
 mod decode;
 mod fuse;
 mod heads;
 mod lower;
 mod plan;
 
+pub(crate) use buffers::plan_buffers;
 pub(crate) use lower::lower;
 pub(crate) use plan::*;
 

@@ -11,6 +11,7 @@
 mod support;
 
 mod faces;
+mod fuzz_regressions;
 mod garments;
 mod garments_fit;
 mod garments_lower;
