@@ -6,6 +6,8 @@
 
 use image::RgbaImage;
 
+use crate::garment::cutout::segment::segment;
+
 fn luma_cbcr(p: [u8; 4]) -> [f32; 3] {
     let (r, g, b) = (f32::from(p[0]), f32::from(p[1]), f32::from(p[2]));
     let y = 0.299 * r + 0.587 * g + 0.114 * b;
@@ -58,7 +60,7 @@ pub fn garment_mask(img: &RgbaImage) -> (Vec<f32>, bool) {
         let mask = img.pixels().map(|p| f32::from(p.0[3]) / 255.0).collect();
         return (mask, true);
     }
-    let fg = largest_component(&background_fill(img), wu, hu);
+    let fg = segment(img);
     let closed = close_binary(&fg, wu, hu, 2);
     let fg = peel_shadow(img, &fg, closed);
     (soften(&fg, wu, hu), false)

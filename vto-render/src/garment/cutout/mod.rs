@@ -21,6 +21,7 @@
 pub mod lower;
 pub mod mask;
 pub mod outfit;
+pub mod segment;
 
 use glam::Vec2;
 use image::RgbaImage;
