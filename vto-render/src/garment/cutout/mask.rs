@@ -1,8 +1,10 @@
 //! The garment's mask in its product photo: the PNG's alpha when the photo has one (a
-//! transparent border); otherwise the background flood-filled from the border (chroma of the
-//! border's colour, lightness close — darker is cheaper, so soft shadows join — and a low
-//! local gradient, so a white garment on white stops at its outline), the largest remaining
-//! component closed and softened. Edge pixels are recoloured from the garment's interior.
+//! transparent border); otherwise the garment found against its background by
+//! [`crate::garment::cutout::segment`] (a background model learned from the border, an
+//! edge-stopped fill, thin parts such as a hanger's hook removed), closed, the drop shadow
+//! peeled and softened. Edge pixels are recoloured from the garment's interior. An outfit
+//! photo's pieces ([`garment_pieces`]) still come from the plain-background flood fill
+//! (chroma of the border's colour, lightness close, a low local gradient).
 
 use image::RgbaImage;
 
@@ -41,7 +43,7 @@ fn border_colour(img: &RgbaImage) -> [u8; 4] {
 }
 
 /// The garment mask (0–1 per pixel) of a photo: alpha when the border is transparent, else
-/// the edge-stopped border flood fill of the module docs.
+/// the segmentation of the module docs.
 pub fn garment_mask(img: &RgbaImage) -> (Vec<f32>, bool) {
     let (w, h) = img.dimensions();
     let (wu, hu) = (w as usize, h as usize);
@@ -319,17 +321,6 @@ fn close_binary(fg: &[bool], w: usize, h: usize, r: usize) -> Vec<bool> {
         .iter()
         .map(|&v| v > 0.9999)
         .collect()
-}
-
-/// The largest 4-connected component of `fg`.
-fn largest_component(fg: &[bool], w: usize, h: usize) -> Vec<bool> {
-    let (comp, sizes) = components(fg, w, h);
-    let best = sizes
-        .iter()
-        .enumerate()
-        .max_by_key(|(_, &n)| n)
-        .map_or(0, |(k, _)| k as u32 + 1);
-    comp.iter().map(|&c| c != 0 && c == best).collect()
 }
 
 /// The 4-connected components of `fg`: a component id per pixel (0 = background; ids from

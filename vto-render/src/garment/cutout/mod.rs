@@ -1,10 +1,11 @@
 //! The garment from its product photo: mask, part labels and landmarks.
 //!
 //! The mask is the PNG's alpha when the photo has one (a transparent border); otherwise the
-//! background is flood-filled from the border: a pixel joins when its chroma is the border's
-//! and its lightness is close (darker is cheaper, so soft shadows join) and the local gradient
-//! is low (so a white garment on a white background stops at its outline). The largest
-//! remaining component is the garment; holes inside it are garment by construction.
+//! background is learned from the photo's border (colour and texture clusters, so wood,
+//! fur, carpet and a sheet's folds count as background) and filled from the border, stopped
+//! at edges stronger than the background's own texture (so a white garment on a white
+//! background stops at its outline); the largest remaining component without thin parts (a
+//! hanger's hook) is the garment, holes filled ([`segment`]).
 //!
 //! Landmarks come from the silhouette, row by row: the torso is the run of garment pixels
 //! through the centre column (or the two panels either side of an open front); scanning up
@@ -14,7 +15,8 @@
 //! its cuff (the far end of its pixels along the axis).
 //!
 //! Here: the cut-out ([`cutout`], [`Cutout`]) and a top's landmarks ([`prepare`],
-//! [`measure`] → [`GarmentImage`]). The mask itself is [`mask`]'s; lower garments' landmarks
+//! [`measure`] → [`GarmentImage`]). The mask itself is [`mask`]'s (the segmentation
+//! [`segment`]'s); lower garments' landmarks
 //! (trousers, a dress's bodice and skirt) are [`lower`]'s; an outfit photo is split into its
 //! pieces by [`outfit`].
 
