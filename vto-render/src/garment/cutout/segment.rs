@@ -127,6 +127,14 @@ impl Cluster {
         }
         s.sqrt()
     }
+
+    /// [`Cluster::dist`] by colour alone: next to an outline the texture measure is the
+    /// outline's own gradient, not the surface's.
+    fn colour_dist(&self, f: &[f32; 4]) -> f32 {
+        let mut g = *f;
+        g[3] = self.mean[3];
+        self.dist(&g)
+    }
 }
 
 /// k-means over `samples` with `k` clusters started at luma quantiles; returns the
@@ -243,12 +251,47 @@ pub fn segment(img: &RgbaImage) -> Vec<bool> {
         img.clone()
     };
     let feat = Features::new(&work);
-    let fg = segment_work(&feat);
-    upscale(&fg, feat.w, feat.h, w0 as usize, h0 as usize)
+    let (fg, bg) = segment_work(&feat);
+    let mut fg = upscale(&fg, feat.w, feat.h, w0 as usize, h0 as usize);
+    refine_outline(img, &feat, &bg, &mut fg);
+    fg
 }
 
-/// The segmentation on the work image's features (steps 2–4).
-fn segment_work(feat: &Features) -> Vec<bool> {
+/// The outline placed at the photo's own resolution (the work image's is coarser): from
+/// outside in, up to twice a work pixel and one more deep (an armpit's narrow wedge), garment pixels of the background's
+/// colour next to the background leave the mask.
+fn refine_outline(img: &RgbaImage, feat: &Features, bg: &[Cluster], fg: &mut [bool]) {
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let (sx, sy) = (feat.w as f32 / w as f32, feat.h as f32 / h as f32);
+    let depth = 2 * ((1.0 / sx.min(sy)).ceil() as usize + 1);
+    let cost = |i: usize| {
+        let p = img.as_raw()[4 * i..4 * i + 4].try_into().unwrap_or([0; 4]);
+        let c = luma_cbcr(p);
+        let (x, y) = (i % w, i / w);
+        let wx = ((x as f32 * sx) as usize).min(feat.w - 1);
+        let wy = ((y as f32 * sy) as usize).min(feat.h - 1);
+        let t = feat.f[wy * feat.w + wx][3];
+        let f = [c[0] * W_LUMA, c[1] * W_CHROMA, c[2] * W_CHROMA, t];
+        bg.iter()
+            .map(|k| k.colour_dist(&f))
+            .fold(f32::MAX, f32::min)
+    };
+    for _ in 0..depth {
+        let out: Vec<usize> = (0..w * h)
+            .filter(|&i| fg[i] && neighbours4(i, w, h).any(|j| !fg[j]) && cost(i) < BG_DIST * 0.8)
+            .collect();
+        if out.is_empty() {
+            break;
+        }
+        for i in out {
+            fg[i] = false;
+        }
+    }
+}
+
+/// The segmentation on the work image's features (steps 2–4), and the background's
+/// clusters.
+fn segment_work(feat: &Features) -> (Vec<bool>, Vec<Cluster>) {
     let (w, h) = (feat.w, feat.h);
     let bg = background_model(feat);
     let cost = costs(feat, &bg);
@@ -295,16 +338,21 @@ fn segment_work(feat: &Features) -> Vec<bool> {
         }
     }
     // Back up to the outline: background-coloured pixels next to the fill join it.
-    for _ in 0..2 {
+    let colour_cost: Vec<f32> = feat
+        .f
+        .iter()
+        .map(|f| bg.iter().map(|c| c.colour_dist(f)).fold(f32::MAX, f32::min))
+        .collect();
+    for _ in 0..3 {
         let prev = reached.clone();
         for i in 0..w * h {
-            if !prev[i] && cost[i] < BG_DIST * 0.8 && neighbours4(i, w, h).any(|j| prev[j]) {
+            if !prev[i] && colour_cost[i] < BG_DIST * 0.8 && neighbours4(i, w, h).any(|j| prev[j]) {
                 reached[i] = true;
             }
         }
     }
     let fg: Vec<bool> = reached.iter().map(|&r| !r).collect();
-    cleanup(&fg, w, h)
+    (cleanup(&fg, w, h), bg)
 }
 
 /// Each pixel's distance to the nearest of `clusters`.
