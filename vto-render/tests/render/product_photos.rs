@@ -3,25 +3,24 @@
 //! ghost-mannequin shots. The cut-out against hand-drawn outlines, and every such photo
 //! cut out and measured as the garment its file name says.
 //!
-//! The photos are kept outside the repository: when the folder is missing (set
-//! `VTO_GARMENT_PHOTOS` to another one), each test says so on stderr and passes without
-//! checking anything. No models or GPU are needed.
+//! The photos are kept outside the repository (`support::testdata("garments")`): when the folder
+//! is missing, each test says so on stderr and passes without checking anything. No models
+//! or GPU are needed.
 
 use std::path::PathBuf;
 
 use vto_render::garment::cutout::lower::{measure_pants_closed, split_dress};
 use vto_render::garment::cutout::{cutout, measure};
 
+use crate::support::testdata;
+
 fn photos_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("VTO_GARMENT_PHOTOS") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/garments"),
-    };
+    let dir = testdata("garments");
     if dir.is_dir() {
         Some(dir)
     } else {
         eprintln!(
-            "skipped: the shop photos are not at {} (set VTO_GARMENT_PHOTOS)",
+            "skipped: the shop photos are not at {} (set VTO_TESTDATA)",
             dir.display()
         );
         None
@@ -52,7 +51,7 @@ fn inside(poly: &[[f32; 2]], x: f32, y: f32) -> bool {
 #[test]
 fn cut_outs_match_hand_drawn_outlines() {
     let Some(dir) = photos_dir() else { return };
-    let text = include_str!("data/garment_outlines.json");
+    let text = include_str!("../data/garment_outlines.json");
     let doc: serde_json::Value = serde_json::from_str(text).expect("outlines parse");
     let outlines = doc["outlines"].as_object().expect("outlines");
     assert_eq!(outlines.len(), 4);
