@@ -17,7 +17,13 @@
 //!    fill at the faint outline of a white tee, a wood floor's grain does not). Edges are
 //!    widened by a pixel first so the fill does not leak through one-pixel gaps of a faint
 //!    outline, and the fill then creeps back up to the outline through background-coloured
-//!    pixels.
+//!    pixels. A shadow is the surface darkened (colour scaled by one factor, down to
+//!    [`SHADOW`]): a second fill walks through shadows too, and a third with the model
+//!    refitted on the background reached; what either would add that cuts the garment in
+//!    two or takes a quarter of it (a white stripe's end in the shadow, a white garment on
+//!    white) stays garment. At the photo's resolution, shade the work image cannot reach
+//!    (an armpit's narrow wedge) is peeled from the background inwards while it darkens
+//!    smoothly.
 //! 4. **Cleanup**: what the fill did not reach is the garment; its largest component, without
 //!    thin parts (a hanger's hook, a string: removed by an opening whose radius is a hundredth
 //!    of the photo and restored where the garment is thick), holes filled (a print in the
@@ -50,6 +56,14 @@ const MIN_SPREAD: [f32; 4] = [6.0, 5.0, 5.0, 4.0];
 
 /// How many spreads from a background cluster a pixel may lie and still be background.
 const BG_DIST: f32 = 3.2;
+
+/// The darkest shadow the fill walks through, as a share of the surface's luma (a garment's
+/// drop shadow on a flat-lay, the shade in an armpit's wedge: 10–30 % darker).
+const SHADOW: f32 = 0.6;
+
+/// The largest change of lightness (3×3 mean) from one pixel to the next inside a shadow;
+/// a garment's outline, even a white garment's on white, steps more.
+const SHADE_STEP: f32 = 4.0;
 
 /// A background whose own gradients (90th percentile) pass this is textured (wood, fur,
 /// carpet): its edges do not stop the fill.
@@ -134,6 +148,29 @@ impl Cluster {
         let mut g = *f;
         g[3] = self.mean[3];
         self.dist(&g)
+    }
+
+    /// [`Cluster::dist`] with the pixel taken as the cluster's surface in shadow where it can
+    /// be one: a shadow scales the surface's colour (luma and chroma alike) by a factor `s`,
+    /// and down to [`SHADOW`] the darkening costs nothing; only the chroma left after
+    /// the scaling and the texture count. A garment of the surface's colour, only darker,
+    /// is kept out of the fill by its outline's edges (the fill is edge-stopped).
+    fn shadow_dist(&self, f: &[f32; 4]) -> f32 {
+        let s = f[0] / self.mean[0].max(1.0);
+        if s >= 1.0 || s < SHADOW {
+            return self.dist(f);
+        }
+        let lit = [
+            self.mean[0] * s,
+            self.mean[1] * s,
+            self.mean[2] * s,
+            self.mean[3],
+        ];
+        let mut d2 = 0.0;
+        for c in 1..4 {
+            d2 += ((f[c] - lit[c]) / self.spread[c]).powi(2);
+        }
+        d2.sqrt().min(self.dist(f))
     }
 }
 
@@ -254,7 +291,49 @@ pub fn segment(img: &RgbaImage) -> Vec<bool> {
     let (fg, bg) = segment_work(&feat);
     let mut fg = upscale(&fg, feat.w, feat.h, w0 as usize, h0 as usize);
     refine_outline(img, &feat, &bg, &mut fg);
+    peel_shade(img, &bg, &mut fg);
     fg
+}
+
+/// Shade the work image cannot reach (an armpit's narrow wedge, darkened by the sleeve's
+/// shadow) leaves the mask at the photo's resolution: from the background inwards, pixels
+/// that are a background cluster's surface in shadow ([`Cluster::shadow_dist`] by colour)
+/// and continue their neighbour's lightness smoothly and no lighter (a garment's shadow
+/// darkens gradually towards the garment; its outline is a step, and a garment's own rim
+/// gets lighter inwards), at most a thirty-second of the photo's longer side deep.
+fn peel_shade(img: &RgbaImage, bg: &[Cluster], fg: &mut [bool]) {
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let ycc: Vec<[f32; 3]> = img.pixels().map(|p| luma_cbcr(p.0)).collect();
+    let luma: Vec<f32> = ycc.iter().map(|c| c[0]).collect();
+    let smooth = box_blur(&luma, w, h, 1);
+    let shade = |i: usize| {
+        let c = ycc[i];
+        let f = [c[0] * W_LUMA, c[1] * W_CHROMA, c[2] * W_CHROMA, 0.0];
+        bg.iter().any(|k| {
+            let mut g = f;
+            g[3] = k.mean[3];
+            f[0] < k.mean[0] && k.shadow_dist(&g) < BG_DIST * 0.8
+        })
+    };
+    let mut front: Vec<usize> = (0..w * h)
+        .filter(|&i| !fg[i] && neighbours4(i, w, h).any(|j| fg[j]))
+        .collect();
+    for _ in 0..(w.max(h) / 32).max(2) {
+        let mut next = Vec::new();
+        for &i in &front {
+            for j in neighbours4(i, w, h) {
+                let darker = smooth[i] - smooth[j];
+                if fg[j] && darker > -0.5 && darker < SHADE_STEP && shade(j) {
+                    fg[j] = false;
+                    next.push(j);
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        front = next;
+    }
 }
 
 /// The outline placed at the photo's own resolution (the work image's is coarser): from
@@ -294,11 +373,12 @@ fn refine_outline(img: &RgbaImage, feat: &Features, bg: &[Cluster], fg: &mut [bo
 fn segment_work(feat: &Features) -> (Vec<bool>, Vec<Cluster>) {
     let (w, h) = (feat.w, feat.h);
     let bg = background_model(feat);
-    let cost = costs(feat, &bg);
+    let strict = costs(feat, &bg, false);
+    let cost = costs(feat, &bg, true);
     // The edge threshold: well above the gradients of the background's own texture (its
     // 90th percentile over the pixels the model calls background), never below a faint
     // outline's.
-    let mut bg_grads: Vec<f32> = cost
+    let mut bg_grads: Vec<f32> = strict
         .iter()
         .zip(&feat.grad)
         .filter(|(&c, _)| c < BG_DIST * 0.5)
@@ -316,12 +396,20 @@ fn segment_work(feat: &Features) -> (Vec<bool>, Vec<Cluster>) {
     let wide: Vec<bool> = (0..w * h)
         .map(|i| edge[i] || neighbours4(i, w, h).any(|j| edge[j]))
         .collect();
-    let mut reached = fill(w, h, &cost, &wide);
+    let mut reached = fill(w, h, &strict, &strict, &wide);
+    // Then into the shadows (the drop shadow's darkest part, an armpit's shaded wedge),
+    // unless that cuts the garment (a white stripe's end in the shadow, darkened like it).
+    let shaded = fill(w, h, &strict, &cost, &wide);
+    keep_whole(w, h, &mut reached, &shaded);
     {
         // The border shows only part of the background's colours (a lit patch, a plank of
         // another shade). The background reached so far teaches the model the rest; a
         // second fill takes what the first could not reach. On a textured surface (its
         // grain has edges everywhere) only edges twice as strong as the threshold stop it.
+        // The refitted clusters hold the shadows the first fill reached: no shadows of
+        // them. What the second fill would take that cuts the garment in two (a white
+        // stripe of a striped tee, reached through a faint outline) stays garment
+        // ([`keep_whole`]).
         let samples: Vec<[f32; 4]> = (0..w * h)
             .filter(|&i| reached[i])
             .step_by(3)
@@ -329,12 +417,16 @@ fn segment_work(feat: &Features) -> (Vec<bool>, Vec<Cluster>) {
             .collect();
         if samples.len() > 4 * K {
             let (refit, _) = kmeans(&samples, K);
-            let cost2 = costs(feat, &refit);
+            let cost2 = costs(feat, &refit, false);
             let strong: Vec<bool> = feat.grad.iter().map(|&g| g > 2.0 * edge_t).collect();
-            let again = fill(w, h, &cost2, if textured { &strong } else { &wide });
-            for (r, a) in reached.iter_mut().zip(again) {
-                *r |= a;
-            }
+            let again = fill(
+                w,
+                h,
+                &strict,
+                &cost2,
+                if textured { &strong } else { &wide },
+            );
+            keep_whole(w, h, &mut reached, &again);
         }
     }
     // Back up to the outline: background-coloured pixels next to the fill join it.
@@ -355,24 +447,79 @@ fn segment_work(feat: &Features) -> (Vec<bool>, Vec<Cluster>) {
     (cleanup(&fg, w, h), bg)
 }
 
-/// Each pixel's distance to the nearest of `clusters`.
-fn costs(feat: &Features, clusters: &[Cluster]) -> Vec<f32> {
+/// Adds the background `again` found to `reached`, region by region (4-connected), largest
+/// first, but not a region whose removal from the garment (what `reached` leaves) would cut
+/// off more of the garment's largest part than the region itself, by over 2 % of it, or a
+/// quarter of it at once: a background region lies beside the garment, a stripe of the
+/// background's colour runs through it, and a white garment on white, darker than the
+/// surface, is no shadow.
+fn keep_whole(w: usize, h: usize, reached: &mut [bool], again: &[bool]) {
+    let added: Vec<bool> = again
+        .iter()
+        .zip(reached.iter())
+        .map(|(&a, &r)| a && !r)
+        .collect();
+    let (comp, sizes) = components(&added, w, h);
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by_key(|&k| (std::cmp::Reverse(sizes[k]), k));
+    // The garment as the cleanup will see it: opened (a bridge thinner than the opening
+    // joins nothing).
+    let r = (w.max(h) / 70).max(2);
+    let largest = |reached: &[bool]| {
+        let fg: Vec<bool> = reached.iter().map(|&r| !r).collect();
+        largest_component(&open(&fg, w, h, r), w, h)
+            .iter()
+            .filter(|&&v| v)
+            .count()
+    };
+    let mut whole = largest(reached);
+    for k in order {
+        let id = k as u32 + 1;
+        if sizes[k] < r * r {
+            // Too small to cut across a part the opening keeps.
+            for (t, &c) in reached.iter_mut().zip(&comp) {
+                *t |= c == id;
+            }
+            continue;
+        }
+        let mut trial = reached.to_vec();
+        for (t, &c) in trial.iter_mut().zip(&comp) {
+            *t |= c == id;
+        }
+        let after = largest(&trial);
+        let lost = whole.saturating_sub(after);
+        if lost <= sizes[k] + whole / 50 && lost <= whole / 4 {
+            reached.copy_from_slice(&trial);
+            whole = after;
+        }
+    }
+}
+
+/// Each pixel's distance to the nearest of `clusters`; with `shadows`, shadows of them are
+/// near too ([`Cluster::shadow_dist`]).
+fn costs(feat: &Features, clusters: &[Cluster], shadows: bool) -> Vec<f32> {
     feat.f
         .iter()
-        .map(|f| clusters.iter().map(|c| c.dist(f)).fold(f32::MAX, f32::min))
+        .map(|f| {
+            clusters
+                .iter()
+                .map(|c| if shadows { c.shadow_dist(f) } else { c.dist(f) })
+                .fold(f32::MAX, f32::min)
+        })
         .collect()
 }
 
-/// The fill from the border band's background pixels through pixels within [`BG_DIST`] of
-/// the background, not `blocked`.
-fn fill(w: usize, h: usize, cost: &[f32], blocked: &[bool]) -> Vec<bool> {
+/// The fill from the border band's background pixels (`seed` within [`BG_DIST`]: a garment
+/// running off the frame does not seed it through a shadow's leniency) through pixels whose
+/// `cost` is within [`BG_DIST`], not `blocked`.
+fn fill(w: usize, h: usize, seed: &[f32], cost: &[f32], blocked: &[bool]) -> Vec<bool> {
     let mut reached = vec![false; w * h];
     let mut stack = Vec::new();
     let band = (w.max(h) * 25 / 1000).max(2);
     for i in 0..w * h {
         let (x, y) = (i % w, i / w);
         let in_band = x < band || y < band || x + band >= w || y + band >= h;
-        if in_band && cost[i] < BG_DIST && !blocked[i] {
+        if in_band && seed[i] < BG_DIST && !blocked[i] {
             reached[i] = true;
             stack.push(i);
         }
@@ -416,34 +563,41 @@ fn open(fg: &[bool], w: usize, h: usize, r: usize) -> Vec<bool> {
     dilate(&erode(fg, w, h, r), w, h, r)
 }
 
-/// The largest 4-connected component of `fg`.
-pub(crate) fn largest_component(fg: &[bool], w: usize, h: usize) -> Vec<bool> {
+/// The 4-connected components of `fg`: an id per pixel (0 outside; ids from 1) and each
+/// component's size (index id − 1).
+fn components(fg: &[bool], w: usize, h: usize) -> (Vec<u32>, Vec<usize>) {
     let mut comp = vec![0u32; w * h];
-    let mut best = (0u32, 0usize);
-    let mut next = 0u32;
+    let mut sizes = Vec::new();
     let mut stack = Vec::new();
     for start in 0..w * h {
         if !fg[start] || comp[start] != 0 {
             continue;
         }
-        next += 1;
-        comp[start] = next;
+        let id = sizes.len() as u32 + 1;
+        comp[start] = id;
         stack.push(start);
         let mut size = 0usize;
         while let Some(i) = stack.pop() {
             size += 1;
             for j in neighbours4(i, w, h) {
                 if fg[j] && comp[j] == 0 {
-                    comp[j] = next;
+                    comp[j] = id;
                     stack.push(j);
                 }
             }
         }
-        if size > best.1 {
-            best = (next, size);
-        }
+        sizes.push(size);
     }
-    comp.iter().map(|&c| c != 0 && c == best.0).collect()
+    (comp, sizes)
+}
+
+/// The largest 4-connected component of `fg`.
+pub(crate) fn largest_component(fg: &[bool], w: usize, h: usize) -> Vec<bool> {
+    let (comp, sizes) = components(fg, w, h);
+    let best = (0..sizes.len())
+        .max_by_key(|&k| (sizes[k], std::cmp::Reverse(k)))
+        .map_or(0, |k| k as u32 + 1);
+    comp.iter().map(|&c| c != 0 && c == best).collect()
 }
 
 /// `fg` with every background region that does not touch the border filled.
