@@ -6,7 +6,7 @@
 //!    averages away JPEG noise and fine weave); per pixel luma, chroma (YCbCr) and a texture
 //!    measure (the mean gradient magnitude over a 5×5 window).
 //! 2. **Background model** from the border band: the band's pixels clustered by k-means
-//!    ([`K`] clusters, deterministic start at luma quantiles) over colour and texture, so a
+//!    (six clusters, deterministic start at luma quantiles) over colour and texture, so a
 //!    wood floor's light and dark grain, a fur rug's highlights or a sheet's folds each get a
 //!    cluster. A cluster is background when it is at least as common in the band as in the
 //!    photo's centre (a garment that runs off the frame puts its colours in the band too, but
@@ -18,7 +18,7 @@
 //!    widened by a pixel first so the fill does not leak through one-pixel gaps of a faint
 //!    outline, and the fill then creeps back up to the outline through background-coloured
 //!    pixels. A shadow is the surface darkened (colour scaled by one factor, down to
-//!    [`SHADOW`]): a second fill walks through shadows too, and a third with the model
+//!    60 % of its luma): a second fill walks through shadows too, and a third with the model
 //!    refitted on the background reached; what either would add that cuts the garment in
 //!    two or takes a quarter of it (a white stripe's end in the shadow, a white garment on
 //!    white) stays garment. At the photo's resolution, shade the work image cannot reach
@@ -93,11 +93,11 @@ impl Features {
             for x in 0..w {
                 let (xa, xb) = (x.saturating_sub(1), (x + 1).min(w - 1));
                 let (ya, yb) = (y.saturating_sub(1), (y + 1).min(h - 1));
+                let (l, r) = (ycc[y * w + xa], ycc[y * w + xb]);
+                let (u, d) = (ycc[ya * w + x], ycc[yb * w + x]);
                 let mut g = 0.0f32;
-                for c in 0..3 {
-                    let wc = if c == 0 { 1.0 } else { 1.5 };
-                    let gx = ycc[y * w + xb][c] - ycc[y * w + xa][c];
-                    let gy = ycc[yb * w + x][c] - ycc[ya * w + x][c];
+                for (c, wc) in [1.0f32, 1.5, 1.5].into_iter().enumerate() {
+                    let (gx, gy) = (r[c] - l[c], d[c] - u[c]);
                     g += wc * (gx * gx + gy * gy).sqrt();
                 }
                 grad[y * w + x] = g * 0.5;
@@ -132,8 +132,8 @@ impl Cluster {
     /// half.
     fn dist(&self, f: &[f32; 4]) -> f32 {
         let mut s = 0.0;
-        for c in 0..4 {
-            let mut d = (f[c] - self.mean[c]) / self.spread[c];
+        for (c, ((&v, &m), &spread)) in f.iter().zip(&self.mean).zip(&self.spread).enumerate() {
+            let mut d = (v - m) / spread;
             if c == 0 && d < 0.0 {
                 d *= 0.5;
             }
@@ -157,7 +157,7 @@ impl Cluster {
     /// is kept out of the fill by its outline's edges (the fill is edge-stopped).
     fn shadow_dist(&self, f: &[f32; 4]) -> f32 {
         let s = f[0] / self.mean[0].max(1.0);
-        if s >= 1.0 || s < SHADOW {
+        if !(SHADOW..1.0).contains(&s) {
             return self.dist(f);
         }
         let lit = [
@@ -240,13 +240,13 @@ fn background_model(feat: &Features) -> Vec<Cluster> {
         .map(|i| feat.f[i])
         .collect();
     let (clusters, assign) = kmeans(&samples, K);
-    let mut border_share = vec![0.0f32; K];
+    let mut border_share = [0.0f32; K];
     for &a in &assign {
         border_share[a] += 1.0 / assign.len() as f32;
     }
     // The centre: the middle half of the photo each way, each pixel given to its nearest
     // cluster when it lies within reach of one.
-    let mut centre_share = vec![0.0f32; K];
+    let mut centre_share = [0.0f32; K];
     let (cx0, cx1, cy0, cy1) = (w / 4, w * 3 / 4, h / 4, h * 3 / 4);
     let n = ((cx1 - cx0) * (cy1 - cy0)).max(1) as f32;
     for y in cy0..cy1 {
