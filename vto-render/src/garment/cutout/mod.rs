@@ -9,7 +9,10 @@
 //!
 //! Landmarks come from the silhouette, row by row: the torso is the run of garment pixels
 //! through the centre column (or the two panels either side of an open front); scanning up
-//! from the hem, the armpit is where a sleeve's run joins the torso's; the shoulder is the top
+//! from the hem, the armpit is where a sleeve's run joins the torso's (when both armpits so
+//! found meet near the centre — a strap or tab in the neckline, an open front's parted hem —
+//! the scan is repeated over torso-wide rows only, in the upper 60 %, off the centre, and a
+//! garment without one has its armpits at its sides 30 % of the way down); the shoulder is the top
 //! of the silhouette above the armpit; the neck corners are the highest points between the
 //! shoulders and the centre; a sleeve's axis runs from its root (shoulder–armpit midpoint) to
 //! its cuff (the far end of its pixels along the axis).
@@ -306,35 +309,35 @@ pub fn measure(
     // Armpits: scanning up from the hem, the first sudden widening of the torso's span.
     let jump = ((x1 - x0) / 25).max(3);
     let upper_limit = y_top + height / 12;
-    let mut armpit_y = [None, None];
-    let mut prev = spans[y_corner].map(|s| (s.0, s.1));
-    for y in (upper_limit..y_corner).rev() {
-        let Some((l, r, _)) = spans[y] else { continue };
-        if let Some((pl, pr)) = prev {
-            // The widening must hold for a few rows up (a notch in the outline does not).
-            let holds = |right: bool| {
-                (0..6).all(|k| {
-                    y >= k
-                        && spans[y - k].is_some_and(|s| {
-                            if right {
-                                s.1 > pr + jump
-                            } else {
-                                s.0 + jump < pl
-                            }
-                        })
-                })
-            };
-            if armpit_y[0].is_none() && l + jump < pl && holds(false) {
-                armpit_y[0] = Some((y, pl));
-            }
-            if armpit_y[1].is_none() && r > pr + jump && holds(true) {
-                armpit_y[1] = Some((y, pr));
-            }
-        }
-        prev = Some((l, r));
-        if armpit_y.iter().all(Option::is_some) {
-            break;
-        }
+    let scan = ArmpitScan {
+        spans: &spans,
+        from: y_corner,
+        to: upper_limit,
+        jump,
+    };
+    let mut armpit_y = scan.run(None);
+    let inset = (jump / 2).max(1);
+    let collapsed = |a: &[Option<(usize, usize)>; 2]| {
+        let l = a[0].map_or(usize::MAX, |(_, x)| x + inset);
+        let r = a[1].map_or(usize::MAX, |(_, x)| x.saturating_sub(inset));
+        l != usize::MAX && r != usize::MAX && r < l + 8
+    };
+    if collapsed(&armpit_y) {
+        // Both "armpits" met near the centre: the widening came from a narrow piece through
+        // the centre (a neckline's strap, the parted corners of an open front's hem), not
+        // from a sleeve joining the torso. Scan again over torso-wide rows only, above the
+        // lower part (a cuff hanging beside the hem is no armpit) and off the centre.
+        let mut widths: Vec<usize> = (y_top + height * 3 / 10..=y_top + height * 9 / 10)
+            .filter_map(|y| spans[y].map(|s| s.1 - s.0))
+            .collect();
+        widths.sort_unstable();
+        let median = widths.get(widths.len() / 2).copied().unwrap_or(0);
+        armpit_y = scan.run(Some(Robust {
+            min_width: median / 2,
+            lowest: y_top + height * 6 / 10,
+            centre: xc,
+            min_offset: (x1 - x0) * 3 / 20,
+        }));
     }
     let fallback_y = y_top + height * 3 / 10;
     let side_at = |y: usize, right: bool| {
@@ -348,7 +351,6 @@ pub fn measure(
         None => Vec2::new(side_at(fallback_y, s == 1) as f32, fallback_y as f32),
     });
     let top_of = |x: usize| (y_top..=y_bot).find(|&y| fg[y * w + x]);
-    let inset = (jump / 2).max(1);
     let shoulder_x = [
         (armpit[0].x as usize + inset).min(xc),
         (armpit[1].x as usize).saturating_sub(inset).max(xc),
@@ -452,6 +454,71 @@ pub fn measure(
     Ok((lm, labels))
 }
 
+/// The stricter rules of a second armpit scan ([`ArmpitScan::run`]).
+#[derive(Debug, Clone, Copy)]
+struct Robust {
+    /// Rows whose torso span is narrower than this are passed over.
+    min_width: usize,
+    /// No armpit below this row.
+    lowest: usize,
+    /// The garment's centre column.
+    centre: usize,
+    /// An armpit at least this far from the centre column.
+    min_offset: usize,
+}
+
+/// The armpit scan of [`measure`]: from the hem's corner row `from` up to `to`, the first
+/// sudden widening (by more than `jump`, holding for a few rows) of the torso's span on
+/// each side, as (row, the torso's side column below it).
+struct ArmpitScan<'a> {
+    spans: &'a [Option<(usize, usize, bool)>],
+    from: usize,
+    to: usize,
+    jump: usize,
+}
+
+impl ArmpitScan<'_> {
+    fn run(&self, robust: Option<Robust>) -> [Option<(usize, usize)>; 2] {
+        let spans = self.spans;
+        let jump = self.jump;
+        let span = |y: usize| spans[y].filter(|s| robust.is_none_or(|r| s.1 - s.0 >= r.min_width));
+        let mut armpit_y = [None, None];
+        let mut prev = span(self.from).map(|s| (s.0, s.1));
+        for y in (self.to..self.from).rev() {
+            let Some((l, r, _)) = span(y) else { continue };
+            if let Some((pl, pr)) = prev {
+                // The widening must hold for a few rows up (a notch in the outline does not).
+                let holds = |right: bool| {
+                    (0..6).all(|k| {
+                        y >= k
+                            && span(y - k).is_some_and(|s| {
+                                if right {
+                                    s.1 > pr + jump
+                                } else {
+                                    s.0 + jump < pl
+                                }
+                            })
+                    })
+                };
+                let allowed = |x: usize| {
+                    robust.is_none_or(|r| y <= r.lowest && x.abs_diff(r.centre) >= r.min_offset)
+                };
+                if armpit_y[0].is_none() && l + jump < pl && allowed(pl) && holds(false) {
+                    armpit_y[0] = Some((y, pl));
+                }
+                if armpit_y[1].is_none() && r > pr + jump && allowed(pr) && holds(true) {
+                    armpit_y[1] = Some((y, pr));
+                }
+            }
+            prev = Some((l, r));
+            if armpit_y.iter().all(Option::is_some) {
+                break;
+            }
+        }
+        armpit_y
+    }
+}
+
 /// A sleeve's root, axis and cuff from its labelled pixels.
 fn measure_sleeve(labels: &[u8], w: usize, id: u8, shoulder: Vec2, armpit: Vec2) -> Option<Sleeve> {
     let root = (shoulder + armpit) * 0.5;
@@ -533,4 +600,38 @@ fn measure_sleeve(labels: &[u8], w: usize, id: u8, shoulder: Vec2, armpit: Vec2)
         root_half_width,
         cuff_half_width: cuff_half,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sleeveless bodice with a V neckline and a small tab inside the V (a zip pull, the
+    /// back's neckline showing through): the tab's short run through the centre column
+    /// once read as the torso, and the rows above it, two straps apart, as the torso
+    /// widening on both sides — two "armpits" at the tab's ends, shoulders a few pixels
+    /// apart and the photo refused ("shoulders and hem could not be told apart", as for
+    /// the two jumpsuits of the shop photos). The second scan over torso-wide rows finds
+    /// no armpit: the shoulders are at the bodice's sides.
+    #[test]
+    fn a_narrow_piece_in_the_neckline_is_no_armpit() {
+        let (w, h) = (400usize, 320usize);
+        let v = [
+            Vec2::new(130.0, 59.0),
+            Vec2::new(270.0, 59.0),
+            Vec2::new(200.0, 140.0),
+        ];
+        let fg: Vec<bool> = (0..w * h)
+            .map(|i| {
+                let (x, y) = ((i % w) as f32 + 0.5, (i / w) as f32 + 0.5);
+                let body = (100.0..300.0).contains(&x) && (60.0..300.0).contains(&y);
+                let tab = (195.0..205.0).contains(&x) && (110.0..126.0).contains(&y);
+                (body && !crate::garment::geom::inside(&v, Vec2::new(x, y))) || tab
+            })
+            .collect();
+        let (lm, _) = measure(&fg, w, h).expect("the bodice is measured");
+        assert!(lm.shoulder_width() > 150.0, "{lm:?}");
+        assert!(lm.sleeve.iter().all(Option::is_none), "{lm:?}");
+        assert!((lm.hem[0].x - 100.0).abs() < 3.0 && (lm.hem[1].x - 299.0).abs() < 3.0);
+    }
 }
