@@ -11,8 +11,9 @@
 //! through the centre column (or the two panels either side of an open front); scanning up
 //! from the hem, the armpit is where a sleeve's run joins the torso's (when both armpits so
 //! found meet near the centre — a strap or tab in the neckline, an open front's parted hem —
-//! the scan is repeated over torso-wide rows only, in the upper 60 %, off the centre, and a
-//! garment without one has its armpits at its sides 30 % of the way down); the shoulder is the top
+//! or one lies in the lower 40 % — a hem's rounded corners, a cuff beside the hem — the scan
+//! is repeated over torso-wide rows only, in the upper 60 %, off the centre, and a garment
+//! without one has its armpits at its sides 30 % of the way down); the shoulder is the top
 //! of the silhouette above the armpit; the neck corners are the highest points between the
 //! shoulders and the centre; a sleeve's axis runs from its root (shoulder–armpit midpoint) to
 //! its cuff (the far end of its pixels along the axis).
@@ -317,16 +318,20 @@ pub fn measure(
     };
     let mut armpit_y = scan.run(None);
     let inset = (jump / 2).max(1);
+    let lowest = y_top + height * 6 / 10;
     let collapsed = |a: &[Option<(usize, usize)>; 2]| {
         let l = a[0].map_or(usize::MAX, |(_, x)| x + inset);
         let r = a[1].map_or(usize::MAX, |(_, x)| x.saturating_sub(inset));
         l != usize::MAX && r != usize::MAX && r < l + 8
     };
-    if collapsed(&armpit_y) {
-        // Both "armpits" met near the centre: the widening came from a narrow piece through
-        // the centre (a neckline's strap, the parted corners of an open front's hem), not
-        // from a sleeve joining the torso. Scan again over torso-wide rows only, above the
-        // lower part (a cuff hanging beside the hem is no armpit) and off the centre.
+    let low = armpit_y.iter().flatten().any(|&(y, _)| y > lowest);
+    if collapsed(&armpit_y) || low {
+        // Both "armpits" met near the centre, or one lies in the garment's lower 40 %: the
+        // widening came from a narrow piece through the centre (a neckline's strap, the
+        // parted corners of an open front's hem) or from the hem's own rounded or tapering
+        // corners, a cuff hanging beside the hem, not from a sleeve joining the torso (a
+        // long sleeve laid beside the torso meets it above the middle). Scan again over
+        // torso-wide rows only, in the upper 60 % and off the centre.
         let mut widths: Vec<usize> = (y_top + height * 3 / 10..=y_top + height * 9 / 10)
             .filter_map(|y| spans[y].map(|s| s.1 - s.0))
             .collect();
@@ -334,7 +339,7 @@ pub fn measure(
         let median = widths.get(widths.len() / 2).copied().unwrap_or(0);
         armpit_y = scan.run(Some(Robust {
             min_width: median / 2,
-            lowest: y_top + height * 6 / 10,
+            lowest,
             centre: xc,
             min_offset: (x1 - x0) * 3 / 20,
         }));
