@@ -337,12 +337,36 @@ pub fn measure(
             .collect();
         widths.sort_unstable();
         let median = widths.get(widths.len() / 2).copied().unwrap_or(0);
+        let first = armpit_y;
         armpit_y = scan.run(Some(Robust {
             min_width: median / 2,
             lowest,
             centre: xc,
             min_offset: (x1 - x0) * 3 / 20,
         }));
+        // One side's first armpit was sound (not collapsed, in the upper 60 %, off the
+        // centre): it stands,
+        // and the other side is its mirror image about the centre column (a flat-lay is
+        // symmetric; the rescan on a sleeve whose underside widens gradually stops out on
+        // the sleeve, measuring a tee's shoulders far too wide and its length as cropped).
+        if !collapsed(&first) {
+            let min_offset = (x1 - x0) * 3 / 20;
+            let sound = |a: Option<(usize, usize)>| {
+                a.filter(|&(y, x)| y <= lowest && x.abs_diff(xc) >= min_offset)
+            };
+            match (sound(first[0]), sound(first[1])) {
+                (Some((y, x)), None) => {
+                    armpit_y = [
+                        Some((y, x)),
+                        Some((y, (2 * xc).saturating_sub(x).min(w - 1))),
+                    ];
+                }
+                (None, Some((y, x))) => {
+                    armpit_y = [Some((y, (2 * xc).saturating_sub(x))), Some((y, x))];
+                }
+                _ => {}
+            }
+        }
     }
     let fallback_y = y_top + height * 3 / 10;
     let side_at = |y: usize, right: bool| {
