@@ -134,7 +134,8 @@ pub fn measure_pants(fg: &[bool], w: usize, h: usize) -> Option<(PantsLandmarks,
 /// shadow), the crotch is placed at a typical rise below the waistband
 /// ([`ASSUMED_RISE`] waistband widths, kept between a tenth and four fifths of the height)
 /// and the legs are the halves either side of the centre column. `None` when the shape is
-/// no lower garment's either: under [`MIN_CLOSED_HEIGHT`] waistband widths tall.
+/// no trousers' either: under [`MIN_CLOSED_HEIGHT`] waistband widths tall, or long and
+/// flaring like a dress ([`DRESS_MIN_HEIGHT`], [`DRESS_MIN_FLARE`]).
 pub fn measure_pants_closed(fg: &[bool], w: usize, h: usize) -> Option<(PantsLandmarks, Vec<u8>)> {
     measure_pants(fg, w, h).or_else(|| measure_pants_with(fg, w, h, true))
 }
@@ -145,6 +146,14 @@ pub const ASSUMED_RISE: f32 = 0.7;
 /// The least height, in waistband widths, of trousers whose crotch is assumed: shorts lie
 /// about as tall as wide; a shape much wider than tall is no lower garment.
 pub const MIN_CLOSED_HEIGHT: f32 = 0.6;
+
+/// Where no crotch shows, a shape taller than this many top widths ...
+pub const DRESS_MIN_HEIGHT: f32 = 1.6;
+
+/// ... whose hem is wider than this many top widths is a dress or a skirt, no trousers
+/// (shorts flare as much but are about as tall as wide; trousers with their legs together
+/// are no wider at the hem than at the waistband).
+pub const DRESS_MIN_FLARE: f32 = 1.2;
 
 fn measure_pants_with(
     fg: &[bool],
@@ -173,6 +182,12 @@ fn measure_pants_with(
     let cy = if assume_crotch {
         let waist_w = waist[1].x - waist[0].x;
         if (height as f32) < MIN_CLOSED_HEIGHT * waist_w {
+            return None;
+        }
+        let hem_w = (y1 - height / 20..=y1).map(span).max().unwrap_or(0) as f32;
+        if height as f32 > DRESS_MIN_HEIGHT * waist_w && hem_w > DRESS_MIN_FLARE * waist_w {
+            // Long and flaring from the top to the hem: a dress or a skirt, not trousers
+            // lying with their legs together (those taper or run straight).
             return None;
         }
         let rise = (ASSUMED_RISE * waist_w) as usize;
