@@ -21,6 +21,7 @@ mod hats;
 mod jewelry;
 mod looks;
 mod people;
+mod product_photos;
 mod product_pose;
 mod products;
 mod rings;

@@ -126,28 +126,97 @@ fn crotch_row(fg: &[bool], w: usize, xc: usize, y0: usize, y1: usize) -> Option<
 /// has no crotch (no gap between two legs from the bottom up to at least a fifth of its
 /// height).
 pub fn measure_pants(fg: &[bool], w: usize, h: usize) -> Option<(PantsLandmarks, Vec<u8>)> {
+    measure_pants_with(fg, w, h, false)
+}
+
+/// Like [`measure_pants`], for a photo known to hold trousers or shorts: where no crotch
+/// shows (shorts or jeans lying with their legs together, a gap filled by the photo's
+/// shadow), the crotch is placed at a typical rise below the waistband
+/// ([`ASSUMED_RISE`] waistband widths, kept between a tenth and four fifths of the height)
+/// and the legs are the halves either side of the centre column. `None` when the shape is
+/// no trousers' either: under [`MIN_CLOSED_HEIGHT`] waistband widths tall, or long and
+/// flaring like a dress ([`DRESS_MIN_HEIGHT`], [`DRESS_MIN_FLARE`]).
+pub fn measure_pants_closed(fg: &[bool], w: usize, h: usize) -> Option<(PantsLandmarks, Vec<u8>)> {
+    measure_pants(fg, w, h).or_else(|| measure_pants_with(fg, w, h, true))
+}
+
+/// A rise (waistband to crotch) in waistband flat widths: 27 cm over 38 cm.
+pub const ASSUMED_RISE: f32 = 0.7;
+
+/// The least height, in waistband widths, of trousers whose crotch is assumed: shorts lie
+/// about as tall as wide; a shape much wider than tall is no lower garment.
+pub const MIN_CLOSED_HEIGHT: f32 = 0.6;
+
+/// Where no crotch shows, a shape taller than this many top widths ...
+pub const DRESS_MIN_HEIGHT: f32 = 1.6;
+
+/// ... whose hem is wider than this many top widths is a dress or a skirt, no trousers
+/// (shorts flare as much but are about as tall as wide; trousers with their legs together
+/// are no wider at the hem than at the waistband).
+pub const DRESS_MIN_FLARE: f32 = 1.2;
+
+fn measure_pants_with(
+    fg: &[bool],
+    w: usize,
+    h: usize,
+    assume_crotch: bool,
+) -> Option<(PantsLandmarks, Vec<u8>)> {
     let (x0, y0, x1, y1) = extent(fg, w, h)?;
     let height = y1 - y0;
     if height < 24 || x1 - x0 < 16 {
         return None;
     }
     let xc = (x0 + x1) / 2;
-    let cy = crotch_row(fg, w, xc, y0, y1)?;
-    // The legs take at least a fifth of the height, the rise at least a tenth.
-    if (y1 - cy) * 5 < height || (cy - y0) * 10 < height {
-        return None;
-    }
-    let top = y0 + height / 100 + 1;
+    // The waistband's row: the first (past a hundredth of the height) whose garment spans
+    // a quarter of the width; a label, a loop or a hanger's hook standing up above it is no waist.
+    let span = |y: usize| {
+        let r = row_runs(fg, w, y);
+        r.first().zip(r.last()).map_or(0, |(a, b)| b.1 - a.0 + 1)
+    };
+    let top = (y0 + height / 100 + 1..=y1).find(|&y| span(y) * 4 >= x1 - x0)?;
     let top_runs = row_runs(fg, w, top);
     let waist = [
         Vec2::new(top_runs.first()?.0 as f32, top as f32),
         Vec2::new(top_runs.last()?.1 as f32, top as f32),
     ];
-    // Each leg's rows: runs left or right of the centre column.
+    let cy = if assume_crotch {
+        let waist_w = waist[1].x - waist[0].x;
+        if (height as f32) < MIN_CLOSED_HEIGHT * waist_w {
+            return None;
+        }
+        let hem_w = (y1 - height / 20..=y1).map(span).max().unwrap_or(0) as f32;
+        if height as f32 > DRESS_MIN_HEIGHT * waist_w && hem_w > DRESS_MIN_FLARE * waist_w {
+            // Long and flaring from the top to the hem: a dress or a skirt, not trousers
+            // lying with their legs together (those taper or run straight).
+            return None;
+        }
+        let rise = (ASSUMED_RISE * waist_w) as usize;
+        top + rise.clamp(height / 10 + 1, height * 4 / 5)
+    } else {
+        crotch_row(fg, w, xc, y0, y1)?
+    };
+    // The legs take at least a fifth of the height, the rise at least a tenth.
+    if (y1 - cy) * 5 < height || (cy - y0) * 10 < height {
+        return None;
+    }
+    // Each leg's rows: runs left or right of the centre column (with the crotch assumed,
+    // a run across the centre is split there).
     let side = |y: usize, right: bool| -> Option<(usize, usize)> {
         let r: Vec<(usize, usize)> = row_runs(fg, w, y)
             .into_iter()
-            .filter(|&(a, b)| if right { a > xc } else { b < xc })
+            .filter_map(|(a, b)| {
+                if assume_crotch {
+                    if right {
+                        (b > xc).then(|| (a.max(xc + 1), b))
+                    } else {
+                        (a < xc).then(|| (a, b.min(xc - 1)))
+                    }
+                } else if right {
+                    (a > xc).then_some((a, b))
+                } else {
+                    (b < xc).then_some((a, b))
+                }
+            })
             .collect();
         Some((r.first()?.0, r.last()?.1))
     };
@@ -184,7 +253,7 @@ pub fn measure_pants(fg: &[bool], w: usize, h: usize) -> Option<(PantsLandmarks,
     let (d0, d1) = (b0 - a0, b1 - a1);
     let den = d0.x * d1.y - d0.y * d1.x;
     let mut cy = cy;
-    if den.abs() > 1e-3 {
+    if den.abs() > 1e-3 && !assume_crotch {
         let t = ((a1.x - a0.x) * d1.y - (a1.y - a0.y) * d1.x) / den;
         let meet = a0 + d0 * t;
         if meet.y < cy as f32 - 2.0 && meet.y > (y0 + height / 10) as f32 {
@@ -347,5 +416,43 @@ mod tests {
             (50.0..250.0).contains(&x) && (20.0..380.0).contains(&y)
         });
         assert!(measure_pants(&block, w, h).is_none());
+    }
+
+    /// Shorts lying with their legs together (no gap from the hem up) are refused by
+    /// [`measure_pants`], which needs the crotch, and measured by [`measure_pants_closed`]:
+    /// the crotch at the typical rise below the waistband, each leg a half. A label
+    /// standing up above the waistband does not make the waist. A shape far wider than
+    /// tall is no lower garment either way.
+    #[test]
+    fn shorts_without_a_visible_crotch_are_measured_with_a_typical_rise() {
+        let (w, h) = (300, 260);
+        let fg = draw(w, h, |x, y| {
+            let body = (50.0..250.0).contains(&x) && (30.0..230.0).contains(&y);
+            let label = (140.0..146.0).contains(&x) && (10.0..30.0).contains(&y);
+            body || label
+        });
+        assert!(measure_pants(&fg, w, h).is_none());
+        let (lm, labels) = measure_pants_closed(&fg, w, h).expect("shorts");
+        assert!((lm.waist[0].x - 50.0).abs() <= 1.0 && (lm.waist[1].x - 249.0).abs() <= 1.0);
+        assert!(lm.waist[0].y >= 30.0, "{}", lm.waist[0]);
+        let rise = lm.crotch.y - lm.waist[0].y;
+        assert!((rise - ASSUMED_RISE * 199.0).abs() <= 3.0, "rise {rise}");
+        assert!(
+            (lm.legs[0][2].1.x - 148.0).abs() <= 2.0,
+            "{:?}",
+            lm.legs[0][2]
+        );
+        assert!(
+            (lm.legs[1][2].1.x - 151.0).abs() <= 2.0,
+            "{:?}",
+            lm.legs[1][2]
+        );
+        assert_eq!(lm.length_class(), "shorts");
+        assert_eq!(labels[200 * w + 60], label::LEG_LEFT);
+        assert_eq!(labels[200 * w + 240], label::LEG_RIGHT);
+        let flat = draw(w, h, |x, y| {
+            (20.0..280.0).contains(&x) && (100.0..200.0).contains(&y)
+        });
+        assert!(measure_pants_closed(&flat, w, h).is_none());
     }
 }

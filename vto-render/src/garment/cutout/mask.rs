@@ -1,10 +1,16 @@
 //! The garment's mask in its product photo: the PNG's alpha when the photo has one (a
-//! transparent border); otherwise the background flood-filled from the border (chroma of the
-//! border's colour, lightness close — darker is cheaper, so soft shadows join — and a low
-//! local gradient, so a white garment on white stops at its outline), the largest remaining
-//! component closed and softened. Edge pixels are recoloured from the garment's interior.
+//! transparent border); otherwise the garment found against its background by
+//! [`crate::garment::cutout::segment`] (a background model learned from the border, an
+//! edge-stopped fill, thin parts such as a hanger's hook removed), closed, the drop shadow
+//! peeled and softened (or, where that lost most of a garment the plain fill below finds
+//! inside the frame — a white garment on white whose faint outline has a gap — the plain
+//! fill's mask). Edge pixels are recoloured from the garment's interior. An outfit
+//! photo's pieces ([`garment_pieces`]) still come from the plain-background flood fill
+//! (chroma of the border's colour, lightness close, a low local gradient).
 
 use image::RgbaImage;
+
+use crate::garment::cutout::segment::{largest_component, segment};
 
 fn luma_cbcr(p: [u8; 4]) -> [f32; 3] {
     let (r, g, b) = (f32::from(p[0]), f32::from(p[1]), f32::from(p[2]));
@@ -39,7 +45,7 @@ fn border_colour(img: &RgbaImage) -> [u8; 4] {
 }
 
 /// The garment mask (0–1 per pixel) of a photo: alpha when the border is transparent, else
-/// the edge-stopped border flood fill of the module docs.
+/// the segmentation of the module docs.
 pub fn garment_mask(img: &RgbaImage) -> (Vec<f32>, bool) {
     let (w, h) = img.dimensions();
     let (wu, hu) = (w as usize, h as usize);
@@ -58,10 +64,41 @@ pub fn garment_mask(img: &RgbaImage) -> (Vec<f32>, bool) {
         let mask = img.pixels().map(|p| f32::from(p.0[3]) / 255.0).collect();
         return (mask, true);
     }
-    let fg = largest_component(&background_fill(img), wu, hu);
+    let fg = no_worse_than_fill(img, segment(img));
     let closed = close_binary(&fg, wu, hu, 2);
     let fg = peel_shadow(img, &fg, closed);
     (soften(&fg, wu, hu), false)
+}
+
+/// The learned segmentation's mask, or the plain edge-stopped fill's ([`background_fill`],
+/// its largest component) where the segmentation lost most of a garment the fill found
+/// cleanly. A white garment on a white backdrop is the surface's colour a little darker:
+/// where its faint outline has a gap the segmentation's fill runs through the garment and
+/// leaves only its print. The plain fill, stricter about lightness, stops there. It is
+/// taken when its garment lies inside the frame (touching under 1 % of the border, as a
+/// fill that reached the whole background does), is a plausible share of the photo (2–95 %)
+/// and the segmentation kept less than half of it; otherwise the segmentation's mask
+/// stands (on a textured surface the plain fill stops at the grain and keeps the border).
+fn no_worse_than_fill(img: &RgbaImage, learned: Vec<bool>) -> Vec<bool> {
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let plain = largest_component(&background_fill(img), w, h);
+    let area = |m: &[bool]| m.iter().filter(|&&v| v).count();
+    let (n_plain, n_learned) = (area(&plain), area(&learned));
+    let border = (0..w)
+        .flat_map(|x| [x, (h - 1) * w + x])
+        .chain((0..h).flat_map(|y| [y * w, y * w + w - 1]));
+    let (mut on, mut all) = (0usize, 0usize);
+    for i in border {
+        on += usize::from(plain[i]);
+        all += 1;
+    }
+    let inside_frame = on * 100 < all;
+    let plausible = n_plain * 50 >= w * h && n_plain * 100 <= w * h * 95;
+    if inside_frame && plausible && n_learned * 2 < n_plain {
+        plain
+    } else {
+        learned
+    }
 }
 
 /// Every garment piece of a photo (the components covering at least `min_share` of it,
@@ -317,17 +354,6 @@ fn close_binary(fg: &[bool], w: usize, h: usize, r: usize) -> Vec<bool> {
         .iter()
         .map(|&v| v > 0.9999)
         .collect()
-}
-
-/// The largest 4-connected component of `fg`.
-fn largest_component(fg: &[bool], w: usize, h: usize) -> Vec<bool> {
-    let (comp, sizes) = components(fg, w, h);
-    let best = sizes
-        .iter()
-        .enumerate()
-        .max_by_key(|(_, &n)| n)
-        .map_or(0, |(k, _)| k as u32 + 1);
-    comp.iter().map(|&c| c != 0 && c == best).collect()
 }
 
 /// The 4-connected components of `fg`: a component id per pixel (0 = background; ids from

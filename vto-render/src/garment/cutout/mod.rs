@@ -1,26 +1,33 @@
 //! The garment from its product photo: mask, part labels and landmarks.
 //!
 //! The mask is the PNG's alpha when the photo has one (a transparent border); otherwise the
-//! background is flood-filled from the border: a pixel joins when its chroma is the border's
-//! and its lightness is close (darker is cheaper, so soft shadows join) and the local gradient
-//! is low (so a white garment on a white background stops at its outline). The largest
-//! remaining component is the garment; holes inside it are garment by construction.
+//! background is learned from the photo's border (colour and texture clusters, so wood,
+//! fur, carpet and a sheet's folds count as background) and filled from the border, stopped
+//! at edges stronger than the background's own texture (so a white garment on a white
+//! background stops at its outline); the largest remaining component without thin parts (a
+//! hanger's hook) is the garment, holes filled ([`segment`]).
 //!
 //! Landmarks come from the silhouette, row by row: the torso is the run of garment pixels
 //! through the centre column (or the two panels either side of an open front); scanning up
-//! from the hem, the armpit is where a sleeve's run joins the torso's; the shoulder is the top
+//! from the hem, the armpit is where a sleeve's run joins the torso's (when both armpits so
+//! found meet near the centre — a strap or tab in the neckline, an open front's parted hem —
+//! or one lies in the lower 40 % — a hem's rounded corners, a cuff beside the hem — the scan
+//! is repeated over torso-wide rows only, in the upper 60 %, off the centre, and a garment
+//! without one has its armpits at its sides 30 % of the way down); the shoulder is the top
 //! of the silhouette above the armpit; the neck corners are the highest points between the
 //! shoulders and the centre; a sleeve's axis runs from its root (shoulder–armpit midpoint) to
 //! its cuff (the far end of its pixels along the axis).
 //!
 //! Here: the cut-out ([`cutout`], [`Cutout`]) and a top's landmarks ([`prepare`],
-//! [`measure`] → [`GarmentImage`]). The mask itself is [`mask`]'s; lower garments' landmarks
+//! [`measure`] → [`GarmentImage`]). The mask itself is [`mask`]'s (the segmentation
+//! [`segment`]'s); lower garments' landmarks
 //! (trousers, a dress's bodice and skirt) are [`lower`]'s; an outfit photo is split into its
 //! pieces by [`outfit`].
 
 pub mod lower;
 pub mod mask;
 pub mod outfit;
+pub mod segment;
 
 use glam::Vec2;
 use image::RgbaImage;
@@ -303,34 +310,62 @@ pub fn measure(
     // Armpits: scanning up from the hem, the first sudden widening of the torso's span.
     let jump = ((x1 - x0) / 25).max(3);
     let upper_limit = y_top + height / 12;
-    let mut armpit_y = [None, None];
-    let mut prev = spans[y_corner].map(|s| (s.0, s.1));
-    for y in (upper_limit..y_corner).rev() {
-        let Some((l, r, _)) = spans[y] else { continue };
-        if let Some((pl, pr)) = prev {
-            // The widening must hold for a few rows up (a notch in the outline does not).
-            let holds = |right: bool| {
-                (0..6).all(|k| {
-                    y >= k
-                        && spans[y - k].is_some_and(|s| {
-                            if right {
-                                s.1 > pr + jump
-                            } else {
-                                s.0 + jump < pl
-                            }
-                        })
-                })
+    let scan = ArmpitScan {
+        spans: &spans,
+        from: y_corner,
+        to: upper_limit,
+        jump,
+    };
+    let mut armpit_y = scan.run(None);
+    let inset = (jump / 2).max(1);
+    let lowest = y_top + height * 6 / 10;
+    let collapsed = |a: &[Option<(usize, usize)>; 2]| {
+        let l = a[0].map_or(usize::MAX, |(_, x)| x + inset);
+        let r = a[1].map_or(usize::MAX, |(_, x)| x.saturating_sub(inset));
+        l != usize::MAX && r != usize::MAX && r < l + 8
+    };
+    let low = armpit_y.iter().flatten().any(|&(y, _)| y > lowest);
+    if collapsed(&armpit_y) || low {
+        // Both "armpits" met near the centre, or one lies in the garment's lower 40 %: the
+        // widening came from a narrow piece through the centre (a neckline's strap, the
+        // parted corners of an open front's hem) or from the hem's own rounded or tapering
+        // corners, a cuff hanging beside the hem, not from a sleeve joining the torso (a
+        // long sleeve laid beside the torso meets it above the middle). Scan again over
+        // torso-wide rows only, in the upper 60 % and off the centre.
+        let mut widths: Vec<usize> = (y_top + height * 3 / 10..=y_top + height * 9 / 10)
+            .filter_map(|y| spans[y].map(|s| s.1 - s.0))
+            .collect();
+        widths.sort_unstable();
+        let median = widths.get(widths.len() / 2).copied().unwrap_or(0);
+        let first = armpit_y;
+        armpit_y = scan.run(Some(Robust {
+            min_width: median / 2,
+            lowest,
+            centre: xc,
+            min_offset: (x1 - x0) * 3 / 20,
+        }));
+        // One side's first armpit was sound (not collapsed, in the upper 60 %, off the
+        // centre): it stands,
+        // and the other side is its mirror image about the centre column (a flat-lay is
+        // symmetric; the rescan on a sleeve whose underside widens gradually stops out on
+        // the sleeve, measuring a tee's shoulders far too wide and its length as cropped).
+        if !collapsed(&first) {
+            let min_offset = (x1 - x0) * 3 / 20;
+            let sound = |a: Option<(usize, usize)>| {
+                a.filter(|&(y, x)| y <= lowest && x.abs_diff(xc) >= min_offset)
             };
-            if armpit_y[0].is_none() && l + jump < pl && holds(false) {
-                armpit_y[0] = Some((y, pl));
+            match (sound(first[0]), sound(first[1])) {
+                (Some((y, x)), None) => {
+                    armpit_y = [
+                        Some((y, x)),
+                        Some((y, (2 * xc).saturating_sub(x).min(w - 1))),
+                    ];
+                }
+                (None, Some((y, x))) => {
+                    armpit_y = [Some((y, (2 * xc).saturating_sub(x))), Some((y, x))];
+                }
+                _ => {}
             }
-            if armpit_y[1].is_none() && r > pr + jump && holds(true) {
-                armpit_y[1] = Some((y, pr));
-            }
-        }
-        prev = Some((l, r));
-        if armpit_y.iter().all(Option::is_some) {
-            break;
         }
     }
     let fallback_y = y_top + height * 3 / 10;
@@ -345,7 +380,6 @@ pub fn measure(
         None => Vec2::new(side_at(fallback_y, s == 1) as f32, fallback_y as f32),
     });
     let top_of = |x: usize| (y_top..=y_bot).find(|&y| fg[y * w + x]);
-    let inset = (jump / 2).max(1);
     let shoulder_x = [
         (armpit[0].x as usize + inset).min(xc),
         (armpit[1].x as usize).saturating_sub(inset).max(xc),
@@ -449,6 +483,71 @@ pub fn measure(
     Ok((lm, labels))
 }
 
+/// The stricter rules of a second armpit scan ([`ArmpitScan::run`]).
+#[derive(Debug, Clone, Copy)]
+struct Robust {
+    /// Rows whose torso span is narrower than this are passed over.
+    min_width: usize,
+    /// No armpit below this row.
+    lowest: usize,
+    /// The garment's centre column.
+    centre: usize,
+    /// An armpit at least this far from the centre column.
+    min_offset: usize,
+}
+
+/// The armpit scan of [`measure`]: from the hem's corner row `from` up to `to`, the first
+/// sudden widening (by more than `jump`, holding for a few rows) of the torso's span on
+/// each side, as (row, the torso's side column below it).
+struct ArmpitScan<'a> {
+    spans: &'a [Option<(usize, usize, bool)>],
+    from: usize,
+    to: usize,
+    jump: usize,
+}
+
+impl ArmpitScan<'_> {
+    fn run(&self, robust: Option<Robust>) -> [Option<(usize, usize)>; 2] {
+        let spans = self.spans;
+        let jump = self.jump;
+        let span = |y: usize| spans[y].filter(|s| robust.is_none_or(|r| s.1 - s.0 >= r.min_width));
+        let mut armpit_y = [None, None];
+        let mut prev = span(self.from).map(|s| (s.0, s.1));
+        for y in (self.to..self.from).rev() {
+            let Some((l, r, _)) = span(y) else { continue };
+            if let Some((pl, pr)) = prev {
+                // The widening must hold for a few rows up (a notch in the outline does not).
+                let holds = |right: bool| {
+                    (0..6).all(|k| {
+                        y >= k
+                            && span(y - k).is_some_and(|s| {
+                                if right {
+                                    s.1 > pr + jump
+                                } else {
+                                    s.0 + jump < pl
+                                }
+                            })
+                    })
+                };
+                let allowed = |x: usize| {
+                    robust.is_none_or(|r| y <= r.lowest && x.abs_diff(r.centre) >= r.min_offset)
+                };
+                if armpit_y[0].is_none() && l + jump < pl && allowed(pl) && holds(false) {
+                    armpit_y[0] = Some((y, pl));
+                }
+                if armpit_y[1].is_none() && r > pr + jump && allowed(pr) && holds(true) {
+                    armpit_y[1] = Some((y, pr));
+                }
+            }
+            prev = Some((l, r));
+            if armpit_y.iter().all(Option::is_some) {
+                break;
+            }
+        }
+        armpit_y
+    }
+}
+
 /// A sleeve's root, axis and cuff from its labelled pixels.
 fn measure_sleeve(labels: &[u8], w: usize, id: u8, shoulder: Vec2, armpit: Vec2) -> Option<Sleeve> {
     let root = (shoulder + armpit) * 0.5;
@@ -530,4 +629,38 @@ fn measure_sleeve(labels: &[u8], w: usize, id: u8, shoulder: Vec2, armpit: Vec2)
         root_half_width,
         cuff_half_width: cuff_half,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sleeveless bodice with a V neckline and a small tab inside the V (a zip pull, the
+    /// back's neckline showing through): the tab's short run through the centre column
+    /// once read as the torso, and the rows above it, two straps apart, as the torso
+    /// widening on both sides — two "armpits" at the tab's ends, shoulders a few pixels
+    /// apart and the photo refused ("shoulders and hem could not be told apart", as for
+    /// the two jumpsuits of the shop photos). The second scan over torso-wide rows finds
+    /// no armpit: the shoulders are at the bodice's sides.
+    #[test]
+    fn a_narrow_piece_in_the_neckline_is_no_armpit() {
+        let (w, h) = (400usize, 320usize);
+        let v = [
+            Vec2::new(130.0, 59.0),
+            Vec2::new(270.0, 59.0),
+            Vec2::new(200.0, 140.0),
+        ];
+        let fg: Vec<bool> = (0..w * h)
+            .map(|i| {
+                let (x, y) = ((i % w) as f32 + 0.5, (i / w) as f32 + 0.5);
+                let body = (100.0..300.0).contains(&x) && (60.0..300.0).contains(&y);
+                let tab = (195.0..205.0).contains(&x) && (110.0..126.0).contains(&y);
+                (body && !crate::garment::geom::inside(&v, Vec2::new(x, y))) || tab
+            })
+            .collect();
+        let (lm, _) = measure(&fg, w, h).expect("the bodice is measured");
+        assert!(lm.shoulder_width() > 150.0, "{lm:?}");
+        assert!(lm.sleeve.iter().all(Option::is_none), "{lm:?}");
+        assert!((lm.hem[0].x - 100.0).abs() < 3.0 && (lm.hem[1].x - 299.0).abs() < 3.0);
+    }
 }

@@ -26,7 +26,9 @@ use crate::garment::body::outline::person_outline;
 use crate::garment::body::worn_top::{worn_top_hem, WornTop};
 use crate::garment::body::Feet;
 use crate::garment::colour::FALLBACK_SKIN;
-use crate::garment::cutout::lower::{measure_pants, split_dress, waist_row, PantsLandmarks};
+use crate::garment::cutout::lower::{
+    measure_pants, measure_pants_closed, split_dress, waist_row, PantsLandmarks,
+};
 use crate::garment::cutout::outfit::{split_outfit, PieceKind};
 use crate::garment::cutout::{cutout, measure, Cutout, GarmentImage};
 use crate::garment::geom::seg_dist;
@@ -103,9 +105,11 @@ struct PantsGarment {
 
 fn pants_of(cut: &Cutout) -> Result<PantsGarment, TryOnError> {
     let (w, h) = (cut.img.width() as usize, cut.img.height() as usize);
-    let (lm, labels) = measure_pants(&cut.fg, w, h).ok_or_else(|| {
+    let (lm, labels) = measure_pants_closed(&cut.fg, w, h).ok_or_else(|| {
         TryOnError::NotFound(
-            "no trousers were found in the product photo (no crotch with two legs below it)".into(),
+            "no trousers were found in the product photo (no crotch with two legs below it, \
+             and the garment is far wider than tall)"
+                .into(),
         )
     })?;
     Ok(PantsGarment { lm, labels })
