@@ -1,22 +1,40 @@
 //! Depth-only occluders: the parts of the person that stand in front of parts of a product.
 //!
-//! The head ([`head`]): an ellipsoid built from the landmarks, as wide as the face at the ears
-//! (234–454, +4 %), as tall as 1.24 × forehead–chin (10–152), its front 8 mm behind the nose
-//! bridge, turned with the head. Eyewear temples pass into it behind the hinges, a hat's back
-//! behind the crown, an earring on a turned-away ear behind the cheek.
+//! The head ([`head`]): a rounded box (a superellipsoid, [`HEAD_SQUARENESS`]) built from the
+//! landmarks, as wide as the face at the ears (234–454, +4 %), as tall as 1.24 × forehead–chin
+//! (10–152), its front 8 mm behind the nose bridge, turned with the head. Eyewear temples pass
+//! into it behind the hinges, a hat's back behind the crown, an earring on a turned-away ear
+//! behind the cheek.
+//!
+//! Both sizes are measured in the head frame (the landmarks' 3D distances over the pose's
+//! scale), not on the image: on a head turned by θ the image distance 234–454 shrinks by
+//! cos θ, and an occluder that narrow let the far temple show beside the face. The horizontal
+//! section is a superellipse rather than an ellipse because a head is flat in front and wide
+//! right behind the face (the brows already reach ±5.5 cm 2 cm behind the nose bridge): an
+//! ellipse through the ears and the nose bridge is ±4 cm wide there, so the far temple, which
+//! runs back at the head's width, stayed outside it on a turned head.
 
 use super::camera::HeadCamera;
 use super::head::head_centre;
 use super::CameraMesh;
-use crate::math::{dist_xy, Vec3};
+use crate::math::Vec3;
 use crate::vision::Face;
 
-/// The head ellipsoid in the head frame: centre and semi-axes (cm).
+/// The exponent of the head occluder's horizontal section (2: an ellipse; larger: a rounded
+/// box).
+pub const HEAD_SQUARENESS: f32 = 3.0;
+
+/// The 3D distance of two landmarks in centimetres of the head frame (rotation keeps lengths;
+/// the pose's scale turns pixels into centimetres).
+pub fn head_frame_distance(face: &Face, cam: &HeadCamera, a: usize, b: usize) -> f32 {
+    let (p, q) = (face.landmarks[a], face.landmarks[b]);
+    Vec3::new(p[0] - q[0], p[1] - q[1], p[2] - q[2]).length() / cam.scale()
+}
+
+/// The head occluder in the head frame: centre and semi-axes (cm) of the superellipsoid.
 pub fn head_ellipsoid(face: &Face, cam: &HeadCamera) -> (Vec3, Vec3) {
-    let lm = &face.landmarks;
-    let s = cam.scale();
-    let half_w = dist_xy(lm[234], lm[454]) / 2.0 / s;
-    let height = dist_xy(lm[10], lm[152]) / s;
+    let half_w = head_frame_distance(face, cam, 234, 454) / 2.0;
+    let height = head_frame_distance(face, cam, 10, 152);
     let ax = 1.04 * half_w;
     let ay = 0.62 * height;
     let az = 0.95 * ax;
@@ -30,13 +48,20 @@ pub fn head_ellipsoid(face: &Face, cam: &HeadCamera) -> (Vec3, Vec3) {
 /// The head occluder of `face` in camera space (see the module docs).
 pub fn head(face: &Face, cam: &HeadCamera) -> CameraMesh {
     let (c, r) = head_ellipsoid(face, cam);
-    ellipsoid(cam, c, r)
+    superellipsoid(cam, c, r, HEAD_SQUARENESS)
 }
 
 /// An ellipsoid (head frame, axis-aligned there) as a camera-space mesh, only its
 /// camera-facing half: the ellipsoid is convex, so that half holds the nearest depth
 /// everywhere it covers.
 pub fn ellipsoid(cam: &HeadCamera, centre: Vec3, radii: Vec3) -> CameraMesh {
+    superellipsoid(cam, centre, radii, 2.0)
+}
+
+/// A superellipsoid (head frame, axis-aligned there): elliptic in its vertical sections, its
+/// horizontal sections the superellipses `|x/rx|^n + |z/rz|^n = 1` (`n` = `squareness` ≥ 2,
+/// so it stays convex), as a camera-space mesh of its camera-facing half.
+pub fn superellipsoid(cam: &HeadCamera, centre: Vec3, radii: Vec3, squareness: f32) -> CameraMesh {
     const LAT: usize = 16;
     const LON: usize = 32;
     let mut mesh = CameraMesh::default();
@@ -44,7 +69,13 @@ pub fn ellipsoid(cam: &HeadCamera, centre: Vec3, radii: Vec3) -> CameraMesh {
         let th = std::f32::consts::PI * i as f32 / LAT as f32;
         for j in 0..LON {
             let ph = std::f32::consts::TAU * j as f32 / LON as f32;
-            let unit = Vec3::new(th.sin() * ph.cos(), th.cos(), th.sin() * ph.sin());
+            let e = 2.0 / squareness.max(2.0);
+            let (s, c) = ph.sin_cos();
+            let unit = Vec3::new(
+                th.sin() * c.signum() * c.abs().powf(e),
+                th.cos(),
+                th.sin() * s.signum() * s.abs().powf(e),
+            );
             mesh.push_vertex(
                 cam.to_camera(centre + radii * unit),
                 Vec3::NEG_Z,
@@ -55,9 +86,19 @@ pub fn ellipsoid(cam: &HeadCamera, centre: Vec3, radii: Vec3) -> CameraMesh {
     }
     let centre_cam = cam.to_camera(centre);
     let facing = |t: [u32; 3]| {
-        let mid = t.iter().map(|&i| mesh.positions[i as usize]).sum::<Vec3>() / 3.0;
-        // Facing the camera (at the origin) when the outward direction points back at it.
-        (mid - centre_cam).dot(mid) < 0.0
+        let [a, b, c] = t.map(|i| mesh.positions[i as usize]);
+        let mid = (a + b + c) / 3.0;
+        // The face's normal, turned outward (away from the centre of the convex solid); facing
+        // the camera (at the origin) when it points back at it. Degenerate faces at the poles
+        // fall back to the direction from the centre.
+        let n = (b - a).cross(c - a);
+        let n = if n.length_squared() > 1e-12 {
+            n
+        } else {
+            mid - centre_cam
+        };
+        let n = if n.dot(mid - centre_cam) < 0.0 { -n } else { n };
+        n.dot(mid) < 0.0
     };
     let mut triangles = Vec::new();
     for i in 0..LAT {
