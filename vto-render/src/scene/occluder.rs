@@ -1,18 +1,21 @@
 //! Depth-only occluders: the parts of the person that stand in front of parts of a product.
 //!
-//! The head ([`head`]): a rounded box (a superellipsoid, [`HEAD_SQUARENESS`]) built from the
-//! landmarks, as wide as the face at the ears (234–454, +4 %), as tall as 1.24 × forehead–chin
-//! (10–152), its front 8 mm behind the nose bridge, turned with the head. Eyewear temples pass
-//! into it behind the hinges, a hat's back behind the crown, an earring on a turned-away ear
-//! behind the cheek.
+//! The head ([`head`]): an ellipsoid built from the landmarks, as wide as the face at the ears
+//! (234–454, +4 %), as tall as 1.24 × forehead–chin (10–152), its front 8 mm behind the nose
+//! bridge, turned with the head. A hat's back hides behind the crown, an earring on a
+//! turned-away ear behind the cheek.
+//!
+//! The skull for eyewear temples ([`temple_head`]): the same, but as broad as the skull above
+//! the ears ([`SKULL_BREADTH_PER_FACE_WIDTH`] × the face width, where the temples rest) and a
+//! rounded box in its horizontal sections (a superellipsoid, [`HEAD_SQUARENESS`]): a head is
+//! flat in front and wide right behind the face (the brows already reach ±5.5 cm 2 cm behind
+//! the nose bridge), while an ellipse through the ears and the nose bridge is ±4 cm wide
+//! there, so on a turned head the far temple, which runs back at the skull's width, stayed
+//! outside it and showed across the far cheek.
 //!
 //! Both sizes are measured in the head frame (the landmarks' 3D distances over the pose's
 //! scale), not on the image: on a head turned by θ the image distance 234–454 shrinks by
-//! cos θ, and an occluder that narrow let the far temple show beside the face. The horizontal
-//! section is a superellipse rather than an ellipse because a head is flat in front and wide
-//! right behind the face (the brows already reach ±5.5 cm 2 cm behind the nose bridge): an
-//! ellipse through the ears and the nose bridge is ±4 cm wide there, so the far temple, which
-//! runs back at the head's width, stayed outside it on a turned head.
+//! cos θ, and the occluder shrank with it.
 
 use super::camera::HeadCamera;
 use super::head::head_centre;
@@ -20,9 +23,14 @@ use super::CameraMesh;
 use crate::math::Vec3;
 use crate::vision::Face;
 
-/// The exponent of the head occluder's horizontal section (2: an ellipse; larger: a rounded
+/// The exponent of the temple skull's horizontal section (2: an ellipse; larger: a rounded
 /// box).
 pub const HEAD_SQUARENESS: f32 = 3.0;
+/// The head occluder's breadth over the face width at the ears (234–454).
+pub const HEAD_BREADTH_PER_FACE_WIDTH: f32 = 1.04;
+/// The temple skull's breadth over the face width at the ears: the skull above the ears, where
+/// temples rest (the value hats fit to, `tryon::hats::fit`).
+pub const SKULL_BREADTH_PER_FACE_WIDTH: f32 = 1.12;
 
 /// The 3D distance of two landmarks in centimetres of the head frame (rotation keeps lengths;
 /// the pose's scale turns pixels into centimetres).
@@ -31,11 +39,16 @@ pub fn head_frame_distance(face: &Face, cam: &HeadCamera, a: usize, b: usize) ->
     Vec3::new(p[0] - q[0], p[1] - q[1], p[2] - q[2]).length() / cam.scale()
 }
 
-/// The head occluder in the head frame: centre and semi-axes (cm) of the superellipsoid.
+/// The head occluder in the head frame: centre and semi-axes (cm) of the ellipsoid.
 pub fn head_ellipsoid(face: &Face, cam: &HeadCamera) -> (Vec3, Vec3) {
+    head_solid(face, cam, HEAD_BREADTH_PER_FACE_WIDTH)
+}
+
+/// Centre and semi-axes (cm, head frame) of a head `breadth` × the face width broad.
+fn head_solid(face: &Face, cam: &HeadCamera, breadth: f32) -> (Vec3, Vec3) {
     let half_w = head_frame_distance(face, cam, 234, 454) / 2.0;
     let height = head_frame_distance(face, cam, 10, 152);
-    let ax = 1.04 * half_w;
+    let ax = breadth * half_w;
     let ay = 0.62 * height;
     let az = 0.95 * ax;
     let front = cam.anchor_model().z - 0.8;
@@ -48,6 +61,12 @@ pub fn head_ellipsoid(face: &Face, cam: &HeadCamera) -> (Vec3, Vec3) {
 /// The head occluder of `face` in camera space (see the module docs).
 pub fn head(face: &Face, cam: &HeadCamera) -> CameraMesh {
     let (c, r) = head_ellipsoid(face, cam);
+    ellipsoid(cam, c, r)
+}
+
+/// The skull that hides eyewear temples behind the head (see the module docs).
+pub fn temple_head(face: &Face, cam: &HeadCamera) -> CameraMesh {
+    let (c, r) = head_solid(face, cam, SKULL_BREADTH_PER_FACE_WIDTH);
     superellipsoid(cam, c, r, HEAD_SQUARENESS)
 }
 
@@ -62,13 +81,14 @@ pub fn ellipsoid(cam: &HeadCamera, centre: Vec3, radii: Vec3) -> CameraMesh {
 /// horizontal sections the superellipses `|x/rx|^n + |z/rz|^n = 1` (`n` = `squareness` ≥ 2,
 /// so it stays convex), as a camera-space mesh of its camera-facing half.
 pub fn superellipsoid(cam: &HeadCamera, centre: Vec3, radii: Vec3, squareness: f32) -> CameraMesh {
+    // A rounded box needs more meridians than an ellipse to keep its corners.
     const LAT: usize = 16;
-    const LON: usize = 32;
+    let lon: usize = if squareness > 2.0 { 64 } else { 32 };
     let mut mesh = CameraMesh::default();
     for i in 0..=LAT {
         let th = std::f32::consts::PI * i as f32 / LAT as f32;
-        for j in 0..LON {
-            let ph = std::f32::consts::TAU * j as f32 / LON as f32;
+        for j in 0..lon {
+            let ph = std::f32::consts::TAU * j as f32 / lon as f32;
             let e = 2.0 / squareness.max(2.0);
             let (s, c) = ph.sin_cos();
             let unit = Vec3::new(
@@ -102,12 +122,12 @@ pub fn superellipsoid(cam: &HeadCamera, centre: Vec3, radii: Vec3, squareness: f
     };
     let mut triangles = Vec::new();
     for i in 0..LAT {
-        for j in 0..LON {
-            let j2 = (j + 1) % LON;
-            let a = (i * LON + j) as u32;
-            let b = (i * LON + j2) as u32;
-            let c = ((i + 1) * LON + j) as u32;
-            let d = ((i + 1) * LON + j2) as u32;
+        for j in 0..lon {
+            let j2 = (j + 1) % lon;
+            let a = (i * lon + j) as u32;
+            let b = (i * lon + j2) as u32;
+            let c = ((i + 1) * lon + j) as u32;
+            let d = ((i + 1) * lon + j2) as u32;
             for t in [[a, c, b], [b, c, d]] {
                 if facing(t) {
                     triangles.push([t[0], t[1], t[2], 0]);

@@ -8,8 +8,9 @@
 //! one facing triangle only) — exact for a tube (A = w·ℓ, P = 2ℓ), a chain link (a ring) and
 //! a wire rim, large for a lens or a solid frame. A part narrower than the minimum width (one
 //! output pixel) is drawn in the rasterizer's *thin layer*: each of its facing triangles is
-//! widened across its longest edge, about its centroid, by `f = min_width / width` and carries
-//! the coverage weight `1 / f`; the GPU sums the weights of the thin triangles over each sample
+//! widened across its longest edge, about its centroid, by `f = min_width / width` (and along
+//! it by `e = min_width / length` when it is shorter than that) and carries the coverage weight
+//! `1 / (f e)`, lowered where the part covers itself; the GPU sums the weights of the thin triangles over each sample
 //! (clamped to 1). The widening keeps every triangle's area × weight, so the part's coverage
 //! along its length is what its true width gives, spread over a pixel-wide continuous line.
 //! Its other-facing triangles are dropped (they lie behind the facing ones on a closed part).
@@ -46,6 +47,70 @@ fn find(parent: &mut [u32], mut i: u32) -> u32 {
 /// Projected signed area (twice the area) of three sample-space points.
 fn area2(a: [f32; 2], b: [f32; 2], c: [f32; 2]) -> f32 {
     (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+}
+
+/// Most grid cells [`union_share`] rasterizes per part.
+const MAX_CELLS: f32 = (1 << 20) as f32;
+
+/// The share (0–1] of `summed` (the summed projected area of triangles `tris`) that their
+/// union covers, measured on a grid of cells an eighth of the part's `width` (coarser when the
+/// part is large; 1 when that grid would be too coarse to tell).
+fn union_share(mesh: &Mesh, tris: &[usize], width: f32, summed: f32) -> f32 {
+    if tris.is_empty() || summed <= 0.0 {
+        return 1.0;
+    }
+    let corners = |t: usize| {
+        let tri = mesh.triangles[t];
+        [0, 1, 2].map(|k| {
+            let v = &mesh.vertices[tri[k] as usize];
+            [v.pos[0], v.pos[1]]
+        })
+    };
+    let mut lo = [f32::MAX; 2];
+    let mut hi = [f32::MIN; 2];
+    for &t in tris {
+        for q in corners(t) {
+            for k in 0..2 {
+                lo[k] = lo[k].min(q[k]);
+                hi[k] = hi[k].max(q[k]);
+            }
+        }
+    }
+    let (bw, bh) = (hi[0] - lo[0], hi[1] - lo[1]);
+    let cell = (width / 8.0).max((bw * bh / MAX_CELLS).sqrt()).max(1e-6);
+    if cell > width / 4.0 {
+        return 1.0;
+    }
+    let (nx, ny) = (
+        (bw / cell).ceil() as usize + 1,
+        (bh / cell).ceil() as usize + 1,
+    );
+    let mut hit = vec![false; nx * ny];
+    for &t in tris {
+        let [a, b, c] = corners(t);
+        let d = area2(a, b, c);
+        if d.abs() < 1e-12 {
+            continue;
+        }
+        let x0 = ((a[0].min(b[0]).min(c[0]) - lo[0]) / cell).floor().max(0.0) as usize;
+        let x1 = (((a[0].max(b[0]).max(c[0]) - lo[0]) / cell).ceil() as usize).min(nx - 1);
+        let y0 = ((a[1].min(b[1]).min(c[1]) - lo[1]) / cell).floor().max(0.0) as usize;
+        let y1 = (((a[1].max(b[1]).max(c[1]) - lo[1]) / cell).ceil() as usize).min(ny - 1);
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                let q = [
+                    lo[0] + (x as f32 + 0.5) * cell,
+                    lo[1] + (y as f32 + 0.5) * cell,
+                ];
+                let w = [area2(b, c, q) / d, area2(c, a, q) / d, area2(a, b, q) / d];
+                if w.iter().all(|&w| w >= 0.0) {
+                    hit[y * nx + x] = true;
+                }
+            }
+        }
+    }
+    let union = hit.iter().filter(|&&h| h).count() as f32 * cell * cell;
+    (union / summed).clamp(0.05, 1.0)
 }
 
 /// Moves the thin parts of `mesh` (projected: positions in supersampled pixels) into the thin
@@ -186,6 +251,21 @@ pub fn widen(mesh: &mut Mesh, materials: &[RasterMaterial], min_width: f32) -> T
     if stats.thin_parts == 0 {
         return stats;
     }
+    // Where a part covers itself (the two wires of a link seen edge-on, a twisted strand), the
+    // summed weights would count its area twice: scale its weights by the share of its summed
+    // area that its union covers.
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); n_parts];
+    for (t, &p) in part.iter().enumerate() {
+        if p != usize::MAX && factor[p] > 0.0 && usize::from(!facing[t]) == front_side[p] {
+            members[p].push(t);
+        }
+    }
+    let mut overlap = vec![1.0f32; n_parts];
+    for p in (0..n_parts).filter(|&p| factor[p] > 0.0) {
+        let width = min_width / factor[p];
+        let summed = area[p][front_side[p]] as f32;
+        overlap[p] = union_share(mesh, &members[p], width, summed);
+    }
     // Rebuild: thin facing triangles widened on vertices of their own; thin other-facing
     // triangles dropped; everything else kept.
     let mut triangles = Vec::with_capacity(n_tri);
@@ -221,12 +301,21 @@ pub fn widen(mesh: &mut Mesh, materials: &[RasterMaterial], min_width: f32) -> T
             (q[0][0] + q[1][0] + q[2][0]) / 3.0,
             (q[0][1] + q[1][1] + q[2][1]) / 3.0,
         ];
+        // A triangle shorter than the minimum width is stretched along its longest edge too,
+        // so a part smaller than a pixel spreads its coverage over a pixel both ways.
+        let along = [across[1], -across[0]];
+        let e = if len > 0.0 {
+            (min_width / len).clamp(1.0, MAX_WIDENING)
+        } else {
+            1.0
+        };
         let base = mesh.vertices.len() as u32;
         for (k, mut vert) in v.into_iter().enumerate() {
             let d = (q[k][0] - g[0]) * across[0] + (q[k][1] - g[1]) * across[1];
-            vert.pos[0] += d * (f - 1.0) * across[0];
-            vert.pos[1] += d * (f - 1.0) * across[1];
-            vert.uv[2] = 1.0 / f;
+            let l = (q[k][0] - g[0]) * along[0] + (q[k][1] - g[1]) * along[1];
+            vert.pos[0] += d * (f - 1.0) * across[0] + l * (e - 1.0) * along[0];
+            vert.pos[1] += d * (f - 1.0) * across[1] + l * (e - 1.0) * along[1];
+            vert.uv[2] = overlap[p] / (f * e);
             mesh.vertices.push(vert);
         }
         triangles.push([base, base + 1, base + 2, tri[3]]);

@@ -17,7 +17,9 @@
 //! Real temples rest on the ears, which sit lower than the hinges. Each temple (the part of
 //! the frame more than [`HINGE_DEPTH_CM`] behind its front, per side) is turned about its
 //! hinge so that it runs toward the ear point of the canonical face
-//! ([`crate::scene::head::ear_point`]), within ±[`MAX_DROOP_DEG`]. The head occluder then hides what passes behind the head.
+//! ([`crate::scene::head::ear_point`]), within ±[`MAX_DROOP_DEG`]. The skull occluder
+//! ([`crate::scene::occluder::temple_head`]) then hides what passes behind the head: on a
+//! turned head, the far temple and the far hinge's back.
 //!
 //! # Lenses
 //! BLEND materials are the lenses (the rasterizer's transparent layer): clear with a faint
@@ -331,7 +333,7 @@ pub fn prepare(
             None => (cam.to_camera(m), cam.dir_to_camera(n)),
         }
     });
-    builder.occluders.push(head.head_occluder());
+    builder.occluders.push(head.temple_occluder());
 
     // Lens boxing centres: the bounding box of each side's lens vertices (asset x < 0, ≥ 0).
     let mut lens_box = [(Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)); 2];

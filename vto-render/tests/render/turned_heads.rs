@@ -19,7 +19,10 @@ use vto_render::tryon::Options;
 use vto_render::vision::head_pose::canonical_face;
 use vto_render::vision::Face;
 
-/// Turned portraits (file, whether the far lens must lie on the face: not on a near profile).
+/// Turned portraits (file, whether the eyes are a yardstick for the frame's width and place:
+/// not beyond ~35°, where MediaPipe guesses the far eye half hidden behind the nose — on the
+/// 46° portrait its eye spacing is a third wider than the subject's own glasses show). The far
+/// temple must hide on all of them.
 const TURNED: [(&str, bool); 4] = [
     ("portrait_woman_headwrap_threequarter_unsplash.jpg", true),
     (
@@ -32,6 +35,11 @@ const TURNED: [(&str, bool); 4] = [
     ),
     ("portrait_man_profile_left_unsplash.jpg", false),
 ];
+
+/// The far temple more than this far (cm) behind the frame's front runs behind the head: it
+/// must never show over the face (nearer the hinge it may peek past the cheek, as real ones
+/// do).
+const FAR_TEMPLE_DEPTH_CM: f32 = 4.5;
 
 /// How far the projected lens spacing may be from the expected one (fraction).
 const WIDTH_TOLERANCE: f32 = 0.10;
@@ -105,7 +113,8 @@ fn dist(a: [f32; 2], b: [f32; 2]) -> f32 {
 }
 
 /// Far-lens and far-temple samples of a placement: (far-lens samples inside the face outline,
-/// far-lens samples, far-temple samples inside the face outline, far-temple samples).
+/// far-lens samples, far-temple samples inside the face outline, far-temple samples), the
+/// far temple taken from [`FAR_TEMPLE_DEPTH_CM`] behind the front.
 fn far_side_samples(
     photo: &RgbaImage,
     face: &Face,
@@ -137,7 +146,10 @@ fn far_side_samples(
                 0
             } else if blend {
                 1
-            } else if m.iter().all(|p| p.z < front - 2.5 && p.x.abs() > 4.0) {
+            } else if m
+                .iter()
+                .all(|p| p.z < front - FAR_TEMPLE_DEPTH_CM && p.x.abs() > 4.0)
+            {
                 2
             } else {
                 0
@@ -192,7 +204,7 @@ fn frames_follow_a_turned_head_and_its_far_side_hides() {
     let auto_lens_cm = k * lens_spacing(&auto);
     let r = renderer();
     let mut checked = 0;
-    for (name, far_on_face) in TURNED {
+    for (name, eyes_hold) in TURNED {
         let path = dir.join(name);
         let Ok(photo) = image::open(&path) else {
             eprintln!(
@@ -242,12 +254,12 @@ fn frames_follow_a_turned_head_and_its_far_side_hides() {
                 if inside(&outline, far) { "inside" } else { "outside" },
                 100.0 * lens_in as f32 / lens_n.max(1) as f32,
             );
-            assert!(
-                err.abs() <= WIDTH_TOLERANCE,
-                "{name} {label}: the frame is {:+.0} % off its yaw-foreshortened width",
-                100.0 * err
-            );
-            if far_on_face {
+            if eyes_hold {
+                assert!(
+                    err.abs() <= WIDTH_TOLERANCE,
+                    "{name} {label}: the frame is {:+.0} % off its yaw-foreshortened width",
+                    100.0 * err
+                );
                 assert!(
                     inside(&outline, far),
                     "{name} {label}: the far lens floats off the face"
