@@ -13,7 +13,7 @@
 //!    triangle id of the winning depth (lowest id on ties: deterministic);
 //! 3. modes 3, 4 — the same for the transparent layer (BLEND materials), in front of the
 //!    opaque depth: the nearest transparent surface per sample;
-//! 3b. modes 5, 6 — the thin layer: triangles of parts thinner than a pixel on screen, widened
+//! 3b. modes 5, 6 — the thin layer: triangles of parts narrower than a sample on screen, widened
 //!    by the host to a pixel with a coverage weight in proportion ([`crate::scene::thin`]);
 //!    per sample in front of the opaque depth, the weights of every thin triangle covering it
 //!    are summed (clamped to 1) and the nearest thin triangle is kept, so a chain or a wire

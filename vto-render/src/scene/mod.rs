@@ -8,7 +8,7 @@
 //!   occluder of a head-worn product, in one place for every head-worn category;
 //! - [`light`]: ambient and key light estimated from the photo;
 //! - [`occluder`]: depth-only meshes of the person (the head) that hide parts of a product;
-//! - [`thin`]: parts thinner than a pixel on screen (chains, wires) widened into the
+//! - [`thin`]: parts narrower than a sample on screen (chains, wires) widened into the
 //!   rasterizer's thin layer with their coverage kept;
 //! - [`SceneBuilder`]: materials and textures packed for the GPU, the region of interest (the
 //!   product's footprint plus its shadow), the supersampling budget, the contact shadow, and
@@ -199,7 +199,7 @@ impl SceneBuilder {
         self
     }
 
-    /// Whether parts thinner than a pixel go to the thin layer ([`thin`]; on by default). Off
+    /// Whether parts narrower than a sample go to the thin layer ([`thin`]; on by default). Off
     /// renders them as plain triangles, point-sampled (what comparisons measure against).
     pub fn thin_parts(mut self, on: bool) -> Self {
         self.thin_parts = on;
@@ -268,7 +268,7 @@ impl SceneBuilder {
         };
         let mut product = project(&self.product);
         if self.thin_parts {
-            thin::widen(&mut product, &self.materials, ss as f32);
+            thin::widen(&mut product, &self.materials, 1.0, ss as f32);
         }
         // Occluder triangles wholly off the ROI do nothing: leave them out.
         let (rw, rh) = ((roi[2] * ss) as f32, (roi[3] * ss) as f32);

@@ -1,4 +1,4 @@
-//! Thin parts stay visible: chains, wires and frame rims narrower than a pixel on screen.
+//! Thin parts stay visible: chains, wires and frame rims narrower than a sample on screen.
 //!
 //! The rasterizer point-samples (S×S samples per pixel); a 1 mm chain on a small photo projects
 //! to a few tenths of a pixel and falls between the samples, so it shows as scattered dots or
@@ -6,15 +6,17 @@
 //! position) is measured on screen: its width is `2 A / P`, with `A` the projected area of its
 //! camera-facing triangles and `P` the projected length of their outline (the edges used by
 //! one facing triangle only) — exact for a tube (A = w·ℓ, P = 2ℓ), a chain link (a ring) and
-//! a wire rim, large for a lens or a solid frame. A part narrower than the minimum width (one
-//! output pixel) is drawn in the rasterizer's *thin layer*: each of its facing triangles is
+//! a wire rim, large for a lens or a solid frame. A part narrower than the sample spacing (it
+//! can fall between the samples; anything wider always meets a sample in each row or column
+//! it crosses, and keeps its point-sampled look) is drawn in the rasterizer's *thin layer*,
+//! at the minimum width of one output pixel: each of its facing triangles is
 //! widened across its longest edge, about its centroid, by `f = min_width / width` (and along
 //! it by `e = min_width / length` when it is shorter than that) and carries the coverage weight
 //! `1 / (f e)`, lowered where the part covers itself; the GPU sums the weights of the thin triangles over each sample
 //! (clamped to 1). The widening keeps every triangle's area × weight, so the part's coverage
 //! along its length is what its true width gives, spread over a pixel-wide continuous line.
 //! Its other-facing triangles are dropped (they lie behind the facing ones on a closed part).
-//! Parts at least a pixel wide are untouched.
+//! Parts at least a sample spacing wide are untouched.
 
 use std::collections::HashMap;
 
@@ -113,10 +115,16 @@ fn union_share(mesh: &Mesh, tris: &[usize], width: f32, summed: f32) -> f32 {
     (union / summed).clamp(0.05, 1.0)
 }
 
-/// Moves the thin parts of `mesh` (projected: positions in supersampled pixels) into the thin
-/// layer (see the module docs). `min_width` is in supersampled pixels (S for one output pixel).
+/// Moves the parts of `mesh` (projected: positions in supersampled pixels) narrower than
+/// `thin_below` into the thin layer, widened to `min_width` (see the module docs); both in
+/// supersampled pixels (the scene uses one sample spacing and one output pixel, S).
 /// BLEND triangles (lenses, gems) are left alone.
-pub fn widen(mesh: &mut Mesh, materials: &[RasterMaterial], min_width: f32) -> ThinStats {
+pub fn widen(
+    mesh: &mut Mesh,
+    materials: &[RasterMaterial],
+    thin_below: f32,
+    min_width: f32,
+) -> ThinStats {
     let n_tri = mesh.triangles.len();
     let verts = &mesh.vertices;
     // Weld vertices by camera-space position (10 µm), so seams split by normals or UVs do not
@@ -243,7 +251,7 @@ pub fn widen(mesh: &mut Mesh, materials: &[RasterMaterial], min_width: f32) -> T
             continue;
         }
         let width = (2.0 * a / len) as f32;
-        if width < min_width {
+        if width < thin_below.min(min_width) {
             factor[p] = (min_width / width).min(MAX_WIDENING);
             stats.thin_parts += 1;
         }
@@ -394,7 +402,7 @@ mod tests {
     fn a_thin_tube_is_widened_with_its_coverage_kept() {
         let mut mesh = tube(40.0, 0.5, 10.0);
         // Facing triangles: the front face (z = -1 side) plus the top and bottom sides edge-on.
-        let stats = widen(&mut mesh, &opaque(), 2.0);
+        let stats = widen(&mut mesh, &opaque(), 1.0, 2.0);
         assert_eq!(stats.parts, 1);
         assert_eq!(stats.thin_parts, 1);
         assert!(stats.thin_triangles > 0);
@@ -417,7 +425,7 @@ mod tests {
     fn a_wide_tube_is_left_alone() {
         let before = tube(40.0, 6.0, 10.0);
         let mut mesh = before.clone();
-        let stats = widen(&mut mesh, &opaque(), 2.0);
+        let stats = widen(&mut mesh, &opaque(), 1.0, 2.0);
         assert_eq!(stats.thin_parts, 0);
         assert_eq!(mesh, before);
     }

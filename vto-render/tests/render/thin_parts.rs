@@ -1,6 +1,7 @@
 //! Thin parts stay visible (issue 35, item 3): a fine chain and a thin wire frame rendered so
 //! small that their wire is a fraction of a pixel keep their coverage along their whole
-//! length, as a continuous line, not scattered dots; parts a pixel wide or more are untouched.
+//! length, as a continuous line, not scattered dots; parts a sample spacing wide or more are
+//! untouched.
 //!
 //! The expected coverage comes from the same product rendered 16× larger (where its wire is
 //! several samples wide), scaled down: per output column for the chain, per angular sector of
