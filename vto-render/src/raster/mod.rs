@@ -13,14 +13,15 @@
 //!    triangle id of the winning depth (lowest id on ties: deterministic);
 //! 3. modes 3, 4 — the same for the transparent layer (BLEND materials), in front of the
 //!    opaque depth: the nearest transparent surface per sample;
-//! 3b. modes 5, 6 — the thin layer: triangles of parts narrower than a sample on screen, widened
-//!    by the host to a pixel with a coverage weight in proportion ([`crate::scene::thin`]);
-//!    per sample in front of the opaque depth, the weights of every thin triangle covering it
-//!    are summed (clamped to 1) and the nearest thin triangle is kept, so a chain or a wire
-//!    keeps its true coverage as a continuous faint line instead of scattered dots;
-//! 4. `coverage.wgsl` — per output pixel, product and occluder coverage of its samples;
-//! 5. `resolve.wgsl` — per sample: photo (under a blurred, offset contact shadow of the
-//!    product), shaded product (ambient + key light, metallic/rough Blinn–Phong, a
+//! 4. modes 5, 6 — the thin layer: triangles of parts narrower than a sample on screen,
+//!    widened by the host to a pixel with a coverage weight in proportion
+//!    ([`crate::scene::thin`]); per sample in front of the opaque depth, the weights of every
+//!    thin triangle covering it are summed (clamped to 1) and the nearest thin triangle is
+//!    kept, so a chain or a wire keeps its true coverage as a continuous faint line instead of
+//!    scattered dots;
+//! 5. `coverage.wgsl` — per output pixel, product and occluder coverage of its samples;
+//! 6. `resolve.wgsl` — per sample: photo (under a blurred, offset contact shadow of the
+//!    product), shaded product (under the thin layer at its coverage) (ambient + key light, metallic/rough Blinn–Phong, a
 //!    high-contrast studio environment in the photo's colours — a floor (lit for polished
 //!    metal, with a dark band along the horizon; dark for gems and glass), bright ceiling,
 //!    strip light and softboxes — so polished metal reads as metal; textures box-filtered
