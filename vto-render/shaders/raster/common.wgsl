@@ -11,7 +11,7 @@ struct Vert {
     view: vec4<f32>,
     // Camera-space unit normal.
     normal: vec4<f32>,
-    // Texture coordinates.
+    // Texture coordinates, the thin layer's coverage weight (0: not thin), unused.
     uv: vec4<f32>,
 }
 
@@ -32,7 +32,8 @@ struct Params {
     roi: vec4<u32>,
     // Supersampling factor S, supersampled width W = S·w, height H = S·h, triangle count.
     ss: vec4<u32>,
-    // Raster mode (0 occluder, 1 opaque depth, 2 opaque id, 3 transparent depth, 4 transparent id),
+    // Raster mode (0 occluder, 1 opaque depth, 2 opaque id, 3 transparent depth, 4 transparent id,
+    // 5 thin depth and coverage, 6 thin id),
     // transparency (0 clear, 1 tint from material, 2 default grey gradient), unused, unused.
     mode: vec4<u32>,
     // Ambient light (linear rgb), near plane (cm).
@@ -47,6 +48,13 @@ struct Params {
 
 // No fragment here (depth and id buffers are cleared to this).
 const NONE: u32 = 0xffffffffu;
+// Full coverage in the thin layer's fixed-point coverage plane (`ids` plane 3).
+const THIN_ONE: u32 = 65536u;
+
+// The thin layer's coverage (0–1) from its fixed-point sum.
+fn thin_coverage(sum: u32) -> f32 {
+    return min(f32(sum) / f32(THIN_ONE), 1.0);
+}
 
 fn edge(a: vec2<f32>, b: vec2<f32>, p: vec2<f32>) -> f32 {
     return (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x);

@@ -1,14 +1,20 @@
 // Triangle rasterizer, one thread per triangle, into supersampled buffers with 32-bit
 // `atomicMin` depth (the bit pattern of a positive f32 view depth orders like the float).
 //
-// `zbuf` holds three planes of W·H values: the occluders' depth, the opaque product's
-// depth, the transparent-layer depth. `ids` holds two planes: the winning opaque triangle and
-// the winning transparent triangle. Modes (`params.mode.x`):
+// `zbuf` holds four planes of W·H values: the occluders' depth, the opaque product's
+// depth, the transparent-layer depth, the thin layer's depth. `ids` holds four planes: the
+// winning opaque triangle, the winning transparent triangle, the nearest thin triangle and the
+// thin layer's summed coverage (fixed point, `THIN_ONE` = 1). Thin triangles (widened by the
+// host, `scene::thin`; their vertices carry the coverage weight in `uv.z` > 0) are drawn only
+// by modes 5 and 6. Modes (`params.mode.x`):
 //   0: occluder depth (occluder triangles; depth only)
 //   1: opaque depth — fragments behind the occluder are rejected and counted (counters[0])
 //   2: opaque id — the lowest triangle index whose depth equals the stored depth wins
 //   3: transparent depth — behind the occluder: rejected and counted; behind the opaque: hidden
 //   4: transparent id
+//   5: thin depth and coverage — behind the occluder: rejected and counted; behind the opaque:
+//      hidden; else the weights of every thin triangle covering the sample are summed
+//   6: thin id — the lowest thin triangle index at the nearest thin depth
 // counters[1] counts the product fragments that passed the occluder test.
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -34,6 +40,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         m = materials[tri.w];
         alpha_mode = m.flags.x;
         let blend = alpha_mode == 2u;
+        let thin = verts[tri.x].uv.z > 0.0;
+        if ((mode >= 5u) != thin) {
+            return;
+        }
         if ((mode == 1u || mode == 2u) && blend) {
             return;
         }
@@ -100,6 +110,21 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 }
                 atomicAdd(&counters[1], 1u);
                 atomicMin(&zbuf[(mode + 1u) / 2u * plane + i], zb);
+            } else if (mode == 5u) {
+                if (zb >= atomicLoad(&zbuf[i])) {
+                    atomicAdd(&counters[0], 1u);
+                    continue;
+                }
+                if (zb >= atomicLoad(&zbuf[plane + i])) {
+                    continue;
+                }
+                atomicAdd(&counters[1], 1u);
+                atomicMin(&zbuf[3u * plane + i], zb);
+                atomicAdd(&ids[3u * plane + i], u32(a.uv.z * f32(THIN_ONE) + 0.5));
+            } else if (mode == 6u) {
+                if (zb == atomicLoad(&zbuf[3u * plane + i])) {
+                    atomicMin(&ids[2u * plane + i], t);
+                }
             } else if (mode == 2u) {
                 if (zb == atomicLoad(&zbuf[plane + i])) {
                     atomicMin(&ids[i], t);

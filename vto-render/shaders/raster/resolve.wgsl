@@ -1,5 +1,6 @@
 // Shading and resolve, one thread per output pixel of the ROI: each of the S×S samples is the
-// photo (darkened by the contact shadow), or the shaded opaque product, then seen through the
+// photo (darkened by the contact shadow), or the shaded opaque product, under the thin layer
+// (the nearest thin triangle's shade at the layer's coverage), then seen through the
 // transparent layer when one covers it; the samples are averaged (supersampled anti-aliasing). A pixel
 // that no product sample and no shadow touches is copied from the photo bit for bit.
 
@@ -254,6 +255,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             let o = ids[k];
             if (o != NONE) {
                 col = shade_opaque(o, p);
+                touched = true;
+            }
+            let th = ids[2u * plane + k];
+            if (th != NONE) {
+                col = mix(col, shade_opaque(th, p), thin_coverage(ids[3u * plane + k]));
                 touched = true;
             }
             let l = ids[plane + k];

@@ -13,9 +13,15 @@
 //!    triangle id of the winning depth (lowest id on ties: deterministic);
 //! 3. modes 3, 4 — the same for the transparent layer (BLEND materials), in front of the
 //!    opaque depth: the nearest transparent surface per sample;
-//! 4. `coverage.wgsl` — per output pixel, product and occluder coverage of its samples;
-//! 5. `resolve.wgsl` — per sample: photo (under a blurred, offset contact shadow of the
-//!    product), shaded product (ambient + key light, metallic/rough Blinn–Phong, a
+//! 4. modes 5, 6 — the thin layer: triangles of parts narrower than a sample on screen,
+//!    widened by the host to a pixel with a coverage weight in proportion
+//!    ([`crate::scene::thin`]); per sample in front of the opaque depth, the weights of every
+//!    thin triangle covering it are summed (clamped to 1) and the nearest thin triangle is
+//!    kept, so a chain or a wire keeps its true coverage as a continuous faint line instead of
+//!    scattered dots;
+//! 5. `coverage.wgsl` — per output pixel, product and occluder coverage of its samples;
+//! 6. `resolve.wgsl` — per sample: photo (under a blurred, offset contact shadow of the
+//!    product), shaded product (under the thin layer at its coverage) (ambient + key light, metallic/rough Blinn–Phong, a
 //!    high-contrast studio environment in the photo's colours — a floor (lit for polished
 //!    metal, with a dark band along the horizon; dark for gems and glass), bright ceiling,
 //!    strip light and softboxes — so polished metal reads as metal; textures box-filtered
@@ -44,7 +50,8 @@ pub struct RasterVertex {
     pub view: [f32; 4],
     /// Camera-space unit normal (w unused).
     pub normal: [f32; 4],
-    /// Texture coordinates (zw unused).
+    /// Texture coordinates, the thin layer's coverage weight (0: not a thin triangle; see
+    /// [`crate::scene::thin`]), unused.
     pub uv: [f32; 4],
 }
 const _: () = assert!(std::mem::size_of::<RasterVertex>() == 64);
@@ -214,6 +221,11 @@ pub enum RasterError {
 }
 
 impl Scene {
+    /// Whether any product triangle belongs to the thin layer ([`crate::scene::thin`]).
+    pub fn has_thin(&self) -> bool {
+        self.product.vertices.iter().any(|v| v.uv[2] > 0.0)
+    }
+
     /// Every occluder as one mesh (they share one depth plane).
     pub fn occluder_mesh(&self) -> Mesh {
         let mut all = Mesh::default();
@@ -247,6 +259,11 @@ impl Scene {
         Ok(())
     }
 }
+
+/// Depth planes of a render: occluders, opaque, transparent, thin.
+const DEPTH_PLANES: u64 = 4;
+/// Id planes of a render: opaque, transparent, thin, the thin layer's coverage sum.
+const ID_PLANES: u64 = 4;
 
 /// The compiled kernels on one device.
 #[derive(Debug)]
@@ -303,15 +320,21 @@ impl Rasterizer {
         let plane = u64::from(w * scene.ss) * u64::from(h * scene.ss);
         // Depth and ids start at all ones (the farthest depth, no triangle); queue writes land
         // before the encoder's passes run.
-        let zbuf = ctx.storage("raster zbuf", plane * 3 * 4);
-        let ids = ctx.storage("raster ids", plane * 2 * 4);
+        let zbuf = ctx.storage("raster zbuf", plane * DEPTH_PLANES * 4);
+        let ids = ctx.storage("raster ids", plane * ID_PLANES * 4);
         let ones = vec![0xffu8; (plane * 4) as usize];
-        for k in 0..3 {
+        for k in 0..DEPTH_PLANES {
             ctx.queue.write_buffer(&zbuf, k * plane * 4, &ones);
         }
-        for k in 0..2 {
+        // Opaque, transparent and thin ids start at "none"; the thin coverage sum at zero.
+        for k in 0..ID_PLANES - 1 {
             ctx.queue.write_buffer(&ids, k * plane * 4, &ones);
         }
+        ctx.queue.write_buffer(
+            &ids,
+            (ID_PLANES - 1) * plane * 4,
+            &vec![0u8; (plane * 4) as usize],
+        );
         let occluder = scene.occluder_mesh();
         let passes = DepthPasses {
             zbuf,
@@ -324,7 +347,11 @@ impl Rasterizer {
         };
         let occ_verts = ctx.storage_init("occ verts", bytemuck::cast_slice(&occluder.vertices));
         let occ_tris = ctx.storage_init("occ tris", bytemuck::cast_slice(&occluder.triangles));
-        for mode in 0..5u32 {
+        let thin = scene.has_thin();
+        for mode in 0..7u32 {
+            if mode >= 5 && !thin {
+                continue;
+            }
             let (v, t, n) = if mode == 0 {
                 (&occ_verts, &occ_tris, occluder.triangles.len() as u32)
             } else {
@@ -372,7 +399,7 @@ impl Rasterizer {
         let ss = scene.ss;
         let plane = u64::from(w * ss) * u64::from(h * ss);
         let max = ctx.limits.max_storage_buffer_binding_size as u64;
-        if plane * 3 * 4 > max {
+        if plane * DEPTH_PLANES.max(ID_PLANES) * 4 > max {
             return Err(RasterError::BadScene(format!(
                 "ROI {w}×{h} at {ss}× supersampling needs more than the device's {max}-byte buffers"
             )));
@@ -455,7 +482,9 @@ fn edge(a: [f32; 2], b: [f32; 2], p: [f32; 2]) -> f32 {
 }
 
 /// CPU reference of the depth and id passes (textures for MASK materials are not sampled:
-/// the reference treats MASK as opaque, so compare on scenes without MASK materials).
+/// the reference treats MASK as opaque, so compare on scenes without MASK materials). Thin
+/// triangles ([`crate::scene::thin`]) are left out, as the GPU's opaque and transparent
+/// passes leave them out.
 /// Returns the opaque and transparent id planes, concatenated, and the counters.
 pub fn cpu_ids(scene: &Scene) -> (Vec<u32>, RasterStats) {
     let [_, _, w, h] = scene.roi;
@@ -469,6 +498,9 @@ pub fn cpu_ids(scene: &Scene) -> (Vec<u32>, RasterStats) {
         let mesh = if mode == 0 { &occluder } else { &scene.product };
         for (t, tri) in mesh.triangles.iter().enumerate() {
             if mode != 0 {
+                if mesh.vertices[tri[0] as usize].uv[2] > 0.0 {
+                    continue;
+                }
                 let blend = scene.materials[tri[3] as usize].flags[0] == 2;
                 if (mode <= 2) == blend {
                     continue;

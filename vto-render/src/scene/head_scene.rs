@@ -57,4 +57,10 @@ impl<'a> HeadScene<'a> {
     pub fn head_occluder(&self) -> CameraMesh {
         occluder::head(self.face, &self.cam)
     }
+
+    /// The skull that hides eyewear temples ([`occluder::temple_head`]): broader and boxier
+    /// than the head occluder, as the skull is where temples rest.
+    pub fn temple_occluder(&self) -> CameraMesh {
+        occluder::temple_head(self.face, &self.cam)
+    }
 }

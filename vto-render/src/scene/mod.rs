@@ -8,6 +8,8 @@
 //!   occluder of a head-worn product, in one place for every head-worn category;
 //! - [`light`]: ambient and key light estimated from the photo;
 //! - [`occluder`]: depth-only meshes of the person (the head) that hide parts of a product;
+//! - [`thin`]: parts narrower than a sample on screen (chains, wires) widened into the
+//!   rasterizer's thin layer with their coverage kept;
 //! - [`SceneBuilder`]: materials and textures packed for the GPU, the region of interest (the
 //!   product's footprint plus its shadow), the supersampling budget, the contact shadow, and
 //!   every vertex projected.
@@ -20,6 +22,7 @@ pub mod head;
 pub mod head_scene;
 pub mod light;
 pub mod occluder;
+pub mod thin;
 
 use crate::math::{Vec2, Vec3};
 use crate::product::{AlphaMode, Product};
@@ -28,7 +31,7 @@ use camera::PhotoCamera;
 
 /// Near plane (cm): product vertices closer to the camera are not drawn.
 pub const NEAR_CM: f32 = 1.0;
-/// Most supersampled samples per render (48 MB of depth, 32 MB of ids); the supersampling
+/// Most supersampled samples per render (64 MB of depth, 64 MB of ids); the supersampling
 /// factor is lowered to stay within it.
 pub const MAX_SAMPLES: u64 = 4 << 20;
 
@@ -152,6 +155,7 @@ pub struct SceneBuilder {
     transparency: Transparency,
     shadow: Shadow,
     supersampling: u32,
+    thin_parts: bool,
 }
 
 impl SceneBuilder {
@@ -173,6 +177,7 @@ impl SceneBuilder {
                 strength: 0.0,
             },
             supersampling: 2,
+            thin_parts: true,
         }
     }
 
@@ -191,6 +196,13 @@ impl SceneBuilder {
     /// Supersampling per axis (clamped to 1–4; lowered on huge footprints, see [`MAX_SAMPLES`]).
     pub fn supersampling(mut self, ss: u32) -> Self {
         self.supersampling = ss.clamp(1, 4);
+        self
+    }
+
+    /// Whether parts narrower than a sample go to the thin layer ([`thin`]; on by default). Off
+    /// renders them as plain triangles, point-sampled (what comparisons measure against).
+    pub fn thin_parts(mut self, on: bool) -> Self {
+        self.thin_parts = on;
         self
     }
 
@@ -254,7 +266,10 @@ impl SceneBuilder {
                 triangles: m.triangles.clone(),
             }
         };
-        let product = project(&self.product);
+        let mut product = project(&self.product);
+        if self.thin_parts {
+            thin::widen(&mut product, &self.materials, 1.0, ss as f32);
+        }
         // Occluder triangles wholly off the ROI do nothing: leave them out.
         let (rw, rh) = ((roi[2] * ss) as f32, (roi[3] * ss) as f32);
         let occluders = self

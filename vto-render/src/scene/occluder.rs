@@ -2,22 +2,53 @@
 //!
 //! The head ([`head`]): an ellipsoid built from the landmarks, as wide as the face at the ears
 //! (234–454, +4 %), as tall as 1.24 × forehead–chin (10–152), its front 8 mm behind the nose
-//! bridge, turned with the head. Eyewear temples pass into it behind the hinges, a hat's back
-//! behind the crown, an earring on a turned-away ear behind the cheek.
+//! bridge, turned with the head. A hat's back hides behind the crown, an earring on a
+//! turned-away ear behind the cheek.
+//!
+//! The skull for eyewear temples ([`temple_head`]): the same, but as broad as the skull above
+//! the ears ([`SKULL_BREADTH_PER_FACE_WIDTH`] × the face width, where the temples rest) and a
+//! rounded box in its horizontal sections (a superellipsoid, [`HEAD_SQUARENESS`]): a head is
+//! flat in front and wide right behind the face (the brows already reach ±5.5 cm 2 cm behind
+//! the nose bridge), while an ellipse through the ears and the nose bridge is ±4 cm wide
+//! there, so on a turned head the far temple, which runs back at the skull's width, stayed
+//! outside it and showed across the far cheek.
+//!
+//! Both sizes are measured in the head frame (the landmarks' 3D distances over the pose's
+//! scale), not on the image: on a head turned by θ the image distance 234–454 shrinks by
+//! cos θ, and the occluder shrank with it.
 
 use super::camera::HeadCamera;
 use super::head::head_centre;
 use super::CameraMesh;
-use crate::math::{dist_xy, Vec3};
+use crate::math::Vec3;
 use crate::vision::Face;
 
-/// The head ellipsoid in the head frame: centre and semi-axes (cm).
+/// The exponent of the temple skull's horizontal section (2: an ellipse; larger: a rounded
+/// box).
+pub const HEAD_SQUARENESS: f32 = 3.0;
+/// The head occluder's breadth over the face width at the ears (234–454).
+pub const HEAD_BREADTH_PER_FACE_WIDTH: f32 = 1.04;
+/// The temple skull's breadth over the face width at the ears: the skull above the ears, where
+/// temples rest (the value hats fit to, `tryon::hats::fit`).
+pub const SKULL_BREADTH_PER_FACE_WIDTH: f32 = 1.12;
+
+/// The 3D distance of two landmarks in centimetres of the head frame (rotation keeps lengths;
+/// the pose's scale turns pixels into centimetres).
+pub fn head_frame_distance(face: &Face, cam: &HeadCamera, a: usize, b: usize) -> f32 {
+    let (p, q) = (face.landmarks[a], face.landmarks[b]);
+    Vec3::new(p[0] - q[0], p[1] - q[1], p[2] - q[2]).length() / cam.scale()
+}
+
+/// The head occluder in the head frame: centre and semi-axes (cm) of the ellipsoid.
 pub fn head_ellipsoid(face: &Face, cam: &HeadCamera) -> (Vec3, Vec3) {
-    let lm = &face.landmarks;
-    let s = cam.scale();
-    let half_w = dist_xy(lm[234], lm[454]) / 2.0 / s;
-    let height = dist_xy(lm[10], lm[152]) / s;
-    let ax = 1.04 * half_w;
+    head_solid(face, cam, HEAD_BREADTH_PER_FACE_WIDTH)
+}
+
+/// Centre and semi-axes (cm, head frame) of a head `breadth` × the face width broad.
+fn head_solid(face: &Face, cam: &HeadCamera, breadth: f32) -> (Vec3, Vec3) {
+    let half_w = head_frame_distance(face, cam, 234, 454) / 2.0;
+    let height = head_frame_distance(face, cam, 10, 152);
+    let ax = breadth * half_w;
     let ay = 0.62 * height;
     let az = 0.95 * ax;
     let front = cam.anchor_model().z - 0.8;
@@ -33,18 +64,38 @@ pub fn head(face: &Face, cam: &HeadCamera) -> CameraMesh {
     ellipsoid(cam, c, r)
 }
 
+/// The skull that hides eyewear temples behind the head (see the module docs).
+pub fn temple_head(face: &Face, cam: &HeadCamera) -> CameraMesh {
+    let (c, r) = head_solid(face, cam, SKULL_BREADTH_PER_FACE_WIDTH);
+    superellipsoid(cam, c, r, HEAD_SQUARENESS)
+}
+
 /// An ellipsoid (head frame, axis-aligned there) as a camera-space mesh, only its
 /// camera-facing half: the ellipsoid is convex, so that half holds the nearest depth
 /// everywhere it covers.
 pub fn ellipsoid(cam: &HeadCamera, centre: Vec3, radii: Vec3) -> CameraMesh {
+    superellipsoid(cam, centre, radii, 2.0)
+}
+
+/// A superellipsoid (head frame, axis-aligned there): elliptic in its vertical sections, its
+/// horizontal sections the superellipses `|x/rx|^n + |z/rz|^n = 1` (`n` = `squareness` ≥ 2,
+/// so it stays convex), as a camera-space mesh of its camera-facing half.
+pub fn superellipsoid(cam: &HeadCamera, centre: Vec3, radii: Vec3, squareness: f32) -> CameraMesh {
+    // A rounded box needs more meridians than an ellipse to keep its corners.
     const LAT: usize = 16;
-    const LON: usize = 32;
+    let lon: usize = if squareness > 2.0 { 64 } else { 32 };
     let mut mesh = CameraMesh::default();
     for i in 0..=LAT {
         let th = std::f32::consts::PI * i as f32 / LAT as f32;
-        for j in 0..LON {
-            let ph = std::f32::consts::TAU * j as f32 / LON as f32;
-            let unit = Vec3::new(th.sin() * ph.cos(), th.cos(), th.sin() * ph.sin());
+        for j in 0..lon {
+            let ph = std::f32::consts::TAU * j as f32 / lon as f32;
+            let e = 2.0 / squareness.max(2.0);
+            let (s, c) = ph.sin_cos();
+            let unit = Vec3::new(
+                th.sin() * c.signum() * c.abs().powf(e),
+                th.cos(),
+                th.sin() * s.signum() * s.abs().powf(e),
+            );
             mesh.push_vertex(
                 cam.to_camera(centre + radii * unit),
                 Vec3::NEG_Z,
@@ -55,18 +106,28 @@ pub fn ellipsoid(cam: &HeadCamera, centre: Vec3, radii: Vec3) -> CameraMesh {
     }
     let centre_cam = cam.to_camera(centre);
     let facing = |t: [u32; 3]| {
-        let mid = t.iter().map(|&i| mesh.positions[i as usize]).sum::<Vec3>() / 3.0;
-        // Facing the camera (at the origin) when the outward direction points back at it.
-        (mid - centre_cam).dot(mid) < 0.0
+        let [a, b, c] = t.map(|i| mesh.positions[i as usize]);
+        let mid = (a + b + c) / 3.0;
+        // The face's normal, turned outward (away from the centre of the convex solid); facing
+        // the camera (at the origin) when it points back at it. Degenerate faces at the poles
+        // fall back to the direction from the centre.
+        let n = (b - a).cross(c - a);
+        let n = if n.length_squared() > 1e-12 {
+            n
+        } else {
+            mid - centre_cam
+        };
+        let n = if n.dot(mid - centre_cam) < 0.0 { -n } else { n };
+        n.dot(mid) < 0.0
     };
     let mut triangles = Vec::new();
     for i in 0..LAT {
-        for j in 0..LON {
-            let j2 = (j + 1) % LON;
-            let a = (i * LON + j) as u32;
-            let b = (i * LON + j2) as u32;
-            let c = ((i + 1) * LON + j) as u32;
-            let d = ((i + 1) * LON + j2) as u32;
+        for j in 0..lon {
+            let j2 = (j + 1) % lon;
+            let a = (i * lon + j) as u32;
+            let b = (i * lon + j2) as u32;
+            let c = ((i + 1) * lon + j) as u32;
+            let d = ((i + 1) * lon + j2) as u32;
             for t in [[a, c, b], [b, c, d]] {
                 if facing(t) {
                     triangles.push([t[0], t[1], t[2], 0]);

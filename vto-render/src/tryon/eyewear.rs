@@ -8,14 +8,18 @@
 //!   up, front +Z, origin at the bridge; recognised by a 10–20 cm wide frame whose origin is
 //!   centred and at its front): 1 m in the file is 100 cm on the canonical face;
 //! - **auto-fit** otherwise: the front is scaled to [`AUTO_FIT_WIDTH`] × the face width
-//!   (landmarks 234–454) and the bridge is taken at the front's horizontal centre, 15 % of its
-//!   height above its middle. The result metadata says which, and why.
+//!   (landmarks 234–454, measured in the head frame, so a turned head does not shrink it: the
+//!   head pose turns the frame, and its projected width foreshortens with the head's yaw once)
+//!   and the bridge is taken at the front's horizontal centre, 15 % of its height above its
+//!   middle. The result metadata says which, and why.
 //!
 //! # Temples
 //! Real temples rest on the ears, which sit lower than the hinges. Each temple (the part of
 //! the frame more than [`HINGE_DEPTH_CM`] behind its front, per side) is turned about its
 //! hinge so that it runs toward the ear point of the canonical face
-//! ([`crate::scene::head::ear_point`]), within ±[`MAX_DROOP_DEG`]. The head occluder then hides what passes behind the head.
+//! ([`crate::scene::head::ear_point`]), within ±[`MAX_DROOP_DEG`]. The skull occluder
+//! ([`crate::scene::occluder::temple_head`]) then hides what passes behind the head: on a
+//! turned head, the far temple and the far hinge's back.
 //!
 //! # Lenses
 //! BLEND materials are the lenses (the rasterizer's transparent layer): clear with a faint
@@ -35,6 +39,7 @@ use crate::raster::{RasterStats, Transparency};
 use crate::scene::camera::FOCAL_FACTOR;
 use crate::scene::head::ear_point;
 use crate::scene::head_scene::HeadScene;
+use crate::scene::occluder::head_frame_distance;
 use crate::scene::NEAR_CM;
 use crate::vision::Face;
 
@@ -132,8 +137,10 @@ pub struct EyewearPlacement {
     pub lens_centres_px: Option<[[f32; 2]; 2]>,
     /// Eye centres from the landmarks (image left first).
     pub eye_centres_px: [[f32; 2]; 2],
-    /// Face width (landmarks 234–454), pixels.
+    /// Face width (landmarks 234–454), pixels on the image.
     pub face_width_px: f32,
+    /// Face width (landmarks 234–454), centimetres in the head frame (what auto-fit scales to).
+    pub face_width_cm: f32,
     /// How far each temple was turned down at its hinge (degrees; the asset's −X side first),
     /// `None` for a frame without temples.
     pub temple_droop_deg: Option<[f32; 2]>,
@@ -295,7 +302,8 @@ pub fn prepare(
     let cam = head.cam();
     let lm = head.landmarks();
     let face_width_px = dist_xy(lm[234], lm[454]);
-    let (fit, k, origin) = fit_product(product, face_width_px / cam.scale());
+    let face_width_cm = head_frame_distance(face, cam, 234, 454);
+    let (fit, k, origin) = fit_product(product, face_width_cm);
     let anchor = cam.anchor_model() + Vec3::new(0.0, 0.0, BRIDGE_OFFSET_CM);
     let to_model = |p: Vec3| anchor + k * (p - origin);
 
@@ -325,7 +333,7 @@ pub fn prepare(
             None => (cam.to_camera(m), cam.dir_to_camera(n)),
         }
     });
-    builder.occluders.push(head.head_occluder());
+    builder.occluders.push(head.temple_occluder());
 
     // Lens boxing centres: the bounding box of each side's lens vertices (asset x < 0, ≥ 0).
     let mut lens_box = [(Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)); 2];
@@ -371,6 +379,7 @@ pub fn prepare(
             lens_centres_px,
             eye_centres_px: eyes,
             face_width_px,
+            face_width_cm,
             temple_droop_deg: bends.map(|b| b.map(|t| t.angle.to_degrees())),
             roi: scene.roi,
             pose,
@@ -429,6 +438,7 @@ pub fn metadata(
         "lens_centres_px": p.lens_centres_px,
         "eye_centres_px": p.eye_centres_px,
         "face_width_px": p.face_width_px,
+        "face_width_cm": p.face_width_cm,
         "temple_droop_deg": p.temple_droop_deg,
         "roi": p.roi,
         "supersampling": s.map(|s| s.ss * s.ss),

@@ -28,4 +28,6 @@ mod rings;
 mod shoes;
 mod subjects;
 mod tflite_golden;
+mod thin_parts;
+mod turned_heads;
 mod vision;
