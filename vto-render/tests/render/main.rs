@@ -19,6 +19,7 @@ mod hair_arms;
 mod hats;
 mod jewelry;
 mod looks;
+mod own_eyewear;
 mod people;
 mod product_pose;
 mod products;
