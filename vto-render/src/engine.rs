@@ -695,9 +695,9 @@ impl Engine for BuiltinEngine {
         let out = tokio::task::spawn_blocking(move || {
             renderer.try_on_with(tryon.as_ref(), &person, &product, &options)
         })
-                .await
-                .map_err(|e| EngineError::Internal(format!("render task failed: {e}")))?
-                .map_err(RenderError::into_engine_error)?;
+        .await
+        .map_err(|e| EngineError::Internal(format!("render task failed: {e}")))?
+        .map_err(RenderError::into_engine_error)?;
         Ok(Rendered {
             image: out.png,
             content_type: "image/png".into(),

@@ -505,7 +505,9 @@ mod tests {
     #[test]
     fn remove_own_eyewear_defaults_to_auto_and_rejects_other_values() {
         let base = json!({"category": "glasses", "person_image": PERSON, "product_model": PRODUCT});
-        let v = req(base.clone()).validate(&RequestLimits::default()).unwrap();
+        let v = req(base.clone())
+            .validate(&RequestLimits::default())
+            .unwrap();
         assert_eq!(v.options.remove_own_eyewear, RemoveOwnEyewear::Auto);
         for value in RemoveOwnEyewear::ALL {
             let mut body = base.clone();

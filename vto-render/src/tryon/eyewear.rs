@@ -298,6 +298,7 @@ pub fn prepare(
     let (cleaned, own_eyewear) = take_off(
         photo,
         &face.landmarks,
+        face.head_pose.as_ref().map(|h| h.yaw_pitch_roll_deg[0]),
         options.remove_own_eyewear,
         kind == Eyewear::Glasses,
     );

@@ -86,7 +86,10 @@ const PEOPLE: [(&str, bool); 18] = [
         true,
     ),
     ("portrait_man_hat_glasses_bowtie_threequarter_cc0.jpg", true),
-    ("portrait_older_man_cowboy_hat_sunglasses_unsplash.jpg", true),
+    (
+        "portrait_older_man_cowboy_hat_sunglasses_unsplash.jpg",
+        true,
+    ),
     (
         "halfbody_woman_hands_on_head_cap_sunglasses_sweater_pexels.jpg",
         true,
@@ -122,7 +125,7 @@ fn glasses_are_found_on_the_real_people_who_wear_them_and_not_on_the_others() {
     for (name, wears) in PEOPLE {
         let Some(img) = photo(name) else { return };
         let lm = landmarks(&img);
-        let (cleaned, report) = take_off(&img, &lm, RemoveOwnEyewear::Never, true);
+        let (cleaned, report) = take_off(&img, &lm, None, RemoveOwnEyewear::Never, true);
         assert!(cleaned.is_none(), "never removed something on {name}");
         let c = report.confidence.expect("a face frame");
         println!(
@@ -142,12 +145,16 @@ fn dark_sunglasses_come_off_for_sunglasses_and_stay_for_clear_glasses_unless_alw
         return;
     };
     let lm = landmarks(&img);
-    let (kept, r) = take_off(&img, &lm, RemoveOwnEyewear::Auto, true);
+    let (kept, r) = take_off(&img, &lm, None, RemoveOwnEyewear::Auto, true);
     assert!(r.found && r.tinted && !r.removed && kept.is_none(), "{r:?}");
-    assert!(r.kept_because.as_deref().unwrap_or("").contains("dark lenses"));
-    let (off, r) = take_off(&img, &lm, RemoveOwnEyewear::Auto, false);
+    assert!(r
+        .kept_because
+        .as_deref()
+        .unwrap_or("")
+        .contains("dark lenses"));
+    let (off, r) = take_off(&img, &lm, None, RemoveOwnEyewear::Auto, false);
     assert!(r.removed && off.is_some(), "{r:?}");
-    let (off, r) = take_off(&img, &lm, RemoveOwnEyewear::Always, true);
+    let (off, r) = take_off(&img, &lm, None, RemoveOwnEyewear::Always, true);
     assert!(r.removed && off.is_some(), "{r:?}");
     // The dark lenses are gone: the eye region is much brighter than before.
     let frame = FaceFrame::new(&lm).unwrap();
@@ -223,9 +230,15 @@ fn a_rendered_frame_is_found_and_taken_off() {
     let bare_lm = landmarks(&bare);
     let frame = FaceFrame::new(&bare_lm).unwrap();
     // The eye region: the box 2.2 × 1.1 eye distances around the eyes.
-    let corners = [(-1.1, -0.55), (1.1, -0.55), (-1.1, 0.55), (1.1, 0.55)]
-        .map(|(u, v)| frame.to_image(u, v));
-    let lo = [0, 1].map(|k| corners.iter().map(|p| p[k]).fold(f32::MAX, f32::min).max(0.0) as u32);
+    let corners =
+        [(-1.1, -0.55), (1.1, -0.55), (-1.1, 0.55), (1.1, 0.55)].map(|(u, v)| frame.to_image(u, v));
+    let lo = [0, 1].map(|k| {
+        corners
+            .iter()
+            .map(|p| p[k])
+            .fold(f32::MAX, f32::min)
+            .max(0.0) as u32
+    });
     let hi = [0, 1].map(|k| {
         let m = corners.iter().map(|p| p[k]).fold(f32::MIN, f32::max);
         (m as u32).min(if k == 0 { bare.width() } else { bare.height() })
@@ -238,7 +251,7 @@ fn a_rendered_frame_is_found_and_taken_off() {
         let (png, _) = try_on(&bare, Category::Glasses, sample, RemoveOwnEyewear::Never);
         let worn = image::load_from_memory(&png).unwrap().to_rgba8();
         let lm = landmarks(&worn);
-        let (cleaned, report) = take_off(&worn, &lm, RemoveOwnEyewear::Auto, true);
+        let (cleaned, report) = take_off(&worn, &lm, None, RemoveOwnEyewear::Auto, true);
         assert!(report.found && report.removed, "{sample:?}: {report:?}");
         let cleaned = cleaned.unwrap();
         let before = mae(&worn, &bare, lo, hi);
@@ -261,7 +274,11 @@ fn a_rendered_frame_is_found_and_taken_off() {
         for (x, y, p) in cleaned.enumerate_pixels() {
             let c = [x as f32 + 0.5, y as f32 + 0.5];
             if f.contours.iter().any(|poly| inside(poly, c)) {
-                assert_eq!(p, worn.get_pixel(x, y), "{sample:?}: eye pixel {x},{y} changed");
+                assert_eq!(
+                    p,
+                    worn.get_pixel(x, y),
+                    "{sample:?}: eye pixel {x},{y} changed"
+                );
             }
         }
     }

@@ -56,7 +56,12 @@ pub const EYE_CONTOURS: [[usize; 16]; 2] = [
 /// Each eye's corners (outer, inner) and lids (upper, lower), subject's right eye first.
 const EYE_CORNERS: [[usize; 4]; 2] = [[33, 133, 159, 145], [263, 362, 386, 374]];
 /// Cheek landmarks below the eyes where the skin's luminance is sampled.
-const CHEEKS: [usize; 4] = [205, 425, 187, 411];
+pub const CHEEKS: [usize; 4] = [205, 425, 187, 411];
+/// The brows (MediaPipe face mesh), each a closed outline, subject's right first.
+pub const BROWS: [[usize; 10]; 2] = [
+    [70, 63, 105, 66, 107, 55, 65, 52, 53, 46],
+    [300, 293, 334, 296, 336, 285, 295, 282, 283, 276],
+];
 /// The face's sides at eye height (subject's right first): where temples leave the face.
 const FACE_SIDES: [usize; 2] = [234, 454];
 /// MediaPipe's face-oval landmarks, in order around the face.
@@ -117,7 +122,11 @@ impl FaceFrame {
         };
         let c = [centre(0), centre(1)];
         let left_is_subject_right = c[0][0] <= c[1][0];
-        let order = if left_is_subject_right { [0, 1] } else { [1, 0] };
+        let order = if left_is_subject_right {
+            [0, 1]
+        } else {
+            [1, 0]
+        };
         let eyes = order.map(|e| c[e]);
         let d = sub(eyes[1], eyes[0]);
         let ipd = len(d);
@@ -517,12 +526,12 @@ pub fn detect(photo: &RgbaImage, lm: &[[f32; 3]]) -> Option<Found> {
         frame.to_image(-1.5, 0.8),
         frame.to_image(1.5, 0.8),
     ];
-    let lo = corners
-        .iter()
-        .fold([f32::MAX, f32::MAX], |a, p| [a[0].min(p[0]), a[1].min(p[1])]);
-    let hi = corners
-        .iter()
-        .fold([f32::MIN, f32::MIN], |a, p| [a[0].max(p[0]), a[1].max(p[1])]);
+    let lo = corners.iter().fold([f32::MAX, f32::MAX], |a, p| {
+        [a[0].min(p[0]), a[1].min(p[1])]
+    });
+    let hi = corners.iter().fold([f32::MIN, f32::MIN], |a, p| {
+        [a[0].max(p[0]), a[1].max(p[1])]
+    });
     let passes = if frame.ipd > 160.0 { 2 } else { 1 };
     let l = Luma32::new(photo, lo, hi, passes);
     let rims = [find_rim(&l, &frame, 0), find_rim(&l, &frame, 1)];
@@ -682,8 +691,9 @@ pub fn inside(poly: &[P2], p: P2) -> bool {
 /// The distance from `p` to the segment `a`–`b`.
 pub fn seg_dist(p: P2, a: P2, b: P2) -> f32 {
     let ab = sub(b, a);
-    let t = ((sub(p, a)[0] * ab[0] + sub(p, a)[1] * ab[1]) / (ab[0] * ab[0] + ab[1] * ab[1]).max(1e-6))
-        .clamp(0.0, 1.0);
+    let t = ((sub(p, a)[0] * ab[0] + sub(p, a)[1] * ab[1])
+        / (ab[0] * ab[0] + ab[1] * ab[1]).max(1e-6))
+    .clamp(0.0, 1.0);
     len(sub(p, add(a, mul(ab, t))))
 }
 

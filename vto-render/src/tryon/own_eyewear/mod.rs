@@ -6,7 +6,8 @@
 //!    a bar across the nose, the temples, and whether the lenses are dark; a confidence 0–1;
 //! 2. **decides** by the request's [`RemoveOwnEyewear`]: `auto` removes when the confidence
 //!    is at least [`AUTO_THRESHOLD`] (and the lenses are clear, or the new product is
-//!    sunglasses: see below), `never` never does, `always` removes whatever was traced;
+//!    sunglasses: see below; and the head is turned at most [`AUTO_MAX_YAW_DEG`]), `never`
+//!    never does, `always` removes whatever was traced;
 //! 3. **removes** ([`remove`]): the frame's mask (rims, bridge, temples; the lenses' insides
 //!    too when they are dark) filled with the fill stage ([`crate::fill`]) from the face's
 //!    skin. Through clear lenses the eyes are the wearer's own, so they are never in the mask
@@ -29,6 +30,11 @@ use std::time::Instant;
 use image::RgbaImage;
 use serde_json::json;
 pub use vto_core::RemoveOwnEyewear;
+
+/// `auto` keeps the glasses of a head turned further than this (degrees of yaw): the far
+/// rim and the temple are foreshortened and partly hidden, the traced frame misses them and
+/// the fill has little face to copy from (a near-profile portrait came out damaged).
+pub const AUTO_MAX_YAW_DEG: f32 = 35.0;
 
 /// `auto` removes the wearer's glasses at this confidence or above. On the real portraits of
 /// `../shared/testdata/people` every face with glasses scored 0.83 or more and every face
@@ -75,13 +81,14 @@ impl OwnEyewear {
     }
 }
 
-/// Detects the glasses on the face with landmarks `lm` in `photo` and, as `mode` decides,
-/// removes them. `new_lenses_clear`: the product about to be put on has clear lenses
-/// (`glasses`). Returns the photo without them (`None` when nothing was removed) and what
-/// happened.
+/// Detects the glasses on the face with landmarks `lm` (head yaw `yaw_deg`, when measured)
+/// in `photo` and, as `mode` decides, removes them. `new_lenses_clear`: the product about to
+/// be put on has clear lenses (`glasses`). Returns the photo without them (`None` when
+/// nothing was removed) and what happened.
 pub fn take_off(
     photo: &RgbaImage,
     lm: &[[f32; 3]],
+    yaw_deg: Option<f32>,
     mode: RemoveOwnEyewear,
     new_lenses_clear: bool,
 ) -> (Option<RgbaImage>, OwnEyewear) {
@@ -91,7 +98,9 @@ pub fn take_off(
     let mut report = OwnEyewear {
         mode,
         confidence: found.as_ref().map(|f| f.confidence),
-        found: found.as_ref().is_some_and(|f| f.confidence >= AUTO_THRESHOLD),
+        found: found
+            .as_ref()
+            .is_some_and(|f| f.confidence >= AUTO_THRESHOLD),
         tinted: found.as_ref().is_some_and(|f| f.tinted),
         removed: false,
         kept_because: None,
@@ -118,13 +127,23 @@ pub fn take_off(
             );
             false
         }
+        RemoveOwnEyewear::Auto
+            if report.found && yaw_deg.is_some_and(|y| y.abs() > AUTO_MAX_YAW_DEG) =>
+        {
+            report.kept_because = Some(format!(
+                "the head is turned {:.0}° (more than {AUTO_MAX_YAW_DEG}°): the frame cannot be \
+                 traced reliably (remove_own_eyewear=always removes it)",
+                yaw_deg.unwrap_or(0.0).abs()
+            ));
+            false
+        }
         RemoveOwnEyewear::Auto => report.found,
     };
     if !remove {
         return (None, report);
     }
     let t1 = Instant::now();
-    let mask = remove::frame_mask(&found, lm, photo.width(), photo.height());
+    let mask = remove::frame_mask(photo, &found, lm);
     let out = if mask.pixels == 0 {
         report.kept_because = Some("nothing was traced to remove".into());
         None

@@ -15,7 +15,7 @@
 
 use image::{GrayImage, RgbImage, RgbaImage};
 
-use super::detect::{inside, seg_dist, Found, P2, FACE_OVAL};
+use super::detect::{face_sides, inside, seg_dist, Found, BROWS, CHEEKS, FACE_OVAL, P2};
 use crate::fill::{self, FillOptions};
 
 /// The frame's mask (255: remove) and the fill's guide (255: may copy from), the photo's size.
@@ -56,14 +56,18 @@ fn median(mut v: Vec<f32>) -> f32 {
     v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
-/// The mask of the frame `found` describes on a `width`×`height` photo, with the face's
-/// landmarks `lm`.
-pub fn frame_mask(found: &Found, lm: &[[f32; 3]], width: u32, height: u32) -> FrameMask {
+/// The mask of the frame `found` describes on `photo`, with the face's landmarks `lm`.
+pub fn frame_mask(photo: &RgbaImage, found: &Found, lm: &[[f32; 3]]) -> FrameMask {
+    let (width, height) = photo.dimensions();
     let f = &found.frame;
     let ipd = f.ipd;
     let half_of = |w: f32| (w + 3.0).clamp(3.0, (0.08 * ipd).max(3.0));
     let rim_half = half_of(median(
-        found.rims.iter().flat_map(|r| r.width.iter().copied()).collect(),
+        found
+            .rims
+            .iter()
+            .flat_map(|r| r.width.iter().copied())
+            .collect(),
     ));
     let mut bands: Vec<Band> = found
         .rims
@@ -103,7 +107,9 @@ pub fn frame_mask(found: &Found, lm: &[[f32; 3]], width: u32, height: u32) -> Fr
     let protect = (0.03 * ipd).max(2.0);
     let oval: Vec<P2> = {
         let pts: Vec<P2> = FACE_OVAL.iter().map(|&i| [lm[i][0], lm[i][1]]).collect();
-        let c = pts.iter().fold([0.0, 0.0], |a, p| [a[0] + p[0], a[1] + p[1]]);
+        let c = pts
+            .iter()
+            .fold([0.0, 0.0], |a, p| [a[0] + p[0], a[1] + p[1]]);
         let c = [c[0] / pts.len() as f32, c[1] / pts.len() as f32];
         pts.iter()
             .map(|p| [c[0] + 1.1 * (p[0] - c[0]), c[1] + 1.1 * (p[1] - c[1])])
@@ -114,7 +120,10 @@ pub fn frame_mask(found: &Found, lm: &[[f32; 3]], width: u32, height: u32) -> Fr
     // Stamps `f` over the pixels of the box `lo`–`hi` (clamped to the photo).
     let each = |lo: P2, hi: P2, f: &mut dyn FnMut(u32, u32, P2)| {
         let (x0, y0) = ((lo[0].floor() as i64).max(0), (lo[1].floor() as i64).max(0));
-        let (x1, y1) = ((hi[0].ceil() as i64 + 1).min(w), (hi[1].ceil() as i64 + 1).min(h));
+        let (x1, y1) = (
+            (hi[0].ceil() as i64 + 1).min(w),
+            (hi[1].ceil() as i64 + 1).min(h),
+        );
         for y in y0..y1 {
             for x in x0..x1 {
                 f(x as u32, y as u32, [x as f32 + 0.5, y as f32 + 0.5]);
@@ -122,8 +131,12 @@ pub fn frame_mask(found: &Found, lm: &[[f32; 3]], width: u32, height: u32) -> Fr
         }
     };
     let bbox = |pts: &[P2], g: f32| {
-        let lo = pts.iter().fold([f32::MAX; 2], |a, p| [a[0].min(p[0]), a[1].min(p[1])]);
-        let hi = pts.iter().fold([f32::MIN; 2], |a, p| [a[0].max(p[0]), a[1].max(p[1])]);
+        let lo = pts
+            .iter()
+            .fold([f32::MAX; 2], |a, p| [a[0].min(p[0]), a[1].min(p[1])]);
+        let hi = pts
+            .iter()
+            .fold([f32::MIN; 2], |a, p| [a[0].max(p[0]), a[1].max(p[1])]);
         ([lo[0] - g, lo[1] - g], [hi[0] + g, hi[1] + g])
     };
     for b in &bands {
@@ -149,6 +162,7 @@ pub fn frame_mask(found: &Found, lm: &[[f32; 3]], width: u32, height: u32) -> Fr
             });
         }
     }
+    grow_by_colour(photo, found, lm, &mut mask);
     // The guide: the face between the forehead and the nose tip (no beard, no mouth),
     // never the eyes.
     let mut guide = GrayImage::new(width, height);
@@ -180,6 +194,156 @@ pub fn frame_mask(found: &Found, lm: &[[f32; 3]], width: u32, height: u32) -> Fr
         mask,
         guide,
         pixels,
+    }
+}
+
+/// The frame's colours (a 16-level RGB histogram) from the masked pixels unlike the skin.
+struct Palette {
+    bins: Vec<bool>,
+    skin: [f32; 3],
+}
+
+/// A pixel this far (RGB distance) from the skin may be frame.
+const UNLIKE_SKIN: f32 = 45.0;
+
+impl Palette {
+    fn bin(c: [u8; 3]) -> usize {
+        (usize::from(c[0] >> 4) << 8) | (usize::from(c[1] >> 4) << 4) | usize::from(c[2] >> 4)
+    }
+
+    fn unlike_skin(&self, c: [u8; 3]) -> bool {
+        let d = (0..3)
+            .map(|k| (f32::from(c[k]) - self.skin[k]).powi(2))
+            .sum::<f32>()
+            .sqrt();
+        d > UNLIKE_SKIN
+    }
+
+    fn frame_like(&self, c: [u8; 3]) -> bool {
+        self.unlike_skin(c) && self.bins[Self::bin(c)]
+    }
+}
+
+/// Grows the rim bands over the frame's own colour: masked pixels unlike the skin give the
+/// frame's palette, and neighbouring pixels of that palette join the mask (what a band left
+/// of a thick rim, the nose pads, the temples toward the ears), within the face's width and
+/// from a little above the brows to the cheeks, never into the eyes or the brows.
+fn grow_by_colour(photo: &RgbaImage, found: &Found, lm: &[[f32; 3]], mask: &mut GrayImage) {
+    let f = &found.frame;
+    let (w, h) = (photo.width() as i64, photo.height() as i64);
+    let rgb = |x: i64, y: i64| {
+        let p = photo.get_pixel(x as u32, y as u32).0;
+        [p[0], p[1], p[2]]
+    };
+    // The skin: the median colour around the cheek landmarks.
+    let r = (0.03 * f.ipd).max(2.0) as i64;
+    let mut samples: [Vec<u8>; 3] = Default::default();
+    for &i in &CHEEKS {
+        let (cx, cy) = (lm[i][0] as i64, lm[i][1] as i64);
+        for y in (cy - r).max(0)..(cy + r + 1).min(h) {
+            for x in (cx - r).max(0)..(cx + r + 1).min(w) {
+                let c = rgb(x, y);
+                for k in 0..3 {
+                    samples[k].push(c[k]);
+                }
+            }
+        }
+    }
+    if samples[0].is_empty() {
+        return;
+    }
+    let skin = samples.map(|mut v| {
+        v.sort_unstable();
+        f32::from(v[v.len() / 2])
+    });
+    let mut palette = Palette {
+        bins: vec![false; 4096],
+        skin,
+    };
+    let sides = face_sides(f, lm).map(|p| f.to_face(p)[0]);
+    let (u0, u1) = (sides[0].min(sides[1]) - 0.02, sides[0].max(sides[1]) + 0.02);
+    let brows: Vec<Vec<P2>> = BROWS
+        .iter()
+        .map(|b| b.iter().map(|&i| [lm[i][0], lm[i][1]]).collect())
+        .collect();
+    let protect = (0.03 * f.ipd).max(2.0);
+    let allowed = |x: i64, y: i64| {
+        let c = [x as f32 + 0.5, y as f32 + 0.5];
+        let q = f.to_face(c);
+        if q[0] < u0 || q[0] > u1 || q[1] < -0.5 || q[1] > 0.4 {
+            return false;
+        }
+        if brows.iter().any(|b| inside(b, c)) {
+            return false;
+        }
+        !f.contours.iter().any(|e| {
+            inside(e, c) || (0..e.len()).any(|i| seg_dist(c, e[i], e[(i + 1) % e.len()]) < protect)
+        })
+    };
+    // The palette: colours much more common in the bands than in the rest of the zone.
+    let mut seeds = Vec::new();
+    let (mut inside_band, mut outside) = (vec![0u32; 4096], vec![0u32; 4096]);
+    let (mut n_in, mut n_out) = (0u32, 0u32);
+    for y in 0..h {
+        for x in 0..w {
+            let c = rgb(x, y);
+            if mask.get_pixel(x as u32, y as u32).0[0] >= 128 {
+                seeds.push((x, y));
+                inside_band[Palette::bin(c)] += 1;
+                n_in += 1;
+            } else if allowed(x, y) {
+                outside[Palette::bin(c)] += 1;
+                n_out += 1;
+            }
+        }
+    }
+    let mut n = 0u32;
+    for b in 0..4096 {
+        let share_in = inside_band[b] as f32 / n_in.max(1) as f32;
+        let share_out = outside[b] as f32 / n_out.max(1) as f32;
+        if inside_band[b] >= 3 && share_in > 4.0 * share_out {
+            palette.bins[b] = true;
+            n += inside_band[b];
+        }
+    }
+    if n < 30 {
+        return;
+    }
+    let mut queue: std::collections::VecDeque<(i64, i64)> = seeds.into_iter().collect();
+    let mut added = Vec::new();
+    while let Some((x, y)) = queue.pop_front() {
+        for (dx, dy) in [
+            (1, 0),
+            (-1, 0),
+            (0, 1),
+            (0, -1),
+            (1, 1),
+            (-1, -1),
+            (1, -1),
+            (-1, 1),
+        ] {
+            let (nx, ny) = (x + dx, y + dy);
+            if nx < 0 || ny < 0 || nx >= w || ny >= h {
+                continue;
+            }
+            if mask.get_pixel(nx as u32, ny as u32).0[0] >= 128 {
+                continue;
+            }
+            if palette.frame_like(rgb(nx, ny)) && allowed(nx, ny) {
+                mask.put_pixel(nx as u32, ny as u32, image::Luma([255]));
+                added.push((nx, ny));
+                queue.push_back((nx, ny));
+            }
+        }
+    }
+    // The grown parts' soft edges: one pixel more around them.
+    for (x, y) in added {
+        for (dx, dy) in [(1, 0), (-1, 0), (0, 1), (0, -1)] {
+            let (nx, ny) = (x + dx, y + dy);
+            if nx >= 0 && ny >= 0 && nx < w && ny < h && allowed(nx, ny) {
+                mask.put_pixel(nx as u32, ny as u32, image::Luma([255]));
+            }
+        }
     }
 }
 
