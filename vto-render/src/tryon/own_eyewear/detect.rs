@@ -353,10 +353,12 @@ fn closed_path(energy: &[[f32; BINS]]) -> Vec<usize> {
     score[0] = energy[0];
     for s in 1..steps {
         let e = &energy[s % n];
+        let prev = score[s - 1];
         for i in 0..BINS {
+            let lo = i.saturating_sub(2);
             let mut best = (f32::MIN, i);
-            for j in i.saturating_sub(2)..=(i + 2).min(BINS - 1) {
-                let v = score[s - 1][j] - penalty * i.abs_diff(j) as f32;
+            for (j, &p) in prev.iter().enumerate().take(i + 3).skip(lo) {
+                let v = p - penalty * i.abs_diff(j) as f32;
                 if v > best.0 {
                     best = (v, j);
                 }
