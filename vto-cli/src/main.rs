@@ -118,6 +118,10 @@ struct TryOnArgs {
     /// Where to write the PNG.
     #[arg(short, long)]
     output: PathBuf,
+    /// Glasses and sunglasses: take off the person's own glasses first — `auto` (when
+    /// detected), `never` or `always` (the API's `remove_own_eyewear`).
+    #[arg(long, default_value = "auto")]
+    remove_own_eyewear: String,
 }
 
 #[derive(Debug, Subcommand)]
@@ -735,6 +739,7 @@ fn main() -> anyhow::Result<()> {
             &a.category,
             &a.person,
             &a.product,
+            &a.remove_own_eyewear,
             &a.output,
             &config.models_dir(),
             backend,

@@ -189,10 +189,12 @@ async fn read_input(src: &str, what: &str) -> anyhow::Result<Vec<u8>> {
 }
 
 /// `vto try-on`: one local try-on, no server, no account.
+#[allow(clippy::too_many_arguments)]
 pub fn try_on(
     category: &str,
     person: &str,
     product: &str,
+    remove_own_eyewear: &str,
     out: &Path,
     models: &Path,
     backend: VisionBackend,
@@ -200,6 +202,11 @@ pub fn try_on(
 ) -> anyhow::Result<()> {
     let Ok(cat) = category.parse::<vto_core::Category>() else {
         bail!("unknown category {category:?}");
+    };
+    let options = vto_core::RenderOptions {
+        remove_own_eyewear: remove_own_eyewear
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--remove-own-eyewear: {e}"))?,
     };
     let Some(tryon) = vto_render::engine::builtin_tryon(cat) else {
         let built_in: Vec<&str> = vto_render::engine::builtin_tryons()
@@ -233,7 +240,7 @@ pub fn try_on(
     )?;
     progress("finding the face and rendering");
     let started = std::time::Instant::now();
-    let result = renderer.try_on(tryon.as_ref(), &person, &model)?;
+    let result = renderer.try_on_with(tryon.as_ref(), &person, &model, &options)?;
     std::fs::write(out, &result.png).with_context(|| format!("writing {}", out.display()))?;
     let ms = started.elapsed().as_millis();
     if json_mode {

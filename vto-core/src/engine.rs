@@ -10,6 +10,7 @@ use crate::category::Category;
 use crate::error::ErrorCode;
 use crate::fetch::Fetched;
 use crate::ids::RequestId;
+use crate::request::RenderOptions;
 
 /// What an engine gets.
 #[derive(Debug, Clone, Copy)]
@@ -22,6 +23,8 @@ pub struct RenderInput<'a> {
     pub person: &'a Fetched,
     /// The product's bytes: a 3D model or a photo, per the category.
     pub product: &'a Fetched,
+    /// The request's rendering options.
+    pub options: RenderOptions,
 }
 
 /// What an engine returns.

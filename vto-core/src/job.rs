@@ -419,6 +419,7 @@ mod tests {
                 person_image: url.clone(),
                 product: url,
                 webhook_url: None,
+                options: Default::default(),
             },
             Money::zero(crate::money::Currency::USD),
             Timestamp(0),

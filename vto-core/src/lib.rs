@@ -100,7 +100,9 @@ pub use ratelimit::{
     AccountLimitStore, AccountLimits, Decision, Endpoint, MemoryAccountLimits, MemoryRateLimiter,
     Quota, RateLimiter, RateLimits,
 };
-pub use request::{CreateRequest, InputRef, RequestLimits, ValidatedRequest};
+pub use request::{
+    CreateRequest, InputRef, RemoveOwnEyewear, RenderOptions, RequestLimits, ValidatedRequest,
+};
 pub use result::{ResultImage, ResultList, ResultObject, MAX_LIST_LIMIT};
 pub use results::{FsResultStore, MemoryResultStore, ResultStore, StoredResult};
 pub use service::{

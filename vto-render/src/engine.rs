@@ -29,7 +29,9 @@ use async_trait::async_trait;
 use image::RgbaImage;
 use serde_json::json;
 use vto_core::media::{self, ImageLimits, MediaError};
-use vto_core::{Category, Engine, EngineError, Engines, ErrorCode, RenderInput, Rendered};
+use vto_core::{
+    Category, Engine, EngineError, Engines, ErrorCode, RenderInput, RenderOptions, Rendered,
+};
 
 use crate::gpu::{GpuContext, GpuError};
 use crate::models::{ModelError, ModelStore};
@@ -379,6 +381,25 @@ impl Renderer {
         person: &[u8],
         product: &[u8],
     ) -> Result<TryOnOutput, RenderError> {
+        self.try_on_with(tryon, person, product, &RenderOptions::default())
+    }
+
+    /// [`Renderer::try_on`] with a request's rendering options (e.g. `remove_own_eyewear`).
+    pub fn try_on_with(
+        &self,
+        tryon: &dyn TryOn,
+        person: &[u8],
+        product: &[u8],
+        request: &RenderOptions,
+    ) -> Result<TryOnOutput, RenderError> {
+        let options = Options {
+            remove_own_eyewear: request.remove_own_eyewear,
+            ..self.options
+        };
+        let stages = Stages {
+            raster: &self.raster,
+            options: &options,
+        };
         let mut vision = self.visions.take()?;
         let t0 = Instant::now();
         let photo = decode_photo(person)?;
@@ -401,7 +422,7 @@ impl Renderer {
             .into());
         }
         let t2 = Instant::now();
-        let look = tryon.try_on(self.stages(), &seen, &product)?;
+        let look = tryon.try_on(stages, &seen, &product)?;
         let t3 = Instant::now();
         let png = encode_png(&look.image)?;
         let t4 = Instant::now();
@@ -670,11 +691,13 @@ impl Engine for BuiltinEngine {
         let tryon = self.tryon.clone();
         let person = input.person.bytes.clone();
         let product = input.product.bytes.clone();
-        let out =
-            tokio::task::spawn_blocking(move || renderer.try_on(tryon.as_ref(), &person, &product))
-                .await
-                .map_err(|e| EngineError::Internal(format!("render task failed: {e}")))?
-                .map_err(RenderError::into_engine_error)?;
+        let options = input.options;
+        let out = tokio::task::spawn_blocking(move || {
+            renderer.try_on_with(tryon.as_ref(), &person, &product, &options)
+        })
+        .await
+        .map_err(|e| EngineError::Internal(format!("render task failed: {e}")))?
+        .map_err(RenderError::into_engine_error)?;
         Ok(Rendered {
             image: out.png,
             content_type: "image/png".into(),

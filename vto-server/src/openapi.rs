@@ -331,7 +331,8 @@ pub fn document(config: &ServiceConfig) -> Value {
                         "person_image": { "type": "string", "description": "https/http URL or a `data:` URL of the person photo" },
                         "product_model": { "type": "string", "description": "3D model URL; required for glasses, sunglasses, hats, jewelry, shoes (and refused for the others)" },
                         "product_image": { "type": "string", "description": "Product photo URL; required for shirt, tshirt, dress, jacket, pants, full_outfit (and refused for the others)" },
-                        "webhook_url": { "type": "string", "description": "Asynchronous categories only; ignored for synchronous ones" }
+                        "webhook_url": { "type": "string", "description": "Asynchronous categories only; ignored for synchronous ones" },
+                        "remove_own_eyewear": { "type": "string", "enum": ["auto", "never", "always"], "default": "auto", "description": "glasses and sunglasses: take off the glasses the person already wears before the new frame goes on. `auto` removes them when the detector's confidence is at least 0.5 (dark lenses are kept for a clear `glasses` product, the eyes behind them not being in the photo, and so are the glasses of a head turned more than 35°), `never` keeps them, `always` removes whatever was traced. Ignored by other categories. Any other value is refused with `invalid_value` in `error.details`." }
                     }
                 },
                 "Result": {

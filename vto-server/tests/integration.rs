@@ -1216,6 +1216,106 @@ async fn the_list_shows_the_accounts_latest_try_ons_only() {
     server.shutdown().await;
 }
 
+/// TEST DOUBLE: answers a 4×4 PNG and records the options each render was given.
+#[derive(Default)]
+struct OptionsEngine {
+    seen: Mutex<Vec<vto_core::RenderOptions>>,
+}
+
+#[async_trait]
+impl Engine for OptionsEngine {
+    fn name(&self) -> &str {
+        "test-options"
+    }
+    async fn render(&self, input: RenderInput<'_>) -> Result<Rendered, EngineError> {
+        self.seen.lock().unwrap().push(input.options);
+        Ok(Rendered {
+            image: png(4, 4, [1, 2, 3]),
+            content_type: "image/png".into(),
+            metadata: json!({}),
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remove_own_eyewear_is_validated_and_reaches_the_engine() {
+    use vto_core::RemoveOwnEyewear;
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Arc::new(OptionsEngine::default());
+    let mut engines = Engines::new();
+    engines.register(Category::Glasses, engine.clone());
+    let server = vto_server::start(config(dir.path(), &[]), engines)
+        .await
+        .unwrap();
+    let api = Api::new(&server);
+    let (_, key) = account_with_key(&server, "1.00").await;
+    let person = png(8, 6, [10, 20, 30]);
+
+    // Bad values: 400 with the field named and a stable code; nothing rendered or billed.
+    for (bad, code) in [
+        (json!("sometimes"), "invalid_value"),
+        (json!("Auto"), "invalid_value"),
+        (json!(1), "invalid_type"),
+    ] {
+        let mut body = glasses(&person);
+        body["remove_own_eyewear"] = bad.clone();
+        let (s, _, v) = api.post(&key, &body).await;
+        assert_eq!(
+            (s, err_code(&v), v["error"]["param"].as_str()),
+            (
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                Some("remove_own_eyewear")
+            ),
+            "{bad}"
+        );
+        // A single problem is answered without `details` (they list several).
+        if let Some(d) = v["error"]["details"].as_array().filter(|d| !d.is_empty()) {
+            assert_eq!(d[0]["code"], code, "{bad}");
+        }
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("remove_own_eyewear"),
+            "{v}"
+        );
+    }
+    assert!(engine.seen.lock().unwrap().is_empty());
+
+    // Absent: auto; each value reaches the engine as sent.
+    let (s, _, v) = api.post(&key, &glasses(&person)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    for value in ["never", "always", "auto"] {
+        let mut body = glasses(&person);
+        body["remove_own_eyewear"] = json!(value);
+        let (s, _, v) = api.post(&key, &body).await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+    }
+    assert_eq!(
+        engine
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|o| o.remove_own_eyewear)
+            .collect::<Vec<_>>(),
+        vec![
+            RemoveOwnEyewear::Auto,
+            RemoveOwnEyewear::Never,
+            RemoveOwnEyewear::Always,
+            RemoveOwnEyewear::Auto
+        ]
+    );
+    // The OpenAPI document lists the option and its values.
+    let (_, _, doc) = api.get(None, "/openapi.json").await;
+    assert_eq!(
+        doc["components"]["schemas"]["CreateRequest"]["properties"]["remove_own_eyewear"]["enum"],
+        json!(["auto", "never", "always"])
+    );
+    server.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_playground_is_served_with_a_strict_policy_and_can_be_turned_off() {
     use vto_server::playground::{Sample, SampleRole};

@@ -55,6 +55,7 @@ pub fn sample_job(n: u128, account: &str, category: Category, created_ms: i64) -
                 bytes: vec![1, 2, 3],
             },
             webhook_url: Some("https://shop.example/hook".into()),
+            options: Default::default(),
         },
         usd("0.15"),
         at(created_ms),

@@ -5,8 +5,10 @@
 //! ignored, as the spec says.
 
 mod inputs;
+mod options;
 
 use inputs::{parse_input, parse_webhook};
+pub use options::{RemoveOwnEyewear, RenderOptions, UnknownRemoveOwnEyewear};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -31,6 +33,10 @@ pub struct CreateRequest {
     /// Completion webhook for asynchronous categories.
     #[serde(default)]
     pub webhook_url: Option<serde_json::Value>,
+    /// `auto` (default), `never` or `always`: whether to take off the person's own glasses
+    /// before a glasses or sunglasses try-on (accepted, and ignored, for other categories).
+    #[serde(default)]
+    pub remove_own_eyewear: Option<serde_json::Value>,
 }
 
 /// Size bounds applied during validation. Documented in the README.
@@ -107,6 +113,9 @@ pub struct ValidatedRequest {
     pub product: InputRef,
     /// The completion webhook: `None` for synchronous categories even when one was sent.
     pub webhook_url: Option<String>,
+    /// The rendering options (defaults for a job stored before they existed).
+    #[serde(default)]
+    pub options: RenderOptions,
 }
 
 /// Stable codes for validation problems (the `details[].code` of a 400 reply).
@@ -127,6 +136,8 @@ pub enum ValidationCode {
     UnsupportedScheme,
     /// Over a size bound.
     TooLarge,
+    /// A field's value is not one of those it accepts (e.g. `remove_own_eyewear`).
+    InvalidValue,
 }
 
 impl ValidationCode {
@@ -140,6 +151,7 @@ impl ValidationCode {
             ValidationCode::InvalidUrl => "invalid_url",
             ValidationCode::UnsupportedScheme => "unsupported_scheme",
             ValidationCode::TooLarge => "too_large",
+            ValidationCode::InvalidValue => "invalid_value",
         }
     }
 }
@@ -263,6 +275,23 @@ impl CreateRequest {
             None => None,
         };
 
+        let remove_own_eyewear = match present(&self.remove_own_eyewear) {
+            None => RemoveOwnEyewear::default(),
+            Some(_) => string_field(&self.remove_own_eyewear, "remove_own_eyewear", &mut errors)
+                .and_then(|s| match s.parse::<RemoveOwnEyewear>() {
+                    Ok(v) => Some(v),
+                    Err(e) => {
+                        errors.push(FieldError::new(
+                            ValidationCode::InvalidValue,
+                            "remove_own_eyewear",
+                            e.to_string(),
+                        ));
+                        None
+                    }
+                })
+                .unwrap_or_default(),
+        };
+
         match (category, person, product) {
             (Some(category), Some(person_image), Some(product)) if errors.is_empty() => {
                 Ok(ValidatedRequest {
@@ -270,6 +299,7 @@ impl CreateRequest {
                     person_image,
                     product,
                     webhook_url: webhook,
+                    options: RenderOptions { remove_own_eyewear },
                 })
             }
             _ => Err(ValidationErrors { errors }),
@@ -477,6 +507,37 @@ mod tests {
         .validate(&RequestLimits::default())
         .unwrap();
         assert_eq!(ok.webhook_url.as_deref(), Some("https://shop.example/hook"));
+    }
+
+    #[test]
+    fn remove_own_eyewear_defaults_to_auto_and_rejects_other_values() {
+        let base = json!({"category": "glasses", "person_image": PERSON, "product_model": PRODUCT});
+        let v = req(base.clone())
+            .validate(&RequestLimits::default())
+            .unwrap();
+        assert_eq!(v.options.remove_own_eyewear, RemoveOwnEyewear::Auto);
+        for value in RemoveOwnEyewear::ALL {
+            let mut body = base.clone();
+            body["remove_own_eyewear"] = json!(value.as_str());
+            let v = req(body).validate(&RequestLimits::default()).unwrap();
+            assert_eq!(v.options.remove_own_eyewear, value);
+        }
+        for (bad, code) in [
+            (json!("sometimes"), ValidationCode::InvalidValue),
+            (json!("AUTO"), ValidationCode::InvalidValue),
+            (json!(true), ValidationCode::InvalidType),
+        ] {
+            let mut body = base.clone();
+            body["remove_own_eyewear"] = bad;
+            let e = req(body).validate(&RequestLimits::default()).unwrap_err();
+            assert_eq!(codes(&e), vec![(code, "remove_own_eyewear")]);
+        }
+        // A job stored before the option existed reads back with the default.
+        let v = req(base).validate(&RequestLimits::default()).unwrap();
+        let mut stored = serde_json::to_value(&v).unwrap();
+        stored.as_object_mut().unwrap().remove("options");
+        let back: ValidatedRequest = serde_json::from_value(stored).unwrap();
+        assert_eq!(back, v);
     }
 
     #[test]

@@ -94,6 +94,7 @@ impl TryOnService {
                 category: job.category,
                 person: &person,
                 product: &product,
+                options: job.request.options,
             })
             .await
             .map_err(|e| match e {

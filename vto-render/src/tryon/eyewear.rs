@@ -30,6 +30,7 @@ use image::RgbaImage;
 use serde_json::json;
 use vto_core::Category;
 
+use super::own_eyewear::{take_off, OwnEyewear};
 use super::placer::{worn_face, Placed, Placer};
 use super::{Needs, Options, Person, TryOnError};
 use crate::math::{dist_xy, Vec2, Vec3};
@@ -148,6 +149,8 @@ pub struct EyewearPlacement {
     pub roi: [u32; 4],
     /// How the model was turned into the eyewear pose (across +X, up +Y, front +Z).
     pub pose: Pose,
+    /// What happened to the glasses the person already wore.
+    pub own_eyewear: OwnEyewear,
 }
 
 /// Decides the scale and the anchor; returns (fit, asset units → cm, asset-frame anchor).
@@ -298,6 +301,15 @@ pub fn prepare(
     let pose = pose::infer(product, PoseCategory::Eyewear);
     let canonical = pose.apply(product);
     let product = &canonical;
+    // The wearer's own glasses off first (the photo untouched when none are removed).
+    let (cleaned, own_eyewear) = take_off(
+        photo,
+        &face.landmarks,
+        face.head_pose.as_ref().map(|h| h.yaw_pitch_roll_deg[0]),
+        options.remove_own_eyewear,
+        kind == Eyewear::Glasses,
+    );
+    let photo = cleaned.as_ref().unwrap_or(photo);
     let head = HeadScene::new(photo, face)?;
     let cam = head.cam();
     let lm = head.landmarks();
@@ -383,9 +395,10 @@ pub fn prepare(
             temple_droop_deg: bends.map(|b| b.map(|t| t.angle.to_degrees())),
             roi: scene.roi,
             pose,
+            own_eyewear,
         },
         scene: Some(scene),
-        photo: None,
+        photo: cleaned,
     })
 }
 
@@ -441,6 +454,7 @@ pub fn metadata(
         "face_width_cm": p.face_width_cm,
         "temple_droop_deg": p.temple_droop_deg,
         "roi": p.roi,
+        "own_eyewear": p.own_eyewear.to_json(),
         "supersampling": s.map(|s| s.ss * s.ss),
         "lens": s.map(|s| match s.transparency {
             Transparency::Clear => "clear",

@@ -19,6 +19,7 @@ pub mod eyewear;
 pub mod garments;
 pub mod hats;
 pub mod jewelry;
+pub mod own_eyewear;
 pub mod placer;
 pub mod shoes;
 
@@ -95,6 +96,9 @@ pub struct Options {
     /// What an arm becomes where a new top's sleeve is shorter than the old one
     /// (`auto`, `bare` or `layered`; see [`crate::garment::shade::arm`]).
     pub arms: crate::garment::shade::arm::ArmsMode,
+    /// What to do with the person's own glasses before an eyewear try-on (`auto`: remove
+    /// them when detected; see [`own_eyewear`]). Per request.
+    pub remove_own_eyewear: own_eyewear::RemoveOwnEyewear,
 }
 
 impl Default for Options {
@@ -103,6 +107,7 @@ impl Default for Options {
             supersampling: 2,
             shadow_strength: 0.35,
             arms: crate::garment::shade::arm::ArmsMode::Auto,
+            remove_own_eyewear: own_eyewear::RemoveOwnEyewear::Auto,
         }
     }
 }

@@ -635,6 +635,7 @@ fn portraits_without_a_hand_fail_saying_so_through_the_hand_networks() {
                     category: Category::Jewelry,
                     person: &person,
                     product: &product,
+                    options: Default::default(),
                 }),
             );
             match res {

@@ -458,6 +458,7 @@ fn a_photo_without_feet_is_processing_failed_saying_so() {
                 category: Category::Shoes,
                 person: &person,
                 product: &product,
+                options: Default::default(),
             }),
         )
         .expect_err("no feet in a portrait");

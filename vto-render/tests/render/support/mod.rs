@@ -58,6 +58,7 @@ pub fn render_with(
             category,
             person: &person,
             product: &product,
+            options: Default::default(),
         }),
     )
 }
