@@ -93,6 +93,7 @@ pub fn data_url(data: &[u8]) {
             product_model: value.clone(),
             product_image: value.clone(),
             webhook_url: value.clone(),
+            remove_own_eyewear: value.clone(),
         };
         validate(&req);
     }
