@@ -101,6 +101,38 @@ pub async fn render_service(reply: Vec<u8>, delay: Duration) -> SocketAddr {
     addr
 }
 
+/// `(file name, bytes)` of every input the fuzz target `target` found and the workspace keeps
+/// (`fuzz/regressions/TARGET/`), sorted by name; none when the folder is missing. Each file's
+/// name starts with the outcome it must have ([`regression_outcome`]).
+pub fn regression_inputs(target: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuzz/regressions")
+        .join(target);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<(String, Vec<u8>)> = entries
+        .map(|e| {
+            let path = e.expect("a readable regressions folder").path();
+            let name = path
+                .file_name()
+                .expect("a file name")
+                .to_string_lossy()
+                .into_owned();
+            let bytes = std::fs::read(&path).expect("a readable regression input");
+            (name, bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// The outcome a regression input's file name promises: the part before its first `-` (an
+/// error code, or `ok`).
+pub fn regression_outcome(name: &str) -> &str {
+    name.split('-').next().unwrap_or(name)
+}
+
 /// A `w`×`h` PNG of one colour.
 pub fn png(w: u32, h: u32, rgb: [u8; 3]) -> Vec<u8> {
     let img = image::RgbImage::from_pixel(w, h, image::Rgb(rgb));

@@ -2,34 +2,9 @@
 //! targets drive them: each file's name starts with the outcome it must have (an error code,
 //! or `ok`), and none may panic. The 3D-model and TFLite ones are in vto-render's tests.
 
-use std::path::PathBuf;
-
 use vto_core::media::{self, ImageLimits};
+use vto_core::testing::{regression_inputs, regression_outcome};
 use vto_core::{CreateRequest, RequestLimits};
-
-/// `(file name, bytes)` of every input checked in for `target`.
-fn inputs(target: &str) -> Vec<(String, Vec<u8>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../fuzz/regressions")
-        .join(target);
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<(String, Vec<u8>)> = entries
-        .map(|e| {
-            let path = e.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read(&path).unwrap())
-        })
-        .collect();
-    files.sort();
-    files
-}
-
-/// The outcome a file's name promises: the part before the first `-`.
-fn expected(name: &str) -> &str {
-    name.split('-').next().unwrap()
-}
 
 /// The code of the first problem with `param`, or `ok`.
 fn outcome(req: &CreateRequest, param: &str) -> String {
@@ -45,7 +20,7 @@ fn outcome(req: &CreateRequest, param: &str) -> String {
 
 #[test]
 fn data_url_inputs_as_person_image_end_in_their_stated_outcome() {
-    let files = inputs("data_url");
+    let files = regression_inputs("data_url");
     assert!(
         !files.is_empty(),
         "the multi-byte prefix input is checked in"
@@ -57,28 +32,32 @@ fn data_url_inputs_as_person_image_end_in_their_stated_outcome() {
             product_model: Some("https://shop.example/m.glb".into()),
             ..CreateRequest::default()
         };
-        assert_eq!(outcome(&req, "person_image"), expected(&name), "{name}");
+        assert_eq!(
+            outcome(&req, "person_image"),
+            regression_outcome(&name),
+            "{name}"
+        );
     }
 }
 
 #[test]
 fn request_inputs_end_in_their_stated_outcome() {
-    for (name, bytes) in inputs("request") {
+    for (name, bytes) in regression_inputs("request") {
         let got = match serde_json::from_slice::<CreateRequest>(&bytes) {
             Err(_) => "invalid_json".to_string(),
             Ok(req) => outcome(&req, "person_image"),
         };
-        assert_eq!(got, expected(&name), "{name}");
+        assert_eq!(got, regression_outcome(&name), "{name}");
     }
 }
 
 #[test]
 fn photo_inputs_end_in_their_stated_outcome() {
-    for (name, bytes) in inputs("photo") {
+    for (name, bytes) in regression_inputs("photo") {
         let got = match media::decode_image(&bytes, &ImageLimits::default()) {
             Ok(_) => "ok".to_string(),
             Err(e) => e.code().as_str().to_string(),
         };
-        assert_eq!(got, expected(&name), "{name}");
+        assert_eq!(got, regression_outcome(&name), "{name}");
     }
 }

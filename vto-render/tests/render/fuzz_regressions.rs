@@ -3,38 +3,14 @@
 //! (`product_too_large-…`) or `ok-…` — and each must take less than `scripts/fuzz.sh`'s
 //! 2 s per input (with a margin for the unoptimised parts of a test build).
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use vto_core::testing::{regression_inputs, regression_outcome};
 use vto_render::product;
 use vto_render::tflite::{CpuPlan, Model};
 
-/// `(file name, bytes)` of every input checked in for `target`.
-fn inputs(target: &str) -> Vec<(String, Vec<u8>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../fuzz/regressions")
-        .join(target);
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<(String, Vec<u8>)> = entries
-        .map(|e| {
-            let path = e.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read(&path).unwrap())
-        })
-        .collect();
-    files.sort();
-    files
-}
-
-/// The outcome a file's name promises: the part before the first `-`.
-fn expected(name: &str) -> &str {
-    name.split('-').next().unwrap()
-}
-
 fn check_products(target: &str) {
-    let files = inputs(target);
+    let files = regression_inputs(target);
     for (name, bytes) in &files {
         let t0 = Instant::now();
         let got = match product::load(bytes) {
@@ -46,14 +22,14 @@ fn check_products(target: &str) {
             Err(e) => e.code().to_string(),
         };
         let took = t0.elapsed();
-        assert_eq!(got, expected(name), "{name}");
+        assert_eq!(got, regression_outcome(name), "{name}");
         assert!(took < Duration::from_secs(4), "{name} took {took:?}");
     }
 }
 
 #[test]
 fn gltf_inputs_end_in_their_stated_outcome_quickly() {
-    let n = inputs("gltf").len();
+    let n = regression_inputs("gltf").len();
     assert!(n >= 1, "the node-DAG input is checked in");
     check_products("gltf");
 }
@@ -65,14 +41,14 @@ fn obj_inputs_end_in_their_stated_outcome_quickly() {
 
 #[test]
 fn tflite_inputs_end_in_their_stated_outcome_quickly() {
-    for (name, bytes) in inputs("tflite") {
+    for (name, bytes) in regression_inputs("tflite") {
         let t0 = Instant::now();
         let got = match Model::parse(&bytes).and_then(|m| CpuPlan::new(&m)) {
             Ok(_) => "ok".to_string(),
             Err(e) => e.code().to_string(),
         };
         let took = t0.elapsed();
-        assert_eq!(got, expected(&name), "{name}");
+        assert_eq!(got, regression_outcome(&name), "{name}");
         assert!(took < Duration::from_secs(4), "{name} took {took:?}");
     }
 }
