@@ -176,6 +176,22 @@ pub struct Cutout {
     pub from_alpha: bool,
 }
 
+/// `img` scaled down (triangle filter) so that its longer side is at most `max_side`, or a
+/// copy of it when it already is.
+pub fn within(img: &RgbaImage, max_side: u32) -> RgbaImage {
+    let (w, h) = img.dimensions();
+    if w.max(h) <= max_side {
+        return img.clone();
+    }
+    let s = max_side as f32 / w.max(h) as f32;
+    image::imageops::resize(
+        img,
+        ((w as f32 * s).round() as u32).max(1),
+        ((h as f32 * s).round() as u32).max(1),
+        image::imageops::FilterType::Triangle,
+    )
+}
+
 /// Finds the garment in a product photo (see the module docs), or says why there is none.
 pub fn cutout(photo: &RgbaImage) -> Result<Cutout, GarmentError> {
     let (w0, h0) = photo.dimensions();
@@ -185,17 +201,7 @@ pub fn cutout(photo: &RgbaImage) -> Result<Cutout, GarmentError> {
             height: h0,
         });
     }
-    let img = if w0.max(h0) > MAX_SIDE {
-        let s = MAX_SIDE as f32 / w0.max(h0) as f32;
-        image::imageops::resize(
-            photo,
-            ((w0 as f32 * s).round() as u32).max(1),
-            ((h0 as f32 * s).round() as u32).max(1),
-            image::imageops::FilterType::Triangle,
-        )
-    } else {
-        photo.clone()
-    };
+    let img = within(photo, MAX_SIDE);
     let (w, h) = (img.width() as usize, img.height() as usize);
     let (mask, from_alpha) = garment_mask(&img);
     let fg: Vec<bool> = mask.iter().map(|&m| m > 0.5).collect();

@@ -11,7 +11,7 @@ use image::{Rgba, RgbaImage};
 
 use crate::garment::cutout::lower::{measure_pants, waist_row};
 use crate::garment::cutout::mask::garment_pieces;
-use crate::garment::cutout::{measure, MAX_SIDE};
+use crate::garment::cutout::{measure, within, MAX_SIDE};
 use crate::garment::error::GarmentError;
 
 /// What a garment piece is.
@@ -88,17 +88,7 @@ pub fn split_outfit(photo: &RgbaImage) -> Result<Vec<Piece>, GarmentError> {
             height: h0,
         });
     }
-    let img = if w0.max(h0) > MAX_SIDE * 2 {
-        let s = (MAX_SIDE * 2) as f32 / w0.max(h0) as f32;
-        image::imageops::resize(
-            photo,
-            ((w0 as f32 * s).round() as u32).max(1),
-            ((h0 as f32 * s).round() as u32).max(1),
-            image::imageops::FilterType::Triangle,
-        )
-    } else {
-        photo.clone()
-    };
+    let img = within(photo, MAX_SIDE * 2);
     let (w, h) = (img.width() as usize, img.height() as usize);
     let pieces = garment_pieces(&img, 0.02);
     if pieces.is_empty() {

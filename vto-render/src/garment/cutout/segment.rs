@@ -276,17 +276,7 @@ fn background_model(feat: &Features) -> Vec<Cluster> {
 /// Foreground (garment) pixels of a photo with an opaque background (see the module docs).
 pub fn segment(img: &RgbaImage) -> Vec<bool> {
     let (w0, h0) = img.dimensions();
-    let work = if w0.max(h0) > WORK_SIDE {
-        let s = WORK_SIDE as f32 / w0.max(h0) as f32;
-        image::imageops::resize(
-            img,
-            ((w0 as f32 * s).round() as u32).max(1),
-            ((h0 as f32 * s).round() as u32).max(1),
-            image::imageops::FilterType::Triangle,
-        )
-    } else {
-        img.clone()
-    };
+    let work = super::within(img, WORK_SIDE);
     let feat = Features::new(&work);
     let (fg, bg) = segment_work(&feat);
     let mut fg = upscale(&fg, feat.w, feat.h, w0 as usize, h0 as usize);
