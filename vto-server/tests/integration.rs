@@ -248,7 +248,15 @@ async fn every_route_and_error_code_over_http() {
     let mut engines = Engines::new();
     engines.register(Category::Glasses, tint.clone());
     let server = vto_server::start(
-        config(dir.path(), &[("VTO_BODY_LIMIT_BYTES", "200000")]),
+        config(
+            dir.path(),
+            &[
+                ("VTO_BODY_LIMIT_BYTES", "200000"),
+                // only the test reads the auth generation (below): the server's own refresh,
+                // every 100 ms by default, could read it first and the test would see no move
+                ("VTO_AUTH_REFRESH_MS", "60000"),
+            ],
+        ),
         engines,
     )
     .await
@@ -522,8 +530,8 @@ async fn every_route_and_error_code_over_http() {
         (StatusCode::UNAUTHORIZED, "invalid_api_key")
     );
     // directly in the SQLite file, as `vto admin key revoke` in another process does:
-    // refused once the server has read the moved auth generation (every auth_refresh_ms;
-    // called here directly instead of waiting)
+    // refused once the server has read the moved auth generation (every auth_refresh_ms,
+    // a minute in this test; called here directly instead of waiting)
     let other = server.service.create_api_key(&acct, "temp2").await.unwrap();
     let (s, _, _) = api.get(Some(&other.secret), "/v1/balance").await;
     assert_eq!(s, StatusCode::OK);
