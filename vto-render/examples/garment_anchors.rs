@@ -12,7 +12,7 @@ use vto_render::garment::upper::fit::{fit_upper_to, PersonMask};
 use vto_render::garment::{cutout, label, BodyFrame};
 use vto_render::samples::garment::SampleGarment;
 use vto_render::testkit::{self, BaseBody};
-use vto_render::tryon::{Needs, ProductInput, TryOn, UpperGarment};
+use vto_render::tryon::{LoadedProduct, Needs, TryOn, UpperGarment};
 
 fn dot(img: &mut RgbaImage, x: f32, y: f32, c: Rgba<u8>) {
     for dy in -2i32..=2 {
@@ -69,7 +69,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     size: person.photo.dimensions(),
                 });
             let fit = fit_upper_to(&prepared.landmarks, &frame, tryon.ease(), mask)?;
-            let look = tryon.try_on(renderer.stages(), &person, &ProductInput::Image(photo))?;
+            let look = tryon.try_on(renderer.stages(), &person, &LoadedProduct::Image(photo))?;
             let mut img = look.image.clone();
             for p in &fit.parts {
                 let c = match p.label {

@@ -12,7 +12,7 @@ use std::time::Instant;
 use vto_render::engine::{decode_photo, default_models_dir, encode_png, Renderer};
 use vto_render::samples::garment::Figure;
 use vto_render::samples::garment::SampleLower;
-use vto_render::tryon::{Dress, FullOutfit, Pants, ProductInput, TryOn};
+use vto_render::tryon::{Dress, FullOutfit, LoadedProduct, Pants, TryOn};
 
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
@@ -57,7 +57,7 @@ fn main() {
         (&FullOutfit, SampleLower::Jumpsuit),
     ];
     for (tryon, sample) in cases {
-        let product = ProductInput::Image(sample.render());
+        let product = LoadedProduct::Image(sample.render());
         let run = || {
             tryon
                 .try_on(renderer.stages(), &person, &product)

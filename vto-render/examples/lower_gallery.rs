@@ -14,7 +14,7 @@ use image::{imageops, RgbaImage};
 use vto_render::engine::{default_models_dir, Renderer};
 use vto_render::samples::garment::Figure;
 use vto_render::samples::garment::SampleLower;
-use vto_render::tryon::{Dress, FullOutfit, Pants, ProductInput, TryOn};
+use vto_render::tryon::{Dress, FullOutfit, LoadedProduct, Pants, TryOn};
 
 /// `images` scaled to `height` and placed side by side on grey.
 fn side_by_side(images: &[&RgbaImage], height: u32) -> RgbaImage {
@@ -77,7 +77,7 @@ fn main() {
             let look = tryon.try_on(
                 renderer.stages(),
                 &person,
-                &ProductInput::Image(product.clone()),
+                &LoadedProduct::Image(product.clone()),
             );
             let took = t.elapsed().as_secs_f64() * 1e3;
             match look {

@@ -62,12 +62,12 @@ fn dress(
         let Some(tryon) = builtin_tryon(category) else {
             continue;
         };
-        let product = match tryon.product_kind() {
-            vto_render::tryon::ProductKind::Model => {
-                vto_render::tryon::ProductInput::Model(vto_render::product::load(&bytes)?)
+        let product = match tryon.product_input() {
+            vto_render::tryon::ProductInput::Model => {
+                vto_render::tryon::LoadedProduct::Model(vto_render::product::load(&bytes)?)
             }
-            vto_render::tryon::ProductKind::Image => {
-                vto_render::tryon::ProductInput::Image(image::load_from_memory(&bytes)?.to_rgba8())
+            vto_render::tryon::ProductInput::Image => {
+                vto_render::tryon::LoadedProduct::Image(image::load_from_memory(&bytes)?.to_rgba8())
             }
         };
         let t = Instant::now();

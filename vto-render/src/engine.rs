@@ -38,7 +38,7 @@ use crate::models::{ModelError, ModelStore};
 use crate::product::{self, ProductError};
 use crate::raster::Rasterizer;
 use crate::tryon::{
-    Eyewear, Needs, Options, ProductInput, ProductKind, Shoes, Stages, TryOn, TryOnError,
+    Eyewear, LoadedProduct, Needs, Options, ProductInput, Shoes, Stages, TryOn, TryOnError,
     UpperGarment,
 };
 use crate::vision::face::FaceDetector;
@@ -374,7 +374,7 @@ impl Renderer {
     }
 
     /// Dresses the person in `person` (PNG / JPEG / WebP bytes) with `product` (a 3D model or
-    /// a product photo, per [`TryOn::product_kind`]) for the category `tryon` renders.
+    /// a product photo, per [`TryOn::product_input`]) for the category `tryon` renders.
     pub fn try_on(
         &self,
         tryon: &dyn TryOn,
@@ -403,9 +403,9 @@ impl Renderer {
         let mut vision = self.visions.take()?;
         let t0 = Instant::now();
         let photo = decode_photo(person)?;
-        let product = match tryon.product_kind() {
-            ProductKind::Model => ProductInput::Model(product::load(product)?),
-            ProductKind::Image => ProductInput::Image(
+        let product = match tryon.product_input() {
+            ProductInput::Model => LoadedProduct::Model(product::load(product)?),
+            ProductInput::Image => LoadedProduct::Image(
                 media::decode_image(product, &ImageLimits::default())
                     .map_err(RenderError::ProductImage)?
                     .to_rgba8(),

@@ -16,17 +16,17 @@
 //! and that the engines place garments where the ground truth says, not photo realism.
 //! Rendering is deterministic (no randomness; the rasterizer breaks depth ties by id).
 
+pub mod appearance;
 pub mod body;
 pub mod hand;
-pub mod look;
 pub mod pose;
 pub mod subject;
 
 use std::path::{Path, PathBuf};
 
+pub use appearance::{Appearance, Bottom, Sleeves, SKIN_TONES};
 pub use body::{BaseBody, BodyError, Part};
 pub use hand::{render_hand, HandShot};
-pub use look::{Bottom, Look, Sleeves, SKIN_TONES};
 pub use pose::Pose;
 pub use subject::{render, Keypoints, Shape, Subject, SubjectSpec};
 
@@ -54,7 +54,7 @@ pub fn standard(size: (u32, u32)) -> Vec<SubjectSpec> {
         SubjectSpec {
             pose: Pose::Front,
             shape: average,
-            look: Look {
+            look: Appearance {
                 skin: SKIN_TONES[0],
                 hair: [70, 48, 32],
                 top: [40, 58, 96],
@@ -69,7 +69,7 @@ pub fn standard(size: (u32, u32)) -> Vec<SubjectSpec> {
         SubjectSpec {
             pose: Pose::Walking,
             shape: tall,
-            look: Look {
+            look: Appearance {
                 skin: SKIN_TONES[2],
                 hair: [24, 20, 18],
                 top: [168, 84, 48],
@@ -84,7 +84,7 @@ pub fn standard(size: (u32, u32)) -> Vec<SubjectSpec> {
         SubjectSpec {
             pose: Pose::ThreeQuarter,
             shape: broad,
-            look: Look {
+            look: Appearance {
                 skin: SKIN_TONES[3],
                 hair: [18, 16, 16],
                 top: [58, 98, 70],
@@ -99,7 +99,7 @@ pub fn standard(size: (u32, u32)) -> Vec<SubjectSpec> {
         SubjectSpec {
             pose: Pose::Contrapposto,
             shape: average,
-            look: Look {
+            look: Appearance {
                 skin: SKIN_TONES[1],
                 hair: [110, 74, 40],
                 top: [122, 36, 52],

@@ -5,8 +5,8 @@
 use glam::{Mat4, Quat, Vec2, Vec3};
 use image::{Rgba, RgbaImage};
 
+use super::appearance::{triangle_materials, vertex_materials, Appearance, Mat};
 use super::body::{BaseBody, Part};
-use super::look::{triangle_materials, vertex_materials, Look, Mat};
 use super::pose::{rotations, Pose};
 use crate::raster::{
     Lighting, Mesh, RasterError, RasterMaterial, RasterVertex, Rasterizer, Scene, Shadow,
@@ -30,7 +30,7 @@ pub struct SubjectSpec {
     /// Body shape.
     pub shape: Shape,
     /// Skin, clothes, hair.
-    pub look: Look,
+    pub look: Appearance,
     /// Photo width, height (pixels).
     pub size: (u32, u32),
     /// Varies the room's colours.
@@ -407,7 +407,7 @@ fn room(spec: &SubjectSpec, cam: &Camera, posed: &Posed) -> RgbaImage {
 /// The posed body (world `positions`) seen by `cam` as one product mesh over a `size` photo.
 pub(super) fn body_scene(
     body: &BaseBody,
-    look: &Look,
+    look: &Appearance,
     positions: &[Vec3],
     cam: &Camera,
     (w, h): (u32, u32),

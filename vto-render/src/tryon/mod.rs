@@ -1,7 +1,7 @@
 //! Categories: one module each, over the shared stages.
 //!
 //! A category implements [`TryOn`]: it says what it needs to see in the photo ([`Needs`]) and
-//! what kind of product it takes ([`ProductKind`]), and turns the person ([`Person`], from [`crate::vision`]:
+//! what kind of product it takes ([`ProductInput`]), and turns the person ([`Person`], from [`crate::vision`]:
 //! the photo and what the vision stage found) and the product into the finished image, using the
 //! shared stages ([`Stages`]: the rasterizer and the options; [`crate::scene`] for cameras,
 //! light and occluders). The generic engine ([`crate::engine`]) does everything around it:
@@ -41,6 +41,8 @@ pub use shoes::Shoes;
 
 /// The person and the face choice belong to the vision stage; categories take them from here.
 pub use crate::vision::{BodyChoice, FaceChoice, Person};
+/// The form a category's product comes in (the request field that carries it).
+pub use vto_core::ProductInput;
 
 /// What a category needs the vision stage to find in the photo.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -59,18 +61,9 @@ pub struct Needs {
     pub hands: bool,
 }
 
-/// The form a category's product comes in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProductKind {
-    /// A 3D model (glTF 2.0 / OBJ).
-    Model,
-    /// A photo of the product (PNG / JPEG / WebP).
-    Image,
-}
-
 /// A decoded product.
 #[derive(Debug, Clone)]
-pub enum ProductInput {
+pub enum LoadedProduct {
     /// A loaded 3D model.
     Model(Product),
     /// A decoded product photo (RGBA, orientation applied).
@@ -158,17 +151,17 @@ pub trait TryOn: Send + Sync + std::fmt::Debug {
     fn needs(&self) -> Needs;
     /// What the photo must show for this product (a category whose products differ in what
     /// they need, such as jewelry on the ears or on a hand, narrows [`TryOn::needs`] here).
-    fn needs_for(&self, product: &ProductInput) -> Needs {
+    fn needs_for(&self, product: &LoadedProduct) -> Needs {
         let _ = product;
         self.needs()
     }
     /// The product's form.
-    fn product_kind(&self) -> ProductKind;
+    fn product_input(&self) -> ProductInput;
     /// Dresses `person` in `product`.
     fn try_on(
         &self,
         stages: Stages<'_>,
         person: &Person,
-        product: &ProductInput,
+        product: &LoadedProduct,
     ) -> Result<Look, TryOnError>;
 }

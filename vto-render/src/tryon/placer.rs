@@ -5,7 +5,7 @@
 //! camera space with its occluders (a [`Placed`] scene) and whose [`Placer::metadata`] says
 //! what was decided. Every `Placer` is a [`TryOn`] through the blanket implementation here,
 //! which does the rest the same way for all of them: take the model out of the
-//! [`ProductInput`], pick the product out of the file's scene ([`pick`]: props, planes and
+//! [`LoadedProduct`], pick the product out of the file's scene ([`pick`]: props, planes and
 //! second copies dropped, listed in the metadata as `dropped_parts`), place it, rasterize the scene over the photo (or return the photo as it
 //! is when there is nothing to draw), and pair the image with the metadata in a [`Look`].
 //!
@@ -15,7 +15,7 @@
 use image::RgbaImage;
 use vto_core::Category;
 
-use super::{Look, Needs, Options, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
+use super::{LoadedProduct, Look, Needs, Options, Person, ProductInput, Stages, TryOn, TryOnError};
 use crate::product::pick::pick;
 use crate::product::Product;
 use crate::raster::{RasterStats, Scene};
@@ -91,24 +91,24 @@ impl<C: Placer> TryOn for C {
         Placer::needs(self)
     }
 
-    fn needs_for(&self, product: &ProductInput) -> Needs {
+    fn needs_for(&self, product: &LoadedProduct) -> Needs {
         match product {
-            ProductInput::Model(model) => Placer::needs_for(self, &pick(model).product),
-            ProductInput::Image(_) => Placer::needs(self),
+            LoadedProduct::Model(model) => Placer::needs_for(self, &pick(model).product),
+            LoadedProduct::Image(_) => Placer::needs(self),
         }
     }
 
-    fn product_kind(&self) -> ProductKind {
-        ProductKind::Model
+    fn product_input(&self) -> ProductInput {
+        ProductInput::Model
     }
 
     fn try_on(
         &self,
         stages: Stages<'_>,
         person: &Person,
-        product: &ProductInput,
+        product: &LoadedProduct,
     ) -> Result<Look, TryOnError> {
-        let ProductInput::Model(product) = product else {
+        let LoadedProduct::Model(product) = product else {
             return Err(TryOnError::BadProduct(format!(
                 "{} needs a 3D model",
                 Placer::category(self).as_str()

@@ -20,7 +20,7 @@ use vto_render::garment::warp::cpu_warp;
 use vto_render::garment::{BodyFrame, PartWarp, Warper};
 use vto_render::gpu::GpuContext;
 use vto_render::samples::garment::SampleGarment;
-use vto_render::tryon::{Person, ProductKind, TryOn, UpperGarment};
+use vto_render::tryon::{Person, ProductInput, TryOn, UpperGarment};
 
 fn photo_bytes(name: &str) -> Vec<u8> {
     let path = models_dir().join("test-photos").join(name);
@@ -329,7 +329,7 @@ fn run_engine(
 fn the_engines_are_registered_and_render_a_png() {
     for category in [Category::Shirt, Category::Tshirt, Category::Jacket] {
         let t = builtin_tryon(category).expect("registered");
-        assert_eq!(t.product_kind(), ProductKind::Image);
+        assert_eq!(t.product_input(), ProductInput::Image);
         let n = t.needs();
         assert!(n.face && n.body && n.person_mask);
     }

@@ -17,7 +17,9 @@ use vto_core::{Category, EngineError, ErrorCode};
 use vto_render::engine::{builtin_tryon, encode_png};
 use vto_render::samples::garment::Figure;
 use vto_render::samples::garment::SampleLower;
-use vto_render::tryon::{Dress, FullOutfit, Look, Pants, Person, ProductInput, ProductKind, TryOn};
+use vto_render::tryon::{
+    Dress, FullOutfit, LoadedProduct, Look, Pants, Person, ProductInput, TryOn,
+};
 
 /// A figure dressed in a sample.
 struct Case {
@@ -36,7 +38,7 @@ fn dress_up(fig: Figure, s: SampleLower) -> Case {
     };
     let r = renderer();
     let look = tryon
-        .try_on(r.stages(), &person, &ProductInput::Image(s.render()))
+        .try_on(r.stages(), &person, &LoadedProduct::Image(s.render()))
         .unwrap_or_else(|e| panic!("{}: {e}", s.name()));
     Case {
         keypoints: fig.keypoints(),
@@ -371,7 +373,7 @@ fn the_engines_are_registered_and_a_portrait_shows_no_legs() {
         (Category::FullOutfit, SampleLower::TwoPiece),
     ] {
         let t = builtin_tryon(category).expect("registered");
-        assert_eq!(t.product_kind(), ProductKind::Image);
+        assert_eq!(t.product_input(), ProductInput::Image);
         let n = t.needs();
         assert!(n.face && n.body && n.person_mask);
         for photo in ["astronaut.png", "grace_hopper.jpg"] {
@@ -393,12 +395,12 @@ fn a_product_photo_without_trousers_is_processing_failed_and_says_so() {
     let r = renderer();
     let blank = RgbaImage::from_pixel(400, 400, image::Rgba([240, 240, 238, 255]));
     let err = Pants
-        .try_on(r.stages(), &person, &ProductInput::Image(blank))
+        .try_on(r.stages(), &person, &LoadedProduct::Image(blank))
         .expect_err("a blank photo");
     assert!(err.to_string().contains("no garment"), "{err}");
     let dress = SampleLower::KneeDress.render();
     let err = Pants
-        .try_on(r.stages(), &person, &ProductInput::Image(dress))
+        .try_on(r.stages(), &person, &LoadedProduct::Image(dress))
         .expect_err("a dress is no trousers");
     assert!(err.to_string().contains("no trousers"), "{err}");
     // The engine reports it as processing_failed.

@@ -610,12 +610,12 @@ fn portraits_without_a_hand_fail_saying_so_through_the_hand_networks() {
         });
         // The hand networks run (needs_for asks for them) and find no hand.
         let photo = image::load_from_memory(&bytes).unwrap().to_rgba8();
-        let product = vto_render::tryon::ProductInput::Model(SampleJewel::RingSolitaire.product());
+        let product = vto_render::tryon::LoadedProduct::Model(SampleJewel::RingSolitaire.product());
         use vto_render::tryon::TryOn;
         let needs = Jewelry.needs_for(&product);
         assert!(needs.hands && !needs.face);
         // Earrings keep the face and never run the hand models.
-        let studs = vto_render::tryon::ProductInput::Model(SampleJewel::StudRuby.product());
+        let studs = vto_render::tryon::LoadedProduct::Model(SampleJewel::StudRuby.product());
         let ear_needs = Jewelry.needs_for(&studs);
         assert!(ear_needs.face && !ear_needs.hands);
         let seen = renderer.see(&photo, needs).unwrap();

@@ -39,7 +39,7 @@ use crate::garment::upper::compose::{compose, Layers};
 use crate::garment::upper::fit::{clip_to_shoulders, fit_upper_to, PersonMask};
 use crate::garment::{label, BodyFrame, PartWarp, Warper};
 use crate::tryon::{
-    Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError, UpperGarment,
+    LoadedProduct, Look, Needs, Person, ProductInput, Stages, TryOn, TryOnError, UpperGarment,
 };
 
 /// `pants`: trousers and shorts.
@@ -68,10 +68,10 @@ const NEEDS: Needs = Needs {
     hands: false,
 };
 
-fn photo_of(category: Category, product: &ProductInput) -> Result<&RgbaImage, TryOnError> {
+fn photo_of(category: Category, product: &LoadedProduct) -> Result<&RgbaImage, TryOnError> {
     match product {
-        ProductInput::Image(p) => Ok(p),
-        ProductInput::Model(_) => Err(TryOnError::BadProduct(format!(
+        LoadedProduct::Image(p) => Ok(p),
+        LoadedProduct::Model(_) => Err(TryOnError::BadProduct(format!(
             "{} takes a product photo, not a 3D model",
             category.as_str()
         ))),
@@ -431,15 +431,15 @@ impl TryOn for Pants {
         NEEDS
     }
 
-    fn product_kind(&self) -> ProductKind {
-        ProductKind::Image
+    fn product_input(&self) -> ProductInput {
+        ProductInput::Image
     }
 
     fn try_on(
         &self,
         stages: Stages<'_>,
         person: &Person,
-        product: &ProductInput,
+        product: &LoadedProduct,
     ) -> Result<Look, TryOnError> {
         let photo = photo_of(self.category(), product)?;
         let mut times = Times::default();
@@ -481,15 +481,15 @@ impl TryOn for Dress {
         NEEDS
     }
 
-    fn product_kind(&self) -> ProductKind {
-        ProductKind::Image
+    fn product_input(&self) -> ProductInput {
+        ProductInput::Image
     }
 
     fn try_on(
         &self,
         stages: Stages<'_>,
         person: &Person,
-        product: &ProductInput,
+        product: &LoadedProduct,
     ) -> Result<Look, TryOnError> {
         let photo = photo_of(self.category(), product)?;
         let mut times = Times::default();
@@ -526,15 +526,15 @@ impl TryOn for FullOutfit {
         NEEDS
     }
 
-    fn product_kind(&self) -> ProductKind {
-        ProductKind::Image
+    fn product_input(&self) -> ProductInput {
+        ProductInput::Image
     }
 
     fn try_on(
         &self,
         stages: Stages<'_>,
         person: &Person,
-        product: &ProductInput,
+        product: &LoadedProduct,
     ) -> Result<Look, TryOnError> {
         let photo = photo_of(self.category(), product)?;
         let mut times = Times::default();
@@ -592,7 +592,7 @@ impl TryOn for FullOutfit {
             // The top is fitted, shaded and composed on the photo as it was (its light and
             // the old clothes it uncovers are the photo's), then laid over the bottom:
             // every pixel the top changed comes from it, the rest from the bottom.
-            let look = kind.try_on(stages, person, &ProductInput::Image(p.photo.clone()))?;
+            let look = kind.try_on(stages, person, &LoadedProduct::Image(p.photo.clone()))?;
             let t = Instant::now();
             for ((out, top), was) in image
                 .pixels_mut()

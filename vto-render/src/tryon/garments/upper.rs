@@ -21,7 +21,7 @@ use crate::garment::upper::compose::{compose, Layers};
 use crate::garment::upper::fit::{clip_to_shoulders, fit_upper_hem, PersonMask};
 use crate::garment::upper::length::{self, LengthClass};
 use crate::garment::{self, BodyFrame, PartWarp, Warper};
-use crate::tryon::{Look, Needs, Person, ProductInput, ProductKind, Stages, TryOn, TryOnError};
+use crate::tryon::{LoadedProduct, Look, Needs, Person, ProductInput, Stages, TryOn, TryOnError};
 
 /// An upper-body garment category.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,17 +80,17 @@ impl TryOn for UpperGarment {
         }
     }
 
-    fn product_kind(&self) -> ProductKind {
-        ProductKind::Image
+    fn product_input(&self) -> ProductInput {
+        ProductInput::Image
     }
 
     fn try_on(
         &self,
         stages: Stages<'_>,
         person: &Person,
-        product: &ProductInput,
+        product: &LoadedProduct,
     ) -> Result<Look, TryOnError> {
-        let ProductInput::Image(photo) = product else {
+        let LoadedProduct::Image(photo) = product else {
             return Err(TryOnError::BadProduct(format!(
                 "{} takes a product photo, not a 3D model",
                 self.category().as_str()

@@ -42,7 +42,7 @@ fn pants_and_dresses_cover_the_legs_to_their_length_and_leave_face_and_backgroun
                 s,
                 person,
                 sample.category(),
-                ProductInput::Image(photo.clone()),
+                LoadedProduct::Image(photo.clone()),
             );
             assert_eq!(
                 out.dimensions(),
@@ -115,7 +115,7 @@ fn pants_fit_a_three_quarter_turn() {
             s,
             person,
             sample.category(),
-            ProductInput::Image(photo.clone()),
+            LoadedProduct::Image(photo.clone()),
         );
         let old = [s.spec.look.bottom_colour, s.spec.look.skin];
         let legs: Vec<Vec2> = (0..2)
@@ -182,7 +182,7 @@ fn bared_shins_are_lit_cylinders_with_no_background_strip() {
                 s,
                 person,
                 sample.category(),
-                ProductInput::Image(photo.clone()),
+                LoadedProduct::Image(photo.clone()),
             );
             let skin = s.spec.look.skin;
             for side in 0..2 {
@@ -268,7 +268,7 @@ fn the_worn_top_stays_over_the_waistband_and_no_corner_pokes_out() {
                 s,
                 person,
                 sample.category(),
-                ProductInput::Image(photo.clone()),
+                LoadedProduct::Image(photo.clone()),
             );
             let hips = (gt(s, 23) + gt(s, 24)) * 0.5;
             let band: Vec<Vec2> = (0..6)
@@ -326,7 +326,7 @@ fn a_painted_shin_meets_a_bare_foot_without_a_colour_step() {
             s,
             person,
             SampleLower::KneeDress.category(),
-            ProductInput::Image(photo.clone()),
+            LoadedProduct::Image(photo.clone()),
         );
         if let Some(dir) = std::env::var_os("SUBJECTS_OUT") {
             let _ = out.save(
@@ -407,7 +407,7 @@ fn no_old_cuff_at_the_ankles_and_the_floor_beside_the_feet_is_untouched() {
             s,
             person,
             SampleLower::KneeDress.category(),
-            ProductInput::Image(photo.clone()),
+            LoadedProduct::Image(photo.clone()),
         );
         let old = s.spec.look.bottom_colour;
         let (wd, ht) = s.image.dimensions();
@@ -479,7 +479,7 @@ fn no_ghost_line_of_the_old_bottom_beside_the_new_one() {
                 s,
                 person,
                 sample.category(),
-                ProductInput::Image(photo.clone()),
+                LoadedProduct::Image(photo.clone()),
             );
             let hips = (gt(s, 23) + gt(s, 24)) * 0.5;
             let knees = (gt(s, 25) + gt(s, 26)) * 0.5;
@@ -527,7 +527,7 @@ fn a_maxi_dress_hangs_over_the_back_foot_of_a_walking_subject() {
     else {
         panic!("no walking subject");
     };
-    let out = try_on(w, s, person, maxi.category(), ProductInput::Image(photo));
+    let out = try_on(w, s, person, maxi.category(), LoadedProduct::Image(photo));
     // The back foot is the one further up the photo (further from the camera); the maxi's
     // hem falls below its ankle, so the skirt hangs in front of that foot. Keeping the whole
     // foot in front of the skirt cut a notch there: the foot and the floor showed through
@@ -574,7 +574,7 @@ fn no_wall_is_continued_over_a_jumpsuits_waist_on_any_subject() {
             s,
             person,
             suit.category(),
-            ProductInput::Image(photo.clone()),
+            LoadedProduct::Image(photo.clone()),
         );
         // The body's pixels about the waist (ground truth: from 0.45 of the way hips →
         // shoulders down to the hips' line, above the crotch), where the bodice meets the
@@ -631,7 +631,7 @@ fn no_old_trousers_show_round_the_fingers_of_a_hand_on_the_thigh() {
             s,
             person,
             chinos.category(),
-            ProductInput::Image(photo.clone()),
+            LoadedProduct::Image(photo.clone()),
         );
         // The body's pixels within a hand's length below each wrist.
         let pts: Vec<Vec2> = wrists

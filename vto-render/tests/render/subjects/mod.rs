@@ -24,7 +24,7 @@ use vto_render::samples::garment::SampleLower;
 use vto_render::samples::product::jewelry::SampleJewel;
 use vto_render::samples::product::shoes::SampleShoe;
 use vto_render::testkit::{self, BaseBody, Subject};
-use vto_render::tryon::{Needs, Person, ProductInput};
+use vto_render::tryon::{LoadedProduct, Needs, Person};
 
 mod hands;
 mod lower;
@@ -82,7 +82,7 @@ fn try_on(
     s: &Subject,
     person: &Person,
     category: vto_core::Category,
-    product: ProductInput,
+    product: LoadedProduct,
 ) -> RgbaImage {
     let tryon = builtin_tryon(category).expect("a built-in try-on");
     let look = tryon

@@ -14,7 +14,7 @@ fn shoes_cover_heel_and_toe_and_nothing_changes_above_mid_shin() {
                 s,
                 person,
                 vto_core::Category::Shoes,
-                ProductInput::Model(model.clone()),
+                LoadedProduct::Model(model.clone()),
             );
             assert_eq!(
                 out.dimensions(),

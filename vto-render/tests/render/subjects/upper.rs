@@ -18,7 +18,7 @@ fn a_tee_shows_its_colour_on_the_torso_between_shoulders_and_hips() {
             s,
             person,
             tee.category(),
-            ProductInput::Image(photo.clone()),
+            LoadedProduct::Image(photo.clone()),
         );
         assert_eq!(
             out.dimensions(),
@@ -69,7 +69,7 @@ fn a_short_sleeved_tee_bares_the_forearms_of_a_long_sleeved_subject() {
             s,
             person,
             tee.category(),
-            ProductInput::Image(photo.clone()),
+            LoadedProduct::Image(photo.clone()),
         );
         // The forearms (elbow → wrist, ground truth) must no longer show the old sleeves.
         let forearms: Vec<Vec2> = (0..2)
@@ -115,7 +115,7 @@ fn plain_tees(w: &World) -> Vec<(&Subject, RgbaImage)> {
                 s,
                 person,
                 tee.category(),
-                ProductInput::Image(photo.clone()),
+                LoadedProduct::Image(photo.clone()),
             );
             (s, out)
         })
@@ -273,7 +273,7 @@ fn a_long_sleeved_jacket_covers_the_upper_arms_from_the_shoulder_down() {
             s,
             person,
             jacket.category(),
-            ProductInput::Image(photo.clone()),
+            LoadedProduct::Image(photo.clone()),
         );
         let arms = outer_upper_arms(s);
         assert!(arms.len() > 200, "{name}: {} upper-arm pixels", arms.len());
@@ -483,7 +483,7 @@ fn sleeves_cover_the_arm_from_the_shoulder_to_their_end() {
                 .try_on(
                     w.renderer.stages(),
                     person,
-                    &ProductInput::Image(photo.clone()),
+                    &LoadedProduct::Image(photo.clone()),
                 )
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             let cuffs: Vec<Vec2> = look.metadata["fit"]["cuffs_px"]
@@ -590,7 +590,7 @@ fn no_garment_shoulder_pokes_out_of_the_body() {
                 s,
                 person,
                 garment.category(),
-                ProductInput::Image(photo.clone()),
+                LoadedProduct::Image(photo.clone()),
             );
             for k in 0..2 {
                 let off = off_body_near_shoulder(s, &out, k, garment.base_colour(), 4);

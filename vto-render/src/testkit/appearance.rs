@@ -25,7 +25,7 @@ pub enum Bottom {
 
 /// A subject's appearance (sRGB colours).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Look {
+pub struct Appearance {
     /// Skin.
     pub skin: [u8; 3],
     /// Hair (and brows).
@@ -50,7 +50,7 @@ pub const SKIN_TONES: [[u8; 3]; 4] = [
     [96, 62, 44],
 ];
 
-/// Materials of the rendered body, in [`Look::palette`] order.
+/// Materials of the rendered body, in [`Appearance::palette`] order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u32)]
 pub enum Mat {
@@ -72,7 +72,7 @@ pub enum Mat {
     Shoes,
 }
 
-impl Look {
+impl Appearance {
     /// (sRGB colour, roughness) per [`Mat`].
     pub fn palette(&self) -> [([u8; 3], f32); 8] {
         let s = self.skin;
@@ -128,7 +128,7 @@ fn rest(body: &BaseBody) -> Rest {
 /// The material of every triangle of `body` for `look`, decided once per OBJ face (quad) at
 /// its centroid so hems run straight along the mesh's rows instead of zigzagging across its
 /// diagonals.
-pub fn triangle_materials(body: &BaseBody, look: &Look) -> Vec<Mat> {
+pub fn triangle_materials(body: &BaseBody, look: &Appearance) -> Vec<Mat> {
     let mut points = Vec::new();
     let mut face_of = Vec::with_capacity(body.triangles.len());
     let mut start = 0;
@@ -165,7 +165,7 @@ pub fn triangle_materials(body: &BaseBody, look: &Look) -> Vec<Mat> {
 }
 
 /// The material of every vertex of `body` for `look`.
-pub fn vertex_materials(body: &BaseBody, look: &Look) -> Vec<Mat> {
+pub fn vertex_materials(body: &BaseBody, look: &Appearance) -> Vec<Mat> {
     let points: Vec<(Vec3, Part, bool)> = (0..body.rest.len())
         .map(|i| (body.rest[i], body.parts[i], body.eyes[i]))
         .collect();
@@ -173,7 +173,7 @@ pub fn vertex_materials(body: &BaseBody, look: &Look) -> Vec<Mat> {
 }
 
 /// The material at rest-pose points (position, part, on an eyeball).
-fn materials_at(body: &BaseBody, look: &Look, points: &[(Vec3, Part, bool)]) -> Vec<Mat> {
+fn materials_at(body: &BaseBody, look: &Appearance, points: &[(Vec3, Part, bool)]) -> Vec<Mat> {
     let r = rest(body);
     let upper_arm = |side: f32| {
         let n = if side > 0.0 { "L" } else { "R" };
