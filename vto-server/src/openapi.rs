@@ -47,6 +47,12 @@ fn common_errors(endpoint_extra: &[(&str, Value)]) -> serde_json::Map<String, Va
             &[ErrorCode::InternalError],
         ),
     );
+    let mut r503 = error_response(
+        "The service's database is briefly unavailable (a restart, a failover); nothing was done — no job, no charge. Retry after Retry-After seconds (with the same Idempotency-Key for a POST)",
+        &[ErrorCode::ServiceUnavailable],
+    );
+    r503["headers"]["Retry-After"] = json!({ "description": "Seconds to wait before retrying.", "schema": { "type": "integer" } });
+    m.insert("503".into(), r503);
     m.insert(
         "405".into(),
         error_response(

@@ -94,8 +94,20 @@ fn allowed_methods(path: &str) -> Option<&'static str> {
 pub fn error_reply(err: &ApiError) -> Response {
     let status =
         StatusCode::from_u16(err.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    json_reply(status, &err.body())
+    let mut resp = json_reply(status, &err.body());
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        // A backend is unavailable for now (vto_core::ErrorCode::ServiceUnavailable).
+        set_header(
+            &mut resp,
+            "retry-after",
+            UNAVAILABLE_RETRY_AFTER_SECS.to_string(),
+        );
+    }
+    resp
 }
+
+/// `Retry-After` of a `503 service_unavailable`: a database restart or failover takes seconds.
+const UNAVAILABLE_RETRY_AFTER_SECS: u32 = 1;
 
 fn json_reply(status: StatusCode, value: &impl serde::Serialize) -> Response {
     let body = serde_json::to_vec(value).unwrap_or_else(|_| b"{}".to_vec());
@@ -453,6 +465,16 @@ pub fn routes(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_backend_unavailable_is_a_503_with_retry_after_and_other_errors_have_none() {
+        let r = error_reply(&ApiError::unavailable());
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(r.headers()["retry-after"], "1");
+        let r = error_reply(&ApiError::internal());
+        assert_eq!(r.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(r.headers().get("retry-after").is_none());
+    }
 
     #[test]
     fn known_paths_give_their_method_unknown_paths_none() {
