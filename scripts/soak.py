@@ -156,8 +156,10 @@ class Client:
         except (OSError, http.client.HTTPException):
             return 0, {}, None
 
-    def post_retried(self, body, stats: Counter, kind: str, idem=None, tries=12):
-        """POST with one Idempotency-Key across retries; (status, headers, doc) of the last try."""
+    def post_retried(self, body, stats: Counter, kind: str, idem=None, tries=30):
+        """POST with one Idempotency-Key across retries; (status, headers, doc) of the last try.
+        About 80 s in all: a request whose instance died keeps its key for 30 s (409) before a
+        retry takes it over."""
         idem = idem or str(uuid.uuid4())
         start = random.randrange(2)
         last = (0, {}, None)
@@ -381,7 +383,10 @@ def main() -> int:
     while True:
         jobs = admin("jobs", "list", "--account", acct, "--limit", "1000000")
         open_jobs = [j for j in jobs if j["status"] not in FINAL]
-        owed = {j["id"] for j in jobs if j["status"] in FINAL and known.get(j["id"]) == "async"}
+        # Owed: every finished job whose request named a webhook_url, also those whose POST
+        # the client never saw answered.
+        owed = {j["id"] for j in jobs
+                if j["status"] in FINAL and (j.get("request") or {}).get("webhook_url")}
         delivered = set()
         if os.path.exists(hook_log):
             for line in open(hook_log):
