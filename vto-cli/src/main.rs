@@ -713,6 +713,7 @@ fn main() -> anyhow::Result<()> {
                         0 => vto_render::engine::default_concurrency(),
                         n => n,
                     },
+                    max_photo_side: config.max_photo_side,
                 },
             );
             let samples: vto_server::playground::SampleSource = if config.playground {

@@ -236,6 +236,7 @@ pub fn try_on(
         vto_render::engine::RendererConfig {
             backend,
             concurrency: 1,
+            ..Default::default()
         },
     )?;
     progress("finding the face and rendering");

@@ -118,7 +118,15 @@ pub struct RendererConfig {
     pub backend: VisionBackend,
     /// Try-ons rendered at once (at least 1); each holds its own vision networks and scratch.
     pub concurrency: usize,
+    /// A person photo whose longer side exceeds this is scaled down to it right after
+    /// decoding, before vision and rendering, and the result comes out at that size (0: never).
+    /// Bounds each try-on's memory by configuration rather than by what a client sends.
+    pub max_photo_side: u32,
 }
+
+/// The default [`RendererConfig::max_photo_side`]: 2048 px, more than any try-on result is shown
+/// at and the largest photo the vision and fill stages are measured on.
+pub const DEFAULT_MAX_PHOTO_SIDE: u32 = 2048;
 
 impl Default for RendererConfig {
     /// `VisionBackend::Auto` and [`default_concurrency`].
@@ -126,6 +134,7 @@ impl Default for RendererConfig {
         RendererConfig {
             backend: VisionBackend::Auto,
             concurrency: default_concurrency(),
+            max_photo_side: DEFAULT_MAX_PHOTO_SIDE,
         }
     }
 }
@@ -225,6 +234,7 @@ pub struct Renderer {
     visions: VisionPool,
     raster: Rasterizer,
     options: Options,
+    max_photo_side: u32,
 }
 
 impl Renderer {
@@ -248,7 +258,10 @@ impl Renderer {
         let store = ModelStore::open(models_dir)?;
         let nets =
             Networks::pool_for_context(&ctx, &store, config.backend, config.concurrency.max(1))?;
-        Ok(Self::with_pool(ctx, nets))
+        Ok(Renderer {
+            max_photo_side: config.max_photo_side,
+            ..Self::with_pool(ctx, nets)
+        })
     }
 
     /// Builds a renderer on given networks, one try-on at a time (tests may pass a reference
@@ -267,6 +280,7 @@ impl Renderer {
                     .collect(),
             ),
             options: Options::default(),
+            max_photo_side: DEFAULT_MAX_PHOTO_SIDE,
         }
     }
 
@@ -402,7 +416,9 @@ impl Renderer {
         };
         let mut vision = self.visions.take()?;
         let t0 = Instant::now();
-        let photo = decode_photo(person)?;
+        let received = decode_photo(person)?;
+        let received_size = received.dimensions();
+        let photo = fit_photo(received, self.max_photo_side);
         let product = match tryon.product_input() {
             ProductInput::Model => LoadedProduct::Model(product::load(product)?),
             ProductInput::Image => LoadedProduct::Image(
@@ -434,6 +450,13 @@ impl Renderer {
         };
         let mut metadata = look.metadata;
         metadata["engine"] = json!(tryon.engine_name());
+        if photo.dimensions() != received_size {
+            metadata["photo"] = json!({
+                "received": [received_size.0, received_size.1],
+                "rendered": [photo.width(), photo.height()],
+                "why": format!("scaled down to the longer side's limit of {} px", self.max_photo_side),
+            });
+        }
         if let Some(choice) = &seen.face {
             metadata["face"] = face_metadata(choice);
             metadata["face_candidates"] = json!(choice.candidates);
@@ -487,6 +510,24 @@ pub fn decode_photo(bytes: &[u8]) -> Result<RgbaImage, RenderError> {
     media::decode_image(bytes, &ImageLimits::default())
         .map(|img| img.to_rgba8())
         .map_err(RenderError::Photo)
+}
+
+/// `photo` scaled down (aspect kept, a triangle filter) so its longer side is at most
+/// `max_side`; unchanged when it already is or when `max_side` is 0.
+pub fn fit_photo(photo: RgbaImage, max_side: u32) -> RgbaImage {
+    let (w, h) = photo.dimensions();
+    let longest = w.max(h);
+    if max_side == 0 || longest <= max_side {
+        return photo;
+    }
+    let scale = f64::from(max_side) / f64::from(longest);
+    let size = |v: u32| ((f64::from(v) * scale).round() as u32).clamp(1, max_side);
+    image::imageops::resize(
+        &photo,
+        size(w),
+        size(h),
+        image::imageops::FilterType::Triangle,
+    )
 }
 
 /// Encodes PNG with fast compression (encoding dominates otherwise).

@@ -91,6 +91,10 @@ pub(super) fn d_true() -> bool {
 pub(super) fn d_auth_refresh() -> u64 {
     100
 }
+/// `vto_render::engine::DEFAULT_MAX_PHOTO_SIDE` (this crate does not depend on the renderer).
+pub(super) fn d_max_photo_side() -> u32 {
+    2048
+}
 pub(super) fn d_timeout() -> u64 {
     60_000
 }

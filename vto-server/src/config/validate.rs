@@ -61,6 +61,12 @@ impl Config {
                 "must be between 0 (auto) and 64",
             ));
         }
+        if self.max_photo_side != 0 && !(256..=12_000).contains(&self.max_photo_side) {
+            return Err(invalid(
+                "max_photo_side",
+                "must be 0 (keep every size) or between 256 and 12000",
+            ));
+        }
         if self.auth_refresh_ms == 0 || self.auth_refresh_ms > 60_000 {
             return Err(invalid("auth_refresh_ms", "must be between 1 and 60000"));
         }
