@@ -53,10 +53,13 @@ pub struct Face {
 
 /// Faces narrower than this (pixels between landmarks 234 and 454) get a second face-mesh
 /// pass on the region their first landmarks give ([`Vision::refine_face`]). Measured on the
-/// face cases of `tests/render/faces.rs` against MediaPipe: below it the second pass brings the
-/// landmarks closer (3.7 → 2.0 % and 2.6 → 1.6 % of the face width on 28 and 32 px faces);
-/// above it the first pass already matches MediaPipe's static pipeline (≤ 1.4 %) and a second
-/// pass only moves it away (0.6 → 1.6 % on a 51 px face).
+/// face cases of `tests/render/faces.rs` against MediaPipe: above it the first pass already
+/// matches MediaPipe's static pipeline and a second pass only moves it away (0.55 → 1.62 % of
+/// the face width on a 51 px face, 1.85 → 3.89 % on a 52 px profile). Below it the second pass
+/// brought the landmarks closer while full-range faces' regions came from the full-range box
+/// (3.7 → 2.0 % and 2.6 → 1.6 % on 28 and 32 px faces); since they come from the short-range
+/// detector run again ([`Vision::redetect_short_range`]) the two passes are about even there
+/// (2.26 / 2.61, 1.81 / 1.71, 3.31 / 3.35, 1.69 / 1.80 % on 28, 32, 21 and 37 px faces).
 pub const REFINE_BELOW_PX: f32 = 40.0;
 
 impl Face {

@@ -159,13 +159,14 @@ fn small_turned_and_several_faces_match_mediapipe() {
     assert!(mean < 1.5, "mean error {mean:.2} %");
 }
 
-/// Small turned faces of real photos (issue #30): a 52 and a 63 px profile, a three-quarter
-/// face wearing its own sunglasses at 63 and 76 px and a three-quarter face in a head wrap at
-/// 76 px, each on a canvas as a street photo shows them (`small_real_faces`). MediaPipe
-/// 0.10.14 found each (`tests/data/vision/small_real_faces_mediapipe.json`, from the same
-/// pixels); vto must too, within 4 % of the face width. Before the full-range faces' regions
-/// came from the short-range detector, the 52 px profile was 13 % off and the 76 px faces were
-/// not found. Skips (and says why) without the people photos.
+/// Small turned faces of real photos (issue #30): a 52 and a 63 px profile and a
+/// three-quarter face wearing its own sunglasses at 63 and 76 px, each on a canvas as a street
+/// photo shows them (`small_real_faces`). MediaPipe 0.10.14 found each
+/// (`tests/data/vision/small_real_faces_mediapipe.json`, from the same pixels); vto must too,
+/// within 4 % of the face width. Before the full-range faces' mesh regions came from the
+/// short-range detector, the profiles were 9.4 and 7.9 % off, and the 76 px three-quarter
+/// face was not found (its short-range box, twice the face, was rejected by the mesh and hid
+/// the full-range one). Skips (and says why) without the people photos.
 #[test]
 fn small_turned_faces_of_real_photos_match_mediapipe() {
     let people = crate::support::testdata("people");
@@ -186,7 +187,7 @@ fn small_turned_faces_of_real_photos_match_mediapipe() {
         .join("tests/data/vision/small_real_faces_mediapipe.json");
     let reference: Reference = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let errors = errors_against(cases, &reference);
-    assert_eq!(errors.len(), 5, "{errors:?}");
+    assert_eq!(errors.len(), 4, "{errors:?}");
     for (name, e) in &errors {
         assert!(
             *e < 4.0,

@@ -112,19 +112,17 @@ pub fn face_cases(astronaut: &RgbaImage, hopper: &RgbaImage) -> Vec<FaceCase> {
 
 /// The real people photos the small-face cases are made from: the case's name, the photo,
 /// the width the whole photo is scaled to and where its face's centre is (fractions of the
-/// photo). A profile (its face 52 and 63 px wide), a three-quarter face wearing its own
-/// sunglasses, tilted down (63 and 76 px), and a three-quarter face in a head wrap (76 px).
-pub const SMALL_REAL_FACES: [(&str, &str, u32, [f32; 2]); 5] = [
+/// photo). A profile (its face 52 and 63 px wide) and a three-quarter face wearing its own
+/// sunglasses, tilted down (63 and 76 px).
+pub const SMALL_REAL_FACES: [(&str, &str, u32, [f32; 2]); 4] = [
     ("profile_52", PROFILE, 266, [0.30, 0.44]),
     ("profile_63", PROFILE, 322, [0.30, 0.44]),
     ("sunglasses_63", SUNGLASSES, 253, [0.57, 0.41]),
     ("sunglasses_76", SUNGLASSES, 305, [0.57, 0.41]),
-    ("headwrap_76", HEADWRAP, 199, [0.37, 0.57]),
 ];
 
 const PROFILE: &str = "portrait_man_profile_left_unsplash.jpg";
 const SUNGLASSES: &str = "halfbody_woman_hands_on_head_cap_sunglasses_sweater_pexels.jpg";
-const HEADWRAP: &str = "portrait_woman_headwrap_threequarter_unsplash.jpg";
 
 /// Small turned faces as a street photo shows them: each photo of [`SMALL_REAL_FACES`]
 /// scaled down whole and placed on a 960×640 canvas with its face's centre at (620, 260).
