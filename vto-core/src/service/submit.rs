@@ -118,7 +118,15 @@ impl TryOnService {
                 id = crate::idempotency::request_id_for(&caller.account_id, key, reserved_at);
                 if let Some(job) = self.b.jobs.get(id).await.map_err(backend)? {
                     let object = self.result_object(&job).await?;
-                    let created = if job.category.is_sync() && job.status.is_terminal() {
+                    if job.category.is_sync() && !job.status.is_terminal() {
+                        // A synchronous job its dead request left unfinished (a worker takes
+                        // it over once its lease runs out): answered with its state now, but
+                        // not saved, so a later retry answers with the finished result
+                        // instead of replaying this one forever. Found by scripts/soak.sh.
+                        debug!(request_id = %id, status = %job.status, "idempotency key of a dead synchronous request: its job is not finished yet");
+                        return Ok((Created::Accepted(object), true));
+                    }
+                    let created = if job.category.is_sync() {
                         Created::Finished(object)
                     } else {
                         Created::Accepted(object)
