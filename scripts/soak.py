@@ -275,6 +275,20 @@ def main() -> int:
             idem = str(uuid.uuid4())
             status, _, doc = client.post_retried(body, stats, "sync glasses", idem=idem)
             remember(doc, "sync")
+            if status == 202:
+                # The retry took over from a request whose server died; the job is finished by
+                # a worker: poll it, as the client of a synchronous category would then.
+                rid, polled = doc["request_id"], 0
+                while doc.get("status") not in FINAL and polled < 240:
+                    time.sleep(0.5)
+                    polled += 1
+                    s2, _, d2 = client.call("GET", f"/v1/virtual-try-on/{rid}",
+                                            instance=polled, timeout=10)
+                    if s2 == 200:
+                        doc = d2
+                with lock:
+                    stats[f"sync glasses: 202 after a retry, then polled to {doc.get('status')}"] += 1
+                continue
             with lock:
                 stats[f"sync glasses: {outcome(status, doc)}"] += 1
             if roll > 0.9 and status == 200:
