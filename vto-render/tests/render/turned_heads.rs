@@ -197,8 +197,7 @@ fn side_samples(
     let plane = ww * hh;
     let mut out = [0usize; 4];
     let mut near_temple_back_z = f32::MAX;
-    for i in 0..plane {
-        let t = ids[i];
+    for &t in &ids[..plane] {
         if t != u32::MAX && class[t as usize] == 3 {
             near_temple_back_z = near_temple_back_z.min(mid_z[t as usize]);
         }
