@@ -122,6 +122,11 @@ struct TryOnArgs {
     /// detected), `never` or `always` (the API's `remove_own_eyewear`).
     #[arg(long, default_value = "auto")]
     remove_own_eyewear: String,
+    /// Jewelry and hats: what the product is, overriding what the model says (the API's
+    /// `product_kind`): `ring`, `earrings`, `stud`, `hoop`, `drop`, `necklace`, `bracelet`,
+    /// `watch` (jewelry); `cap`, `brimmed`, `beanie` (hats).
+    #[arg(long)]
+    product_kind: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -741,6 +746,7 @@ fn main() -> anyhow::Result<()> {
             &a.person,
             &a.product,
             &a.remove_own_eyewear,
+            a.product_kind.as_deref(),
             &a.output,
             &config.models_dir(),
             backend,

@@ -406,8 +406,25 @@ impl Renderer {
         product: &[u8],
         request: &RenderOptions,
     ) -> Result<TryOnOutput, RenderError> {
+        // A kind of another category (the HTTP API refuses it; a library caller may not).
+        if let Some(k) = request.product_kind {
+            if k.category() != tryon.category() {
+                return Err(TryOnError::BadProduct(format!(
+                    "product_kind {k} is a {} kind; {} takes: {}",
+                    k.category(),
+                    tryon.category(),
+                    vto_core::ProductKind::of(tryon.category())
+                        .iter()
+                        .map(|k| k.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+                .into());
+            }
+        }
         let options = Options {
             remove_own_eyewear: request.remove_own_eyewear,
+            product_kind: request.product_kind,
             ..self.options
         };
         let stages = Stages {
@@ -428,7 +445,7 @@ impl Renderer {
             ),
         };
         let t1 = Instant::now();
-        let needs = tryon.needs_for(&product);
+        let needs = tryon.needs_for(&product, &options);
         let seen = see(&mut vision, &photo, needs)?;
         if needs.face && !needs.face_optional && seen.face.is_none() {
             return Err(TryOnError::NotFound(format!(

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use vto_core::{Category, ErrorCode, ServiceConfig};
+use vto_core::{Category, ErrorCode, ProductKind, ServiceConfig};
 
 fn error_response(description: &str, codes: &[ErrorCode]) -> Value {
     let list: Vec<&str> = codes.iter().map(|c| c.as_str()).collect();
@@ -70,6 +70,7 @@ fn common_errors(endpoint_extra: &[(&str, Value)]) -> serde_json::Map<String, Va
 pub fn document(config: &ServiceConfig) -> Value {
     let categories: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
     let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+    let product_kinds: Vec<&str> = ProductKind::ALL.iter().map(|k| k.as_str()).collect();
     let prices: serde_json::Map<String, Value> = Category::ALL
         .iter()
         .map(|c| {
@@ -338,7 +339,8 @@ pub fn document(config: &ServiceConfig) -> Value {
                         "product_model": { "type": "string", "description": "3D model URL; required for glasses, sunglasses, hats, jewelry, shoes (and refused for the others)" },
                         "product_image": { "type": "string", "description": "Product photo URL; required for shirt, tshirt, dress, jacket, pants, full_outfit (and refused for the others)" },
                         "webhook_url": { "type": "string", "description": "Asynchronous categories only; ignored for synchronous ones" },
-                        "remove_own_eyewear": { "type": "string", "enum": ["auto", "never", "always"], "default": "auto", "description": "glasses and sunglasses: take off the glasses the person already wears before the new frame goes on. `auto` removes them when the detector's confidence is at least 0.5 (dark lenses are kept for a clear `glasses` product, the eyes behind them not being in the photo, and so are the glasses of a head turned more than 35°), `never` keeps them, `always` removes whatever was traced. Ignored by other categories. Any other value is refused with `invalid_value` in `error.details`." }
+                        "remove_own_eyewear": { "type": "string", "enum": ["auto", "never", "always"], "default": "auto", "description": "glasses and sunglasses: take off the glasses the person already wears before the new frame goes on. `auto` removes them when the detector's confidence is at least 0.5 (dark lenses are kept for a clear `glasses` product, the eyes behind them not being in the photo, and so are the glasses of a head turned more than 35°), `never` keeps them, `always` removes whatever was traced. Ignored by other categories. Any other value is refused with `invalid_value` in `error.details`." },
+                        "product_kind": { "type": "string", "enum": product_kinds, "description": "Optional: what the product is, when the shop knows it better than the model file says. Overrides the file's `extras.vto.kind`, its node names and the shape inference; the result's metadata then gives `kind_source: request`. `jewelry` takes `ring`, `earrings` (the earring type its shape shows: a loop is a hoop, a long shape a drop, else a stud), `stud`, `hoop`, `drop`, `necklace`, `bracelet`, `watch` (worn on the wrist like a bracelet); `hats` takes `cap`, `brimmed`, `beanie`; the other categories take none. A kind of another category is refused with `unsupported_product_kind` in `error.details`, an unknown value with `invalid_value`." }
                     }
                 },
                 "Result": {

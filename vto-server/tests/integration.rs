@@ -1325,6 +1325,95 @@ async fn remove_own_eyewear_is_validated_and_reaches_the_engine() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn product_kind_is_validated_per_category_and_reaches_the_engine() {
+    use vto_core::ProductKind;
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Arc::new(OptionsEngine::default());
+    let mut engines = Engines::new();
+    for c in [Category::Glasses, Category::Jewelry, Category::Hats] {
+        engines.register(c, engine.clone());
+    }
+    let server = vto_server::start(config(dir.path(), &[]), engines)
+        .await
+        .unwrap();
+    let api = Api::new(&server);
+    let (_, key) = account_with_key(&server, "1.00").await;
+    let person = png(8, 6, [10, 20, 30]);
+    let with = |category: &str, kind: Value| {
+        let mut body = glasses(&person);
+        body["category"] = json!(category);
+        body["product_kind"] = kind;
+        body
+    };
+
+    // A kind of another category, an unknown kind, a wrong type: 400 naming the field, with
+    // a stable code; nothing rendered or billed.
+    for (category, bad, code) in [
+        ("jewelry", json!("cap"), "unsupported_product_kind"),
+        ("hats", json!("earrings"), "unsupported_product_kind"),
+        ("glasses", json!("ring"), "unsupported_product_kind"),
+        ("jewelry", json!("tiara"), "invalid_value"),
+        ("jewelry", json!(2), "invalid_type"),
+    ] {
+        let (s, _, v) = api.post(&key, &with(category, bad.clone())).await;
+        assert_eq!(
+            (s, err_code(&v), v["error"]["param"].as_str()),
+            (
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                Some("product_kind")
+            ),
+            "{category} {bad}"
+        );
+        if let Some(d) = v["error"]["details"].as_array().filter(|d| !d.is_empty()) {
+            assert_eq!(d[0]["code"], code, "{category} {bad}");
+        }
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("product_kind"),
+            "{v}"
+        );
+    }
+    assert!(engine.seen.lock().unwrap().is_empty());
+
+    // Absent: none; a kind of the category reaches the engine as sent.
+    for (category, kind) in [
+        ("jewelry", None),
+        ("jewelry", Some("earrings")),
+        ("jewelry", Some("watch")),
+        ("hats", Some("brimmed")),
+    ] {
+        let body = with(category, kind.map_or(Value::Null, |k| json!(k)));
+        let (s, _, v) = api.post(&key, &body).await;
+        assert_eq!(s, StatusCode::OK, "{category} {kind:?}: {v}");
+    }
+    assert_eq!(
+        engine
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|o| o.product_kind)
+            .collect::<Vec<_>>(),
+        vec![
+            None,
+            Some(ProductKind::Earrings),
+            Some(ProductKind::Watch),
+            Some(ProductKind::Brimmed)
+        ]
+    );
+    // The OpenAPI document lists the field and every value.
+    let (_, _, doc) = api.get(None, "/openapi.json").await;
+    assert_eq!(
+        doc["components"]["schemas"]["CreateRequest"]["properties"]["product_kind"]["enum"],
+        json!(ProductKind::ALL.map(|k| k.as_str()))
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_playground_is_served_with_a_strict_policy_and_can_be_turned_off() {
     use vto_server::playground::{Sample, SampleRole};
     let sample = Sample {

@@ -8,7 +8,9 @@ mod inputs;
 mod options;
 
 use inputs::{parse_input, parse_webhook};
-pub use options::{RemoveOwnEyewear, RenderOptions, UnknownRemoveOwnEyewear};
+pub use options::{
+    ProductKind, RemoveOwnEyewear, RenderOptions, UnknownProductKind, UnknownRemoveOwnEyewear,
+};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -37,6 +39,12 @@ pub struct CreateRequest {
     /// before a glasses or sunglasses try-on (accepted, and ignored, for other categories).
     #[serde(default)]
     pub remove_own_eyewear: Option<serde_json::Value>,
+    /// What the product is, overriding what the model file says or its shape suggests
+    /// (optional; [`ProductKind`]: `jewelry` takes `ring`, `earrings`, `stud`, `hoop`, `drop`,
+    /// `necklace`, `bracelet`, `watch`; `hats` takes `cap`, `brimmed`, `beanie`; the other
+    /// categories take none).
+    #[serde(default)]
+    pub product_kind: Option<serde_json::Value>,
 }
 
 /// Size bounds applied during validation. Documented in the README.
@@ -138,6 +146,9 @@ pub enum ValidationCode {
     TooLarge,
     /// A field's value is not one of those it accepts (e.g. `remove_own_eyewear`).
     InvalidValue,
+    /// A `product_kind` that exists but not in the request's category (a `cap` sent as
+    /// `jewelry`, any kind sent with `glasses`).
+    UnsupportedProductKind,
 }
 
 impl ValidationCode {
@@ -152,6 +163,7 @@ impl ValidationCode {
             ValidationCode::UnsupportedScheme => "unsupported_scheme",
             ValidationCode::TooLarge => "too_large",
             ValidationCode::InvalidValue => "invalid_value",
+            ValidationCode::UnsupportedProductKind => "unsupported_product_kind",
         }
     }
 }
@@ -292,6 +304,47 @@ impl CreateRequest {
                 .unwrap_or_default(),
         };
 
+        let product_kind = match present(&self.product_kind) {
+            None => None,
+            Some(_) => {
+                string_field(&self.product_kind, "product_kind", &mut errors).and_then(|s| {
+                    match s.parse::<ProductKind>() {
+                        Ok(k) => Some(k),
+                        Err(e) => {
+                            errors.push(FieldError::new(
+                                ValidationCode::InvalidValue,
+                                "product_kind",
+                                e.to_string(),
+                            ));
+                            None
+                        }
+                    }
+                })
+            }
+        };
+        if let (Some(kind), Some(category)) = (product_kind, category) {
+            if kind.category() != category {
+                let takes = ProductKind::of(category);
+                let takes = if takes.is_empty() {
+                    "none".to_string()
+                } else {
+                    takes
+                        .iter()
+                        .map(|k| k.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                errors.push(FieldError::new(
+                    ValidationCode::UnsupportedProductKind,
+                    "product_kind",
+                    format!(
+                        "product_kind {kind} is a {} kind; category {category} takes: {takes}",
+                        kind.category()
+                    ),
+                ));
+            }
+        }
+
         match (category, person, product) {
             (Some(category), Some(person_image), Some(product)) if errors.is_empty() => {
                 Ok(ValidatedRequest {
@@ -299,7 +352,10 @@ impl CreateRequest {
                     person_image,
                     product,
                     webhook_url: webhook,
-                    options: RenderOptions { remove_own_eyewear },
+                    options: RenderOptions {
+                        remove_own_eyewear,
+                        product_kind,
+                    },
                 })
             }
             _ => Err(ValidationErrors { errors }),
@@ -538,6 +594,64 @@ mod tests {
         stored.as_object_mut().unwrap().remove("options");
         let back: ValidatedRequest = serde_json::from_value(stored).unwrap();
         assert_eq!(back, v);
+    }
+
+    #[test]
+    fn product_kind_must_belong_to_the_category() {
+        let body = |category: &str, kind: serde_json::Value| {
+            req(json!({"category": category, "person_image": PERSON,
+                       "product_model": PRODUCT, "product_kind": kind}))
+            .validate(&RequestLimits::default())
+        };
+        // Absent or null: read from the model.
+        let v = req(json!({"category": "jewelry", "person_image": PERSON,
+                           "product_model": PRODUCT}))
+        .validate(&RequestLimits::default())
+        .unwrap();
+        assert_eq!(v.options.product_kind, None);
+        assert_eq!(
+            body("jewelry", json!(null)).unwrap().options.product_kind,
+            None
+        );
+        // Every kind in its own category; refused in every other 3D category.
+        for kind in ProductKind::ALL {
+            let own = kind.category();
+            let v = body(own.as_str(), json!(kind.as_str())).unwrap();
+            assert_eq!(v.options.product_kind, Some(kind));
+            for c in [
+                Category::Glasses,
+                Category::Sunglasses,
+                Category::Hats,
+                Category::Jewelry,
+                Category::Shoes,
+            ] {
+                if c == own {
+                    continue;
+                }
+                let e = body(c.as_str(), json!(kind.as_str())).unwrap_err();
+                assert_eq!(
+                    codes(&e),
+                    vec![(ValidationCode::UnsupportedProductKind, "product_kind")],
+                    "{kind} as {c}"
+                );
+                assert!(e.to_string().contains(kind.as_str()), "{e}");
+            }
+        }
+        assert_eq!(ProductKind::of(Category::Hats).len(), 3);
+        assert!(ProductKind::of(Category::Glasses).is_empty());
+        for (bad, code) in [
+            (json!("tiara"), ValidationCode::InvalidValue),
+            (json!("Ring"), ValidationCode::InvalidValue),
+            (json!(["ring"]), ValidationCode::InvalidType),
+        ] {
+            let e = body("jewelry", bad).unwrap_err();
+            assert_eq!(codes(&e), vec![(code, "product_kind")]);
+        }
+        // Stored with the job and read back.
+        let v = body("hats", json!("brimmed")).unwrap();
+        let back: ValidatedRequest =
+            serde_json::from_value(serde_json::to_value(&v).unwrap()).unwrap();
+        assert_eq!(back.options.product_kind, Some(ProductKind::Brimmed));
     }
 
     #[test]
