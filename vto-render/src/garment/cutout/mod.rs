@@ -26,6 +26,7 @@
 
 pub mod lower;
 pub mod mask;
+pub mod on_model;
 pub mod outfit;
 pub mod segment;
 
@@ -211,6 +212,9 @@ pub fn cutout(photo: &RgbaImage) -> Result<Cutout, GarmentError> {
     }
     if area > (w * h) * 95 / 100 {
         return Err(GarmentError::NoBackground);
+    }
+    if !from_alpha && on_model::worn_by_a_person(&fg, w) {
+        return Err(GarmentError::OnModel);
     }
     Ok(Cutout {
         img,
