@@ -219,3 +219,37 @@ fn on_model_photos_cut_by_the_frames_top_are_refused() {
         "{msg}"
     );
 }
+
+/// A sleeveless dress and a tank top are measured by their chest, not by their straps: the
+/// magenta sleeveless A-line dress on its sheet (a high neck, its armpits found beside it)
+/// reads as a dress shorter than maxi (length in widths under 3.2; by its neck's width it
+/// was 5.9, a maxi dress scaled to over twice the person's width), and the black tank top's fitting width is at least 0.8 of its
+/// chest (its straps span about half of it).
+#[test]
+fn straps_are_not_shoulder_seams() {
+    let Some(dir) = photos_dir() else { return };
+    let open = |name: &str| {
+        image::open(dir.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .to_rgba8()
+    };
+    let dress = cutout(&open("dress_sleeveless-print_magenta_cc0.jpg")).expect("the dress");
+    let (w, h) = (dress.img.width() as usize, dress.img.height() as usize);
+    let (lm, _) = split_dress(&dress.fg, w, h).expect("the dress measures");
+    let r = lm.length_ratio();
+    assert!(
+        (1.6..3.2).contains(&r),
+        "length ratio {r} ({})",
+        lm.length_class()
+    );
+    let tank = cutout(&open("tanktop_black_white_apache2.jpg")).expect("the tank top");
+    let (w, h) = (tank.img.width() as usize, tank.img.height() as usize);
+    let (lm, _) = measure(&tank.fg, w, h).expect("the tank top measures");
+    let chest = lm.armpit[0].distance(lm.armpit[1]);
+    assert!(
+        lm.fit_width() >= 0.8 * chest,
+        "fit width {} of a {chest} chest (seams {})",
+        lm.fit_width(),
+        lm.shoulder_width()
+    );
+}

@@ -80,7 +80,7 @@ pub fn classify(fg: &[bool], w: usize, h: usize) -> PieceKind {
         return PieceKind::Pants;
     }
     match measure(fg, w, h) {
-        Ok((lm, _)) if lm.length() > 1.9 * lm.shoulder_width() => PieceKind::Dress,
+        Ok((lm, _)) if lm.length() > 1.9 * lm.fit_width() => PieceKind::Dress,
         _ => PieceKind::Top,
     }
 }
