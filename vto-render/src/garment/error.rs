@@ -32,8 +32,8 @@ pub enum GarmentError {
     /// garment cannot be told from the body wearing it.
     #[error(
         "the product photo shows the garment worn by a person; garments need a photo of the \
-         garment alone — laid flat, on a hanger or on a ghost mannequin — on a plain or \
-         even background"
+         garment alone (laid flat, on a hanger or on a ghost mannequin) on a plain or even \
+         background"
     )]
     OnModel,
     /// The garment was cut out but its silhouette could not be measured.
