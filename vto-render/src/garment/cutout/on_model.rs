@@ -52,9 +52,7 @@ mod tests {
         assert!(!worn_by_a_person(&fg, w));
         fg[24] = true;
         assert!(!worn_by_a_person(&fg, w));
-        for x in 10..40 {
-            fg[x] = true;
-        }
+        fg[10..40].iter_mut().for_each(|v| *v = true);
         assert!(top_contact(&fg, w) > TOP_CONTACT);
         assert!(worn_by_a_person(&fg, w));
     }
