@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex};
 
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
-use vto_core::{Backends, Engines, ErrorCode, ServiceConfig, TryOnService};
-use vto_postgres::{PgRateLimiter, PgStore};
+use vto_core::{Engines, ErrorCode, ServiceConfig, TryOnService};
+use vto_postgres::PgStore;
 
-use crate::common::{cluster_url, fresh_database, options};
+use crate::common::{backends_on, cluster_url, fresh_database, options};
 
 /// A TCP proxy to `upstream` on a loopback port; [`Proxy::cut`] drops every connection and
 /// stops listening, [`Proxy::resume`] listens again on the same port.
@@ -78,16 +78,7 @@ async fn a_database_gone_away_is_a_503_and_back_is_a_200() {
     opts.acquire_timeout = std::time::Duration::from_secs(2);
     opts.connect_timeout = std::time::Duration::from_secs(2);
     let store = PgStore::connect(&via, opts).await.expect("connect");
-    let mut b = Backends::in_memory().backends;
-    let s = Arc::new(store.clone());
-    b.jobs = s.clone();
-    b.queue = s.clone();
-    b.ledger = s.clone();
-    b.keys = s.clone();
-    b.limits = s.clone();
-    b.idempotency = s;
-    b.limiter = Arc::new(PgRateLimiter::new(store));
-    let svc = TryOnService::new(b, Engines::new(), ServiceConfig::default());
+    let svc = TryOnService::new(backends_on(store), Engines::new(), ServiceConfig::default());
     let acct = svc.create_account("shop").await.expect("account");
     let key = svc.create_api_key(&acct.id, "test").await.expect("key");
     let caller = svc.authenticate(Some(&key.secret)).await.expect("auth");
