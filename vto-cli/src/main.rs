@@ -719,6 +719,8 @@ fn main() -> anyhow::Result<()> {
                         n => n,
                     },
                     max_photo_side: config.max_photo_side,
+                    sync_wait: (config.sync_wait_secs > 0)
+                        .then(|| std::time::Duration::from_secs(config.sync_wait_secs)),
                 },
             );
             let samples: vto_server::playground::SampleSource = if config.playground {

@@ -17,7 +17,8 @@ use crate::engine::{Engine, EngineError, RenderInput, Rendered};
 
 /// TEST DOUBLE: "renders" by returning the person photo's bytes, optionally behind the
 /// marker `ECHO:` (so a test can tell a rendered result from its input). A product whose
-/// bytes are `fail` is rejected as a photo without a face (`processing_failed`).
+/// bytes are `fail` is rejected as a photo without a face (`processing_failed`); one whose
+/// bytes are `busy` as a renderer too busy to start it (`service_unavailable`).
 #[derive(Debug, Clone, Default)]
 pub struct EchoEngine {
     marked: bool,
@@ -44,6 +45,12 @@ impl Engine for EchoEngine {
     async fn render(&self, input: RenderInput<'_>) -> Result<Rendered, EngineError> {
         if input.product.bytes == b"fail" {
             return Err(EngineError::processing("no face found in person_image"));
+        }
+        if input.product.bytes == b"busy" {
+            return Err(EngineError::Rejected {
+                code: crate::error::ErrorCode::ServiceUnavailable,
+                message: "all 1 render pipelines stayed busy for 30 s; retry later".into(),
+            });
         }
         let mut image = if self.marked {
             b"ECHO:".to_vec()

@@ -151,6 +151,17 @@ pub fn document(config: &ServiceConfig) -> Value {
         "headers": limited_headers(),
         "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Result" } } }
     }));
+    create_responses.insert("503".into(), json!({
+        "description": "The service's database is briefly unavailable (a restart, a failover): the error body; nothing was done — no job, no charge. Or a synchronous category whose request waited longer than `sync_wait_secs` (default 30) for a free renderer: the result object with `status: failed` and `error.code` `service_unavailable`; not billed, and its `Idempotency-Key` is not saved, so a retry under it runs. Either way retry after Retry-After seconds (with the same Idempotency-Key) (`error.code`: service_unavailable)",
+        "headers": {
+            "Retry-After": { "description": "Seconds to wait before retrying.", "schema": { "type": "integer" } },
+            "X-Request-Id": { "$ref": "#/components/headers/X-Request-Id" }
+        },
+        "content": { "application/json": { "schema": { "oneOf": [
+            { "$ref": "#/components/schemas/Error" },
+            { "$ref": "#/components/schemas/Result" }
+        ] } } }
+    }));
 
     let mut get_responses = common_errors(&[(
         "404",

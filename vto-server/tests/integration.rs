@@ -22,7 +22,9 @@ use vto_server::{Config, RunningServer};
 
 // ------------------------------------------------------------------ test engines
 
-/// TEST DOUBLE: tints the person photo red. A 1×1 person photo is "no face found".
+/// TEST DOUBLE: tints the person photo red. A 1×1 person photo is "no face found"; a 2×1
+/// one is "every renderer stayed busy" (what the built-in renderer answers a synchronous
+/// try-on after `sync_wait_secs`).
 #[derive(Default)]
 struct TintEngine {
     renders: Mutex<HashMap<RequestId, u32>>,
@@ -33,6 +35,12 @@ fn tint(input: &RenderInput<'_>) -> Result<Rendered, EngineError> {
         .map_err(|e| EngineError::processing(format!("person_image is not an image: {e}")))?;
     if img.width() < 2 {
         return Err(EngineError::processing("no face found in person_image"));
+    }
+    if img.height() < 2 {
+        return Err(EngineError::Rejected {
+            code: vto_core::ErrorCode::ServiceUnavailable,
+            message: "all 1 render pipelines stayed busy for 30 s; retry later".into(),
+        });
     }
     let mut rgb = img.to_rgb8();
     for p in rgb.pixels_mut() {
@@ -221,6 +229,7 @@ const EXERCISED: &[(&str, &str, u16)] = &[
     ("/v1/virtual-try-on", "post", 429),
     ("/v1/virtual-try-on", "post", 500),
     ("/v1/virtual-try-on", "post", 501),
+    ("/v1/virtual-try-on", "post", 503),
     ("/v1/virtual-try-on", "get", 200),
     ("/v1/virtual-try-on", "get", 400),
     ("/v1/virtual-try-on", "get", 401),
@@ -569,6 +578,47 @@ async fn every_route_and_error_code_over_http() {
         .contains("vto_render_duration_seconds_count{category=\"glasses\",outcome=\"success\"} 1"));
 
     server.shutdown().await;
+}
+
+/// A synchronous try-on the renderer refused because every pipeline stayed busy past
+/// `sync_wait_secs`: 503 with Retry-After and the failed result object, not billed, and the
+/// Idempotency-Key not saved (the retry runs again instead of replaying the refusal).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sync_try_on_refused_as_busy_is_a_503_not_billed_and_its_key_stays_free() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut engines = Engines::new();
+    engines.register(Category::Glasses, Arc::new(TintEngine::default()));
+    let server = vto_server::start(config(dir.path(), &[]), engines)
+        .await
+        .unwrap();
+    let api = Api::new(&server);
+    let (acct, key) = account_with_key(&server, "1.00").await;
+    let before = balance(&server, &acct).await;
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let r = api
+            .http
+            .post(format!("{}/v1/virtual-try-on", api.base))
+            .bearer_auth(&key)
+            .header("idempotency-key", "busy-1")
+            .json(&glasses(&png(2, 1, [0, 0, 0])))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(r.headers()["retry-after"], "1");
+        assert!(r.headers().get("idempotent-replayed").is_none());
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(
+            (v["status"].as_str(), err_code(&v)),
+            (Some("failed"), "service_unavailable"),
+            "{v}"
+        );
+        assert!(v["result"].is_null() && v["cost"].is_null());
+        seen.push(v["request_id"].clone());
+    }
+    assert_ne!(seen[0], seen[1], "the refusal was replayed, not run again");
+    assert_eq!(balance(&server, &acct).await.balance, before.balance);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

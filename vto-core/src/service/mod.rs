@@ -173,6 +173,13 @@ impl Created {
             Created::Finished(r) | Created::Accepted(r) => r,
         }
     }
+
+    /// A synchronous try-on refused because the service was too busy to start it in time
+    /// (`service_unavailable`: nothing billed, the client retries later; HTTP 503).
+    pub fn is_busy(&self) -> bool {
+        matches!(self, Created::Finished(r)
+            if r.error.as_ref().is_some_and(|e| e.code == ErrorCode::ServiceUnavailable))
+    }
 }
 
 /// What one round of maintenance did.

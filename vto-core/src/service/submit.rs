@@ -191,6 +191,15 @@ impl TryOnService {
             }
         }
         match self.create_as(caller, body, id).await {
+            Ok(created) if created.is_busy() => {
+                // Refused before it started (every renderer busy): as Stripe does for a
+                // request that never ran, nothing is saved, so a retry under the same key
+                // runs instead of replaying the refusal.
+                if let Err(a) = store.abandon(&caller.account_id, key).await {
+                    error!(error = %a, "could not free an idempotency key");
+                }
+                Ok((created, false))
+            }
             Ok(created) => {
                 let saved = serde_json::to_string(&created).map_err(backend)?;
                 store

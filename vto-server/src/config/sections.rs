@@ -95,6 +95,10 @@ pub(super) fn d_auth_refresh() -> u64 {
 pub(super) fn d_max_photo_side() -> u32 {
     2048
 }
+/// `vto_render::engine::DEFAULT_SYNC_WAIT`, in seconds.
+pub(super) fn d_sync_wait() -> u64 {
+    30
+}
 pub(super) fn d_timeout() -> u64 {
     60_000
 }

@@ -67,6 +67,12 @@ impl Config {
                 "must be 0 (keep every size) or between 256 and 12000",
             ));
         }
+        if self.sync_wait_secs > 3600 {
+            return Err(invalid(
+                "sync_wait_secs",
+                "must be 0 (wait as long as it takes) or between 1 and 3600",
+            ));
+        }
         if self.auth_refresh_ms == 0 || self.auth_refresh_ms > 60_000 {
             return Err(invalid("auth_refresh_ms", "must be between 1 and 60000"));
         }
