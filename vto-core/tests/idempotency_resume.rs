@@ -26,12 +26,7 @@ async fn setup() -> Setup {
     // Registered only so the category is accepted; no worker runs in these tests.
     engines.register(Category::Dress, Arc::new(NeverEngine));
     let svc = TryOnService::new(mem.backends.clone(), engines, ServiceConfig::default());
-    let acct = svc.create_account("shop").await.unwrap();
-    svc.add_funds(&acct.id, "1.00".parse().unwrap(), "top-up")
-        .await
-        .unwrap();
-    let key = svc.create_api_key(&acct.id, "test").await.unwrap();
-    let caller = svc.authenticate(Some(&key.secret)).await.unwrap();
+    let caller = testing::funded_caller(&svc, "1.00".parse().unwrap()).await;
     let request: CreateRequest = serde_json::from_value(json!({
         "category": "dress",
         "person_image": "data:image/png;base64,cGVyc29u",

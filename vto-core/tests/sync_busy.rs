@@ -52,12 +52,7 @@ async fn a_busy_sync_try_on_is_not_billed_and_its_idempotency_key_stays_free_for
         }),
     );
     let svc = TryOnService::new(mem.backends.clone(), engines, ServiceConfig::default());
-    let acct = svc.create_account("shop").await.unwrap();
-    svc.add_funds(&acct.id, "1.00".parse().unwrap(), "top-up")
-        .await
-        .unwrap();
-    let key = svc.create_api_key(&acct.id, "test").await.unwrap();
-    let caller = svc.authenticate(Some(&key.secret)).await.unwrap();
+    let caller = testing::funded_caller(&svc, "1.00".parse().unwrap()).await;
     let request: CreateRequest = serde_json::from_value(json!({
         "category": "glasses",
         "person_image": testing::data_url("image/png", &testing::png(4, 4, [200, 150, 120])),

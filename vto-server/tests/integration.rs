@@ -151,6 +151,15 @@ impl Api {
     }
 }
 
+/// A server on the SQLite file under `dir` with only a [`TintEngine`] for glasses.
+async fn tint_server(dir: &Path) -> RunningServer {
+    let mut engines = Engines::new();
+    engines.register(Category::Glasses, Arc::new(TintEngine::default()));
+    vto_server::start(config(dir, &[]), engines)
+        .await
+        .expect("starting the test server")
+}
+
 async fn account_with_key(server: &RunningServer, funds: &str) -> (vto_core::AccountId, String) {
     let a = server.service.create_account("shop").await.unwrap();
     if funds != "0" {
@@ -586,11 +595,7 @@ async fn every_route_and_error_code_over_http() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sync_try_on_refused_as_busy_is_a_503_not_billed_and_its_key_stays_free() {
     let dir = tempfile::tempdir().unwrap();
-    let mut engines = Engines::new();
-    engines.register(Category::Glasses, Arc::new(TintEngine::default()));
-    let server = vto_server::start(config(dir.path(), &[]), engines)
-        .await
-        .unwrap();
+    let server = tint_server(dir.path()).await;
     let api = Api::new(&server);
     let (acct, key) = account_with_key(&server, "1.00").await;
     let before = balance(&server, &acct).await;
@@ -624,11 +629,7 @@ async fn a_sync_try_on_refused_as_busy_is_a_503_not_billed_and_its_key_stays_fre
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn internal_errors_are_opaque_500s() {
     let dir = tempfile::tempdir().unwrap();
-    let mut engines = Engines::new();
-    engines.register(Category::Glasses, Arc::new(TintEngine::default()));
-    let server = vto_server::start(config(dir.path(), &[]), engines)
-        .await
-        .unwrap();
+    let server = tint_server(dir.path()).await;
     let api = Api::new(&server);
     let (_, key) = account_with_key(&server, "1.00").await;
     // Break the database under the server: the jobs table disappears.
@@ -1189,11 +1190,7 @@ async fn openapi_lists_every_route_status_and_error_code_the_server_uses() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_list_shows_the_accounts_latest_try_ons_only() {
     let dir = tempfile::tempdir().unwrap();
-    let mut engines = Engines::new();
-    engines.register(Category::Glasses, Arc::new(TintEngine::default()));
-    let server = vto_server::start(config(dir.path(), &[]), engines)
-        .await
-        .unwrap();
+    let server = tint_server(dir.path()).await;
     let api = Api::new(&server);
     let (_, key) = account_with_key(&server, "1.00").await;
     let (_, other) = account_with_key(&server, "1.00").await;
