@@ -232,8 +232,8 @@ async fn harness(engines: Engines) -> Harness {
     Harness {
         svc,
         mem,
-        caller,
         account: caller.account_id.clone(),
+        caller,
         funds,
     }
 }
