@@ -29,6 +29,7 @@ pub mod mask;
 pub mod on_model;
 pub mod outfit;
 pub mod segment;
+pub mod symmetry;
 
 use glam::Vec2;
 use image::RgbaImage;
@@ -489,7 +490,7 @@ pub fn measure(
             labels[y * w + x] = l;
         }
     }
-    let sleeve = if has_sleeves {
+    let mut sleeve = if has_sleeves {
         [0, 1].map(|s| {
             let id = if s == 0 {
                 label::SLEEVE_LEFT
@@ -501,6 +502,9 @@ pub fn measure(
     } else {
         [None, None]
     };
+    // A flat-lay's sleeves are mirror images: one several times the other's length took in
+    // a strip beside the torso ([`symmetry`]).
+    symmetry::mirror_lopsided(&mut sleeve, &mut labels, w, shoulder, armpit);
     let mut lm = GarmentLandmarks {
         neck,
         neck_centre,
