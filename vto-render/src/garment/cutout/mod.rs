@@ -16,7 +16,9 @@
 //! without one has its armpits at its sides 30 % of the way down); the shoulder is the top
 //! of the silhouette above the armpit; the neck corners are the highest points between the
 //! shoulders and the centre; a sleeve's axis runs from its root (shoulder–armpit midpoint) to
-//! its cuff (the far end of its pixels along the axis).
+//! its cuff (the far end of its pixels along the axis); a sleeve measured several times
+//! longer than the other took in a strip beside the torso and becomes the other's mirror
+//! image ([`symmetry`]).
 //!
 //! Here: the cut-out ([`cutout`], [`Cutout`]) and a top's landmarks ([`prepare`],
 //! [`measure`] → [`GarmentImage`]). The mask itself is [`mask`]'s (the segmentation
