@@ -16,7 +16,9 @@
 //! without one has its armpits at its sides 30 % of the way down); the shoulder is the top
 //! of the silhouette above the armpit; the neck corners are the highest points between the
 //! shoulders and the centre; a sleeve's axis runs from its root (shoulder–armpit midpoint) to
-//! its cuff (the far end of its pixels along the axis).
+//! its cuff (the far end of its pixels along the axis); a sleeve measured several times
+//! longer than the other took in a strip beside the torso and becomes the other's mirror
+//! image ([`symmetry`]).
 //!
 //! Here: the cut-out ([`cutout`], [`Cutout`]) and a top's landmarks ([`prepare`],
 //! [`measure`] → [`GarmentImage`]). The mask itself is [`mask`]'s (the segmentation
@@ -29,6 +31,7 @@ pub mod mask;
 pub mod on_model;
 pub mod outfit;
 pub mod segment;
+pub mod symmetry;
 
 use glam::Vec2;
 use image::RgbaImage;
@@ -489,7 +492,7 @@ pub fn measure(
             labels[y * w + x] = l;
         }
     }
-    let sleeve = if has_sleeves {
+    let mut sleeve = if has_sleeves {
         [0, 1].map(|s| {
             let id = if s == 0 {
                 label::SLEEVE_LEFT
@@ -501,6 +504,9 @@ pub fn measure(
     } else {
         [None, None]
     };
+    // A flat-lay's sleeves are mirror images: one several times the other's length took in
+    // a strip beside the torso ([`symmetry`]).
+    symmetry::mirror_lopsided(&mut sleeve, &mut labels, w, shoulder, armpit);
     let mut lm = GarmentLandmarks {
         neck,
         neck_centre,
