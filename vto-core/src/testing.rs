@@ -158,6 +158,30 @@ pub fn data_url(mime: &str, bytes: &[u8]) -> String {
     )
 }
 
+/// A new account on `svc` named `shop` with `funds` credited (none when zero) and one API key,
+/// authenticated: the caller most service tests start from.
+pub async fn funded_caller(
+    svc: &crate::service::TryOnService,
+    funds: rust_decimal::Decimal,
+) -> crate::service::Caller {
+    let acct = svc
+        .create_account("shop")
+        .await
+        .expect("creating a test account");
+    if !funds.is_zero() {
+        svc.add_funds(&acct.id, funds, "top-up")
+            .await
+            .expect("crediting a test account");
+    }
+    let key = svc
+        .create_api_key(&acct.id, "test")
+        .await
+        .expect("creating a test API key");
+    svc.authenticate(Some(&key.secret))
+        .await
+        .expect("authenticating with a fresh key")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,28 +228,4 @@ mod tests {
         stream.read_to_string(&mut out).await.unwrap();
         out
     }
-}
-
-/// A new account on `svc` named `shop` with `funds` credited (none when zero) and one API key,
-/// authenticated: the caller most service tests start from.
-pub async fn funded_caller(
-    svc: &crate::service::TryOnService,
-    funds: rust_decimal::Decimal,
-) -> crate::service::Caller {
-    let acct = svc
-        .create_account("shop")
-        .await
-        .expect("creating a test account");
-    if !funds.is_zero() {
-        svc.add_funds(&acct.id, funds, "top-up")
-            .await
-            .expect("crediting a test account");
-    }
-    let key = svc
-        .create_api_key(&acct.id, "test")
-        .await
-        .expect("creating a test API key");
-    svc.authenticate(Some(&key.secret))
-        .await
-        .expect("authenticating with a fresh key")
 }
