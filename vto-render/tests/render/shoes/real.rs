@@ -54,16 +54,21 @@ struct Run {
     covered: Vec<bool>,
 }
 
-fn run(photo: RgbaImage, product: &Product) -> Run {
-    let person = renderer()
+/// The body vision pass on `photo` (what the shoes need).
+fn body_seen(photo: &RgbaImage) -> vto_render::tryon::Person {
+    renderer()
         .see(
-            &photo,
+            photo,
             Needs {
                 body: true,
                 ..Default::default()
             },
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(photo: RgbaImage, product: &Product) -> Run {
+    let person = body_seen(&photo);
     let body = person.body.expect("a body");
     let options = Options {
         shadow_strength: 0.0,
@@ -372,29 +377,13 @@ fn the_hiker_seen_from_behind_wears_her_shoes_toes_away() {
     let Some((photo, product)) = inputs(HIKER, "shoe_sneaker_rtfkt_gabrieldesk.glb") else {
         return;
     };
-    let person = renderer()
-        .see(
-            &photo,
-            Needs {
-                body: true,
-                ..Default::default()
-            },
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+    let person = body_seen(&photo);
     let body = person.body.as_ref().expect("a body");
     assert!(shoes::feet::seen_from_behind(body), "seen from behind");
     // The woman on the dunes faces the camera though the pose model swaps her shoulders' and
     // hips' sides: her face's keypoints say frontal.
     if let Some((dunes, _)) = inputs(DUNES, "shoe_sneaker_rtfkt_gabrieldesk.glb") {
-        let seen = renderer()
-            .see(
-                &dunes,
-                Needs {
-                    body: true,
-                    ..Default::default()
-                },
-            )
-            .unwrap_or_else(|e| panic!("{e}"));
+        let seen = body_seen(&dunes);
         let body = seen.body.as_ref().expect("a body");
         assert!(!shoes::feet::seen_from_behind(body), "the dunes: frontal");
     }
