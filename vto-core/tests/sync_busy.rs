@@ -94,3 +94,59 @@ async fn a_busy_sync_try_on_is_not_billed_and_its_idempotency_key_stays_free_for
     let after = svc.balance(&caller).await.unwrap();
     assert_ne!(after, before, "the success was billed");
 }
+
+#[tokio::test]
+async fn a_retry_taking_over_the_key_of_a_dead_busy_request_does_not_save_the_refusal() {
+    let clock = Arc::new(FakeClock::default());
+    let mem = Backends::in_memory_with(clock.clone(), Arc::new(SequentialIds::default()));
+    let mut engines = Engines::new();
+    engines.register(
+        Category::Glasses,
+        Arc::new(BusyThenEcho {
+            busy_for: 1,
+            calls: AtomicUsize::new(0),
+        }),
+    );
+    let svc = TryOnService::new(mem.backends.clone(), engines, ServiceConfig::default());
+    let caller = testing::funded_caller(&svc, "1.00".parse().unwrap()).await;
+    let request: CreateRequest = serde_json::from_value(json!({
+        "category": "glasses",
+        "person_image": testing::data_url("image/png", &testing::png(4, 4, [200, 150, 120])),
+        "product_model": "data:model/gltf-binary;base64,Z2xURg==",
+    }))
+    .unwrap();
+    let t0 = clock.now();
+    let (first, _) = svc
+        .create_idempotent(&caller, Some("order-9"), &request)
+        .await
+        .unwrap();
+    assert!(first.is_busy());
+    // As if that request had died after its job was refused and before it freed the key:
+    // the key is reserved again at the same instant, so it points at the refused job.
+    let fp = idempotency::fingerprint(&request);
+    assert_eq!(
+        mem.backends
+            .idempotency
+            .begin(&caller.account_id, "order-9", &fp, t0)
+            .await
+            .unwrap(),
+        idempotency::Begin::New
+    );
+    clock.advance(idempotency::STALE_AFTER + std::time::Duration::from_secs(1));
+    // The retry that takes the key over answers with the refused job ...
+    let (taken_over, replayed) = svc
+        .create_idempotent(&caller, Some("order-9"), &request)
+        .await
+        .unwrap();
+    assert!(replayed);
+    assert_eq!(taken_over.result().request_id, first.result().request_id);
+    assert!(taken_over.is_busy());
+    // ... without saving it: the next retry runs and succeeds.
+    clock.advance(std::time::Duration::from_secs(1));
+    let (next, replayed) = svc
+        .create_idempotent(&caller, Some("order-9"), &request)
+        .await
+        .unwrap();
+    assert!(!replayed, "the refusal was saved and replayed");
+    assert_eq!(next.result().status, JobStatus::Success);
+}

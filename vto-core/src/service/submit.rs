@@ -131,6 +131,15 @@ impl TryOnService {
                     } else {
                         Created::Accepted(object)
                     };
+                    if created.is_busy() {
+                        // Its job was refused before it ran: answered, and the key freed as
+                        // on the normal path, so the next retry runs.
+                        store
+                            .abandon(&caller.account_id, key)
+                            .await
+                            .map_err(backend)?;
+                        return Ok((created, true));
+                    }
                     let saved = serde_json::to_string(&created).map_err(backend)?;
                     store
                         .finish(&caller.account_id, key, &saved)
