@@ -39,8 +39,17 @@ impl Engine for BusyThenEcho {
     }
 }
 
-#[tokio::test]
-async fn a_busy_sync_try_on_is_not_billed_and_its_idempotency_key_stays_free_for_the_retry() {
+struct Setup {
+    clock: Arc<FakeClock>,
+    mem: MemoryBackends,
+    svc: TryOnService,
+    caller: Caller,
+    request: CreateRequest,
+}
+
+/// A funded account on a service whose glasses engine is busy once, then renders; a sync
+/// glasses request.
+async fn setup() -> Setup {
     let clock = Arc::new(FakeClock::default());
     let mem = Backends::in_memory_with(clock.clone(), Arc::new(SequentialIds::default()));
     let mut engines = Engines::new();
@@ -59,6 +68,24 @@ async fn a_busy_sync_try_on_is_not_billed_and_its_idempotency_key_stays_free_for
         "product_model": "data:model/gltf-binary;base64,Z2xURg==",
     }))
     .unwrap();
+    Setup {
+        clock,
+        mem,
+        svc,
+        caller,
+        request,
+    }
+}
+
+#[tokio::test]
+async fn a_busy_sync_try_on_is_not_billed_and_its_idempotency_key_stays_free_for_the_retry() {
+    let Setup {
+        clock,
+        mem: _,
+        svc,
+        caller,
+        request,
+    } = setup().await;
     let before = svc.balance(&caller).await.unwrap();
 
     let (first, replayed) = svc
@@ -97,24 +124,13 @@ async fn a_busy_sync_try_on_is_not_billed_and_its_idempotency_key_stays_free_for
 
 #[tokio::test]
 async fn a_retry_taking_over_the_key_of_a_dead_busy_request_does_not_save_the_refusal() {
-    let clock = Arc::new(FakeClock::default());
-    let mem = Backends::in_memory_with(clock.clone(), Arc::new(SequentialIds::default()));
-    let mut engines = Engines::new();
-    engines.register(
-        Category::Glasses,
-        Arc::new(BusyThenEcho {
-            busy_for: 1,
-            calls: AtomicUsize::new(0),
-        }),
-    );
-    let svc = TryOnService::new(mem.backends.clone(), engines, ServiceConfig::default());
-    let caller = testing::funded_caller(&svc, "1.00".parse().unwrap()).await;
-    let request: CreateRequest = serde_json::from_value(json!({
-        "category": "glasses",
-        "person_image": testing::data_url("image/png", &testing::png(4, 4, [200, 150, 120])),
-        "product_model": "data:model/gltf-binary;base64,Z2xURg==",
-    }))
-    .unwrap();
+    let Setup {
+        clock,
+        mem,
+        svc,
+        caller,
+        request,
+    } = setup().await;
     let t0 = clock.now();
     let (first, _) = svc
         .create_idempotent(&caller, Some("order-9"), &request)

@@ -7,7 +7,7 @@ use tracing::{debug, error, info, warn};
 use crate::billing::LedgerError;
 use crate::error::{ApiError, ErrorCode};
 use crate::idempotency::Begin;
-use crate::ids::RequestId;
+use crate::ids::{AccountId, RequestId};
 use crate::job::{Job, JobEvent};
 use crate::request::CreateRequest;
 
@@ -204,9 +204,7 @@ impl TryOnService {
                 // Refused before it started (every renderer busy): as Stripe does for a
                 // request that never ran, nothing is saved, so a retry under the same key
                 // runs instead of replaying the refusal.
-                if let Err(a) = store.abandon(&caller.account_id, key).await {
-                    error!(error = %a, "could not free an idempotency key");
-                }
+                self.free_key(&caller.account_id, key).await;
                 Ok((created, false))
             }
             Ok(created) => {
@@ -219,11 +217,17 @@ impl TryOnService {
             }
             Err(e) => {
                 // Nothing started (validation, balance, engine): the key stays free to reuse.
-                if let Err(a) = store.abandon(&caller.account_id, key).await {
-                    error!(error = %a, "could not free an idempotency key");
-                }
+                self.free_key(&caller.account_id, key).await;
                 Err(e)
             }
+        }
+    }
+
+    /// Frees an `Idempotency-Key` whose request saved no response; a failure is logged (the
+    /// reservation then goes stale and a later retry takes it over).
+    async fn free_key(&self, account: &AccountId, key: &str) {
+        if let Err(a) = self.b.idempotency.abandon(account, key).await {
+            error!(error = %a, "could not free an idempotency key");
         }
     }
 }

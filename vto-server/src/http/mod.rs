@@ -94,20 +94,28 @@ fn allowed_methods(path: &str) -> Option<&'static str> {
 pub fn error_reply(err: &ApiError) -> Response {
     let status =
         StatusCode::from_u16(err.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut resp = json_reply(status, &err.body());
     if status == StatusCode::SERVICE_UNAVAILABLE {
         // A backend is unavailable for now (vto_core::ErrorCode::ServiceUnavailable).
-        set_header(
-            &mut resp,
-            "retry-after",
-            UNAVAILABLE_RETRY_AFTER_SECS.to_string(),
-        );
+        return unavailable_reply(&err.body());
     }
-    resp
+    json_reply(status, &err.body())
 }
 
-/// `Retry-After` of a `503 service_unavailable`: a database restart or failover takes seconds.
+/// `Retry-After` of a `503 service_unavailable`: a database restart or failover, or a
+/// renderer freeing up, takes seconds.
 const UNAVAILABLE_RETRY_AFTER_SECS: u32 = 1;
+
+/// A `503 service_unavailable` with `Retry-After` and `value` as its body (the error body,
+/// or the failed result object of a synchronous try-on refused as busy).
+fn unavailable_reply(value: &impl serde::Serialize) -> Response {
+    let mut resp = json_reply(StatusCode::SERVICE_UNAVAILABLE, value);
+    set_header(
+        &mut resp,
+        "retry-after",
+        UNAVAILABLE_RETRY_AFTER_SECS.to_string(),
+    );
+    resp
+}
 
 fn json_reply(status: StatusCode, value: &impl serde::Serialize) -> Response {
     let body = serde_json::to_vec(value).unwrap_or_else(|_| b"{}".to_vec());

@@ -9,7 +9,7 @@ use vto_core::{ApiError, CreateRequest, Created, Endpoint, ErrorCode, JobStatus}
 use warp::http::{header, HeaderMap, StatusCode};
 use warp::reply::Response;
 
-use super::{authorize, finish, json_reply, set_header, Ctx, UNAVAILABLE_RETRY_AFTER_SECS};
+use super::{authorize, finish, json_reply, set_header, unavailable_reply, Ctx};
 
 fn is_json(headers: &HeaderMap) -> bool {
     headers
@@ -129,13 +129,7 @@ where
         let mut resp = match created {
             Created::Finished(_) if created.is_busy() => {
                 // Every renderer stayed busy for `sync_wait`: not the client's fault; retry.
-                let mut resp = json_reply(StatusCode::SERVICE_UNAVAILABLE, created.result());
-                set_header(
-                    &mut resp,
-                    "retry-after",
-                    UNAVAILABLE_RETRY_AFTER_SECS.to_string(),
-                );
-                resp
+                unavailable_reply(created.result())
             }
             Created::Finished(r) => {
                 let status = if r.status == JobStatus::Success {
