@@ -260,3 +260,81 @@ fn the_hat_turns_with_a_turned_head() {
     let off = dist(pl.opening_front_px, [lm[151][0], lm[151][1]]) / face_height;
     assert!(off < 0.08, "{:.1} % of the face height", 100.0 * off);
 }
+
+/// Covered pixels of the footprint's column through landmark 10 above the opening's front,
+/// over the face height.
+fn crown_above_band(p: &Person, placed: &Placed<HatPlacement>) -> f32 {
+    let lm = &p.face.as_ref().unwrap().face.landmarks;
+    let face_height = dist([lm[10][0], lm[10][1]], [lm[152][0], lm[152][1]]);
+    let (w, h) = p.photo.dimensions();
+    let covered = footprint(placed, w, h);
+    let x = lm[10][0].round() as u32;
+    let front = placed.placement.opening_front_px[1].max(0.0) as u32;
+    let n = (0..front.min(h))
+        .filter(|&y| covered[(y * w + x) as usize])
+        .count();
+    n as f32 / face_height
+}
+
+#[test]
+fn a_cap_with_a_low_crown_still_shows_its_crown_over_the_forehead() {
+    // A crown lower than the head (here the sample cap squashed to 55 % of its height, as a
+    // real shop cap exported flat) was hidden inside the head: only the visor showed, as a
+    // band at the brows. Its height is now stretched to reach out of the skull.
+    let mut low = SampleHat::CapNavy.product();
+    for prim in &mut low.primitives {
+        for v in &mut prim.positions {
+            v[1] *= 0.55;
+        }
+    }
+    for name in PHOTOS {
+        let p = person(name);
+        let face = &p.face.as_ref().unwrap().face;
+        let normal = prepare(p, SampleHat::CapNavy);
+        assert_eq!(
+            normal.placement.crown_stretch, 1.0,
+            "{name}: the sample's crown reaches out of the skull unstretched"
+        );
+        let placed =
+            hats::prepare(&p.photo, face, p.mask.as_ref(), &low, &Options::default()).unwrap();
+        let (shown, full) = (crown_above_band(p, &placed), crown_above_band(p, &normal));
+        println!(
+            "{name}: crown above the band {shown:.2} of the face height (the sample's {full:.2}); \
+             stretch {:.2}",
+            placed.placement.crown_stretch
+        );
+        assert!(
+            shown > 0.8 * full,
+            "{name}: the low crown shows {shown:.2} of the face height above the band, the \
+             sample's {full:.2}"
+        );
+    }
+}
+
+#[test]
+fn a_low_poly_cap_is_measured_round_its_wall_not_along_its_visor() {
+    // The KaramellGlass cap (1,404 triangles, front along −x, arbitrary units): its wall's
+    // slices hold almost no vertices, so its length fell back to 1.32 × its breadth with
+    // the visor, and the crown, squeezed to 0.9 of the breadth's scale front to back, sank
+    // inside the forehead (only the visor showed, at the brows).
+    let path = crate::support::testdata("products").join("hat_cap_karamellglass_khabib.glb");
+    let Ok(bytes) = std::fs::read(&path) else {
+        println!(
+            "SKIPPED: {} is missing (the real-product corpus sits beside the repo)",
+            path.display()
+        );
+        return;
+    };
+    let product = vto_render::product::load(&bytes).expect("the cap loads");
+    let pose =
+        vto_render::product::pose::infer(&product, vto_render::product::pose::PoseCategory::Hat);
+    let m = hats::fit::read_model(&pose.apply(&product)).expect("a hat");
+    // Its crown is about as long as it is broad (64 × 71 units above the visor).
+    let ratio = m.length / m.breadth;
+    assert!(
+        (0.8..1.05).contains(&ratio),
+        "length {:.1} / breadth {:.1} = {ratio:.2}",
+        m.length,
+        m.breadth
+    );
+}

@@ -118,17 +118,46 @@ pub struct HatModel {
     pub breadth: f32,
     /// Its outer length there (along z).
     pub length: f32,
+    /// How high its top reaches above the opening (along y).
+    pub crown: f32,
     /// `None` when the model follows the conventions (origin at the opening's centre, the
     /// opening at y = 0, 0.12–0.30 m wide), else why it was auto-fitted.
     pub auto_fit: Option<String>,
 }
 
-/// The breadth (x) of the hat's wall: per horizontal slice from 6 % to 21 % of the crown's
-/// `height` above `base_y`, twice the largest |x − cx| of the vertices near the middle of the depth
-/// (brims and visors reach out at the front, back and sides below that band, not in it); the
-/// smallest over the slices. `None` when no slice holds vertices.
+/// Where the triangles of `product` cross the horizontal plane at height `y`: a point on
+/// each edge that crosses it. Unlike the vertices near `y`, these sample the surface at
+/// that height however coarse the mesh is (a low-poly cap has no vertex in most of its
+/// wall's slices).
+fn crossing(product: &Product, y: f32) -> Vec<Vec3> {
+    let mut out = Vec::new();
+    for prim in &product.primitives {
+        let v = |i: u32| prim.positions.get(i as usize).map(|p| Vec3::from(*p));
+        for t in prim.indices.chunks_exact(3) {
+            let (Some(a), Some(b), Some(c)) = (v(t[0]), v(t[1]), v(t[2])) else {
+                continue;
+            };
+            for (p, q) in [(a, b), (b, c), (c, a)] {
+                if (p.y - y) * (q.y - y) < 0.0 {
+                    out.push(p + (q - p) * ((y - p.y) / (q.y - p.y)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The heights of the wall's slices: from 6 % to 21 % of the crown's `height` above
+/// `base_y` (brims and visors reach out below that band, not in it).
+fn wall_slices(base_y: f32, height: f32) -> impl Iterator<Item = f32> {
+    (0..5).map(move |s| base_y + height * (0.075 + 0.03 * s as f32))
+}
+
+/// The breadth (x) of the hat's wall: per slice ([`wall_slices`]), twice the largest
+/// |x − cx| of the surface ([`crossing`]) near the middle of the depth; the smallest over
+/// the slices. `None` when no slice crosses the surface there.
 fn wall_breadth(
-    points: &[Vec3],
+    product: &Product,
     base_y: f32,
     height: f32,
     cx: f32,
@@ -136,12 +165,10 @@ fn wall_breadth(
     half_depth: f32,
 ) -> Option<f32> {
     let mut best: Option<f32> = None;
-    for s in 0..5 {
-        let y0 = base_y + height * (0.06 + 0.03 * s as f32);
-        let y1 = y0 + height * 0.03;
-        let m = points
+    for y in wall_slices(base_y, height) {
+        let m = crossing(product, y)
             .iter()
-            .filter(|p| p.y >= y0 && p.y < y1 && (p.z - cz).abs() < 0.35 * half_depth)
+            .filter(|p| (p.z - cz).abs() < 0.35 * half_depth)
             .map(|p| (p.x - cx).abs())
             .fold(None, |a: Option<f32>, v| Some(a.map_or(v, |a| a.max(v))));
         if let Some(m) = m {
@@ -152,21 +179,40 @@ fn wall_breadth(
 }
 
 /// The length (z) of the hat's wall: as [`wall_breadth`], across the front and back of the
-/// vertices near the middle of its breadth (max z − min z per slice, the smallest).
-fn wall_length(points: &[Vec3], base_y: f32, height: f32, cx: f32, half_width: f32) -> Option<f32> {
+/// surface near the middle of its breadth, the smallest over the slices. A side reaching
+/// 1.3 × farther from the crown's centre `cz` than the other is a visor at that height: the
+/// wall is then twice the other side's reach. Slices with surface on one side of `cz` only
+/// are skipped.
+fn wall_length(
+    product: &Product,
+    base_y: f32,
+    height: f32,
+    cx: f32,
+    cz: f32,
+    half_width: f32,
+) -> Option<f32> {
     let mut best: Option<f32> = None;
-    for s in 0..5 {
-        let y0 = base_y + height * (0.06 + 0.03 * s as f32);
-        let y1 = y0 + height * 0.03;
-        let (lo, hi) = points
+    for y in wall_slices(base_y, height) {
+        let (lo, hi) = crossing(product, y)
             .iter()
-            .filter(|p| p.y >= y0 && p.y < y1 && (p.x - cx).abs() < 0.35 * half_width)
+            .filter(|p| (p.x - cx).abs() < 0.35 * half_width)
             .fold((f32::MAX, f32::MIN), |(lo, hi), p| {
                 (lo.min(p.z), hi.max(p.z))
             });
-        if lo < hi {
-            best = Some(best.map_or(hi - lo, |b| b.min(hi - lo)));
+        // A slice with surface on one side of the centre only (a cap's back opening over
+        // its strap) does not measure the wall.
+        let (back, front) = (cz - lo, hi - cz);
+        if back <= 0.0 || front <= 0.0 {
+            continue;
         }
+        let l = if front > 1.3 * back {
+            2.0 * back
+        } else if back > 1.3 * front {
+            2.0 * front
+        } else {
+            hi - lo
+        };
+        best = Some(best.map_or(l, |b| b.min(l)));
     }
     best
 }
@@ -210,7 +256,7 @@ pub fn read_model(product: &Product) -> Option<HatModel> {
     } else {
         // The opening: the lowest point of the wall, i.e. of the vertices inside the crown's
         // outline (its breadth first measured well above any brim), at the box's centre.
-        let rough = wall_breadth(&points, lo.y + 0.15 * height, height, cx, cz, half_depth)
+        let rough = wall_breadth(product, lo.y + 0.15 * height, height, cx, cz, half_depth)
             .unwrap_or(size.x);
         let (a, b) = (rough / 2.0, rough / 2.0 * 1.32);
         let wall_y = points
@@ -233,10 +279,10 @@ pub fn read_model(product: &Product) -> Option<HatModel> {
         (Vec3::new(cx, y, cz), Some(why))
     };
     let crown = hi.y - origin.y;
-    let breadth = wall_breadth(&points, origin.y, crown, origin.x, origin.z, half_depth)
+    let breadth = wall_breadth(product, origin.y, crown, origin.x, origin.z, half_depth)
         .filter(|b| *b > 0.2 * size.x)
         .unwrap_or(size.x);
-    let length = wall_length(&points, origin.y, crown, origin.x, size.x / 2.0)
+    let length = wall_length(product, origin.y, crown, origin.x, origin.z, size.x / 2.0)
         .filter(|l| *l > 0.5 * breadth)
         .unwrap_or(breadth * HEAD_LENGTH_PER_FACE_WIDTH / HEAD_BREADTH_PER_FACE_WIDTH);
     let kind = kind_of(product);
@@ -245,6 +291,7 @@ pub fn read_model(product: &Product) -> Option<HatModel> {
         origin,
         breadth,
         length,
+        crown,
         auto_fit,
     })
 }
@@ -375,6 +422,45 @@ pub fn band(kind: HatKind, skull: &Skull, forehead: Vec3, hair: f32) -> Band {
     }
 }
 
+/// The most a crown is stretched in height beyond the breadth's scale ([`crown_scale`]).
+pub const MAX_CROWN_STRETCH: f32 = 1.6;
+
+/// How far (cm) a crown's top may lie inside the skull model before [`crown_scale`]
+/// stretches it: the skull is an estimate from the face, and a hat's top presses the hair
+/// (the sample cap, made to the conventions, lies 0.2–0.3 cm inside it).
+pub const CROWN_SINK_CM: f32 = 0.5;
+
+/// The scale along the hat's height: the breadth's `k`, or more when the top of a crown
+/// `crown` units high above the opening, rising along `up` (the band's tilted up axis) from
+/// the band's `centre`, would lie deeper than [`CROWN_SINK_CM`] inside the `skull`. A crown
+/// lower than the head it sits on is hidden inside the head occluder (the skull), leaving
+/// the visor or brim floating at the brows (a cap made for a larger head, a model scaled
+/// wrongly along its height, a soft cap that takes the head's shape): its height is
+/// stretched to clear it, by at most [`MAX_CROWN_STRETCH`].
+pub fn crown_scale(k: f32, crown: f32, centre: Vec3, up: Vec3, skull: &Skull) -> f32 {
+    let grown = skull.grown(-CROWN_SINK_CM);
+    let outside = |ky: f32| {
+        let d = (centre + up * (crown * ky) - grown.centre) / grown.radii;
+        d.length_squared() >= 1.0
+    };
+    let (mut lo, mut hi) = (k, MAX_CROWN_STRETCH * k);
+    if outside(lo) {
+        return lo;
+    }
+    if !outside(hi) {
+        return hi;
+    }
+    for _ in 0..32 {
+        let mid = (lo + hi) / 2.0;
+        if outside(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,6 +507,29 @@ mod tests {
             m.origin
         );
         assert!((m.origin.x - 5.0).abs() < 0.5, "{:?}", m.origin);
+    }
+
+    #[test]
+    fn a_low_crown_is_stretched_to_clear_the_skull_and_a_tall_one_is_not() {
+        let forehead = Vec3::new(0.0, 7.5, 0.2);
+        let skull = Skull::new(13.2, 15.0, forehead, 0.0);
+        let b = band(HatKind::Cap, &skull, forehead, HAIR_CM);
+        let up = Vec3::new(0.0, b.tilt.cos(), -b.tilt.sin());
+        let grown = skull.grown(-CROWN_SINK_CM);
+        let inside = |h: f32| ((b.centre + up * h - grown.centre) / grown.radii).length() < 1.0;
+        // A crown 12 cm high at k = 1 (model in cm) reaches over the hair: unchanged.
+        assert!(!inside(12.0));
+        assert_eq!(crown_scale(1.0, 12.0, b.centre, up, &skull), 1.0);
+        // One 8 cm high is inside, and lifted just over it.
+        assert!(inside(8.0));
+        let ky = crown_scale(1.0, 8.0, b.centre, up, &skull);
+        assert!(
+            ky > 1.0 && !inside(8.0 * ky) && inside(8.0 * ky - 0.01),
+            "{ky}"
+        );
+        // A flat one by at most the limit.
+        let flat = crown_scale(2.0, 1.0, b.centre, up, &skull);
+        assert_eq!(flat, 2.0 * MAX_CROWN_STRETCH);
     }
 
     #[test]

@@ -17,7 +17,9 @@
 //! band's centre, its plane tilted like the band (front up), and the hat is scaled so that
 //! its outer breadth just above the opening equals the band's breadth on the hair (hats
 //! come in sizes, the shop shows the one that fits), its length the band's length within
-//! 0.9–1.25 × that scale. Everything then turns with the head.
+//! 0.9–1.25 × that scale, its height stretched (by at most [`fit::MAX_CROWN_STRETCH`]) when
+//! the crown's top would lie inside the skull ([`fit::crown_scale`]: a crown inside the head
+//! is hidden, leaving only the visor or brim). Everything then turns with the head.
 //!
 //! The kind (which sets the band) comes from the request's `product_kind` when it names one,
 //! else the model's extras, its names or its shape ([`fit::read_model`]); a model that does not follow the conventions of `docs/products.md`
@@ -45,7 +47,7 @@ use crate::scene::head_scene::HeadScene;
 use crate::scene::occluder;
 use crate::vision::{Face, Mask};
 use fit::{
-    band, read_model, HatKind, KindSource, Skull, HAIR_CM, HAIR_RANGE_CM,
+    band, crown_scale, read_model, HatKind, KindSource, Skull, HAIR_CM, HAIR_RANGE_CM,
     HEAD_BREADTH_PER_FACE_WIDTH,
 };
 
@@ -108,6 +110,9 @@ pub struct HatPlacement {
     pub auto_fit: Option<String>,
     /// Asset units → centimetres.
     pub scale_to_cm: f32,
+    /// The crown's height scale over [`Self::scale_to_cm`] (1: none; more when a crown too
+    /// low for the head was stretched to reach out of the skull, [`fit::crown_scale`]).
+    pub crown_stretch: f32,
     /// Hair between the skull and the hat (cm), measured on the person mask or assumed.
     pub hair_cm: f32,
     /// The band's tilt, front up (degrees).
@@ -237,8 +242,10 @@ pub fn prepare(
     // breadth's scale (a hat stretches a little front to back, it does not deform).
     let k = band.breadth / model.breadth.max(1e-9);
     let kz = (band.length / model.length.max(1e-9)).clamp(0.9 * k, 1.25 * k);
-    let scale = Vec3::new(k, k, kz);
     let rot = tilt_rotation(band.tilt);
+    // The height: a crown too low to reach out of the skull is stretched (else hidden).
+    let ky = crown_scale(k, model.crown, band.centre, rot * Vec3::Y, &skull);
+    let scale = Vec3::new(k, ky, kz);
     let to_model = |q: Vec3| band.centre + rot * ((q - model.origin) * scale);
 
     let mut builder = head
@@ -267,6 +274,7 @@ pub fn prepare(
             kind: model.kind,
             auto_fit: model.auto_fit,
             scale_to_cm: k,
+            crown_stretch: ky / k,
             hair_cm: hair,
             tilt_deg: band.tilt.to_degrees(),
             opening_centre_px: cam.project_model(band.centre).to_array(),
@@ -298,6 +306,7 @@ pub fn metadata(
         "fit": if p.auto_fit.is_some() { "auto_fit" } else { "conventions" },
         "auto_fit_reason": p.auto_fit,
         "scale_to_cm": p.scale_to_cm,
+        "crown_stretch": p.crown_stretch,
         "tilt_deg": p.tilt_deg,
         "hair_cm": p.hair_cm,
         "head_pose_deg": face.head_pose.as_ref().map(|h| json!({
