@@ -173,48 +173,10 @@ pub(crate) fn similarity(
     Some((r, s, t, (err / source.len() as f64).sqrt()))
 }
 
-/// The unit eigenvector of the largest eigenvalue of a symmetric 4×4 matrix (cyclic Jacobi).
-fn top_eigenvector(mut a: [[f64; 4]; 4]) -> Option<[f64; 4]> {
-    let mut v = [[0.0f64; 4]; 4];
-    for (i, row) in v.iter_mut().enumerate() {
-        row[i] = 1.0;
-    }
-    for _sweep in 0..50 {
-        let off: f64 = (0..4)
-            .flat_map(|i| (0..4).filter(move |&j| j != i).map(move |j| (i, j)))
-            .map(|(i, j)| a[i][j] * a[i][j])
-            .sum();
-        if off < 1e-24 {
-            break;
-        }
-        for p in 0..4 {
-            for q in p + 1..4 {
-                if a[p][q].abs() < 1e-300 {
-                    continue;
-                }
-                let theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
-                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
-                let t = if theta == 0.0 { 1.0 } else { t };
-                let c = 1.0 / (t * t + 1.0).sqrt();
-                let s = t * c;
-                for row in a.iter_mut() {
-                    let (akp, akq) = (row[p], row[q]);
-                    row[p] = c * akp - s * akq;
-                    row[q] = s * akp + c * akq;
-                }
-                let (rp, rq) = (a[p], a[q]);
-                a[p] = std::array::from_fn(|k| c * rp[k] - s * rq[k]);
-                a[q] = std::array::from_fn(|k| s * rp[k] + c * rq[k]);
-                for row in v.iter_mut() {
-                    let (vp, vq) = (row[p], row[q]);
-                    row[p] = c * vp - s * vq;
-                    row[q] = s * vp + c * vq;
-                }
-            }
-        }
-    }
-    let best = (0..4).max_by(|&i, &j| a[i][i].total_cmp(&a[j][j]))?;
-    let e = [v[0][best], v[1][best], v[2][best], v[3][best]];
+/// The unit eigenvector of the largest eigenvalue of a symmetric 4×4 matrix.
+fn top_eigenvector(a: [[f64; 4]; 4]) -> Option<[f64; 4]> {
+    let (_, vectors) = crate::math::symmetric_eigen(a);
+    let e = vectors[3];
     let norm = e.iter().map(|x| x * x).sum::<f64>().sqrt();
     if norm.is_nan() || norm <= 0.0 {
         return None;

@@ -23,9 +23,12 @@
 //! cannot tell.
 //!
 //! Eyewear exported turned between the axes (its front along a diagonal) is first turned
-//! back onto them ([`square`]; [`Pose::squared`], said in the metadata as `squared`), unless
-//! the extras pin an axis: the 24 rotations then read it as any other frame.
+//! back onto them ([`square`]; [`Pose::squared`], said in the metadata as `squared`), and a
+//! band (ring, bangle, watch) tilted on all axes is levelled onto them by its principal axes
+//! ([`level`]; [`Pose::levelled`], `levelled` in the metadata), unless the extras pin an
+//! axis: the 24 rotations then read it as any other frame.
 
+pub mod level;
 pub mod shape;
 pub mod square;
 
@@ -184,6 +187,9 @@ pub struct Pose {
     /// The turn that first takes a product lying between the file's axes back onto them
     /// ([`square`]); `up` and `front` are then axes of the squared frame.
     pub squared: Option<square::Squaring>,
+    /// The turn that first takes a band tilted on all axes onto them ([`level`]); `up` and
+    /// `front` are then axes of the levelled frame.
+    pub levelled: Option<level::Levelling>,
 }
 
 impl Pose {
@@ -200,26 +206,33 @@ impl Pose {
             front: keep(Dir::FRONT),
             yaw_free: true,
             squared: None,
+            levelled: None,
         }
     }
 
     /// The rotation taking the file's frame to the canonical one (a proper rotation): the
-    /// squaring turn, if any, then the axes.
+    /// levelling or squaring turn, if any, then the axes.
     pub fn rotation(&self) -> Mat3 {
         let up = self.up.dir.vec();
         let front = self.front.dir.vec();
         let x = up.cross(front);
-        let axes = Mat3::from_cols(x, up, front).transpose();
-        match &self.squared {
-            Some(s) => axes * s.rotation(),
-            None => axes,
+        let mut r = Mat3::from_cols(x, up, front).transpose();
+        if let Some(s) = &self.squared {
+            r *= s.rotation();
         }
+        if let Some(l) = &self.levelled {
+            r *= l.rotation;
+        }
+        r
     }
 
-    /// Whether the product is turned (squared, or the file's +Y is not up or its +Z not the
-    /// front).
+    /// Whether the product is turned (squared, levelled, or the file's +Y is not up or its
+    /// +Z not the front).
     pub fn turns(&self) -> bool {
-        self.squared.is_some() || self.up.dir != Dir::UP || self.front.dir != Dir::FRONT
+        self.squared.is_some()
+            || self.levelled.is_some()
+            || self.up.dir != Dir::UP
+            || self.front.dir != Dir::FRONT
     }
 
     /// `product` turned into the canonical frame (a clone when it is already there).
@@ -260,6 +273,12 @@ impl Pose {
                 "turn_deg": s.angle_deg,
                 "why": s.why(),
             })),
+            "levelled": self.levelled.as_ref().map(|l| json!({
+                "hole_axis_in_file": l.axis.to_array(),
+                "onto_file_axis": l.onto.as_str(),
+                "tilt_deg": l.tilt_deg,
+                "why": l.why(),
+            })),
         })
     }
 }
@@ -293,15 +312,24 @@ pub fn infer(product: &Product, category: PoseCategory) -> Pose {
         }
         _ => None,
     };
-    let cloud = match &squared {
-        Some(s) => shape::Cloud::of(&s.apply(product)),
-        None => cloud,
+    // A band tilted on all axes is levelled first (likewise).
+    let levelled = match &cloud {
+        Some(c) if category == PoseCategory::Band && up_pin.is_none() && front_pin.is_none() => {
+            level::levelling(c)
+        }
+        _ => None,
+    };
+    let cloud = match (&squared, &levelled) {
+        (Some(s), _) => shape::Cloud::of(&s.apply(product)),
+        (None, Some(l)) => shape::Cloud::of(&l.apply(product)),
+        (None, None) => cloud,
     };
     let mut pose = match cloud {
         Some(c) => shape::infer(&c, category, up_pin),
         None => Pose::identity(category, "the model has no extent"),
     };
     pose.squared = squared;
+    pose.levelled = levelled;
     if let Some(up) = up_pin {
         pose.up = AxisChoice {
             dir: up,

@@ -204,6 +204,7 @@ fn pose(category: PoseCategory, up: AxisChoice, front: AxisChoice, yaw_free: boo
         front,
         yaw_free,
         squared: None,
+        levelled: None,
     }
 }
 
