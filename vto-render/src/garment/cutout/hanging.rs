@@ -328,3 +328,51 @@ fn best_path(
     }
     Some(path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use image::Rgba;
+
+    /// A drawn jacket laid flat: a torso 200 wide and two sleeves 50 wide hanging straight
+    /// down beside it, touching it, told apart only by a darker seam line (`seam`: false
+    /// draws the same outline in one plain colour, a vest). Returns the photo and its mask.
+    fn drawn(seam: bool) -> (RgbaImage, Vec<bool>) {
+        let (w, h) = (400usize, 420usize);
+        let mut img = RgbaImage::from_pixel(w as u32, h as u32, Rgba([240, 240, 240, 255]));
+        let mut fg = vec![false; w * h];
+        for y in 40..400 {
+            for x in 50..350 {
+                // Shoulders sloping from the collar.
+                let top = 40 + (x as i64 - 200).unsigned_abs() as usize / 6;
+                if y < top {
+                    continue;
+                }
+                fg[y * w + x] = true;
+                let on_seam = seam && (y > 110) && (x.abs_diff(100) <= 1 || x.abs_diff(299) <= 1);
+                let c = if on_seam { [40, 60, 90] } else { [70, 100, 150] };
+                img.put_pixel(x as u32, y as u32, Rgba([c[0], c[1], c[2], 255]));
+            }
+        }
+        (img, fg)
+    }
+
+    /// The seams are found as the sleeves' inner edges, within a few pixels, from the
+    /// middle down to the bottom.
+    #[test]
+    fn sleeves_told_apart_by_a_seam_are_found() {
+        let (img, fg) = drawn(true);
+        let hs = find(&fg, &img).expect("the hanging sleeves are found");
+        for y in [200usize, 300, 390] {
+            let (l, r) = (hs.at(0, y).unwrap(), hs.at(1, y).unwrap());
+            assert!(l.abs_diff(100) <= 3 && r.abs_diff(299) <= 3, "row {y}: {l} {r}");
+        }
+    }
+
+    /// The same outline in one plain colour has no sleeves to find: a vest stays a vest.
+    #[test]
+    fn a_plain_outline_has_no_hanging_sleeves() {
+        let (img, fg) = drawn(false);
+        assert_eq!(find(&fg, &img), None);
+    }
+}

@@ -18,7 +18,11 @@
 //! shoulders and the centre; a sleeve's axis runs from its root (shoulder–armpit midpoint) to
 //! its cuff (the far end of its pixels along the axis); a sleeve measured several times
 //! longer than the other took in a strip beside the torso and becomes the other's mirror
-//! image ([`symmetry`]).
+//! image ([`symmetry`]). Where the scan finds a sleeve missing and the photo is at hand
+//! ([`measure_photo`]), sleeves hanging straight down beside the torso (a jacket on a
+//! hanger, a hoodie on a ghost mannequin: the outline never widens) are told apart from it
+//! by the seam, shading or gap between them ([`hanging`]): each sleeve is what lies outside
+//! its inner edge from the armpit down to the cuff, the armpit at the fallback's height.
 //!
 //! Here: the cut-out ([`cutout`], [`Cutout`]) and a top's landmarks ([`prepare`],
 //! [`measure`] → [`GarmentImage`]). The mask itself is [`mask`]'s (the segmentation
