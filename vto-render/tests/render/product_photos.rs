@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use vto_render::garment::cutout::lower::{measure_pants_closed, split_dress};
 use vto_render::garment::cutout::outfit::{split_outfit, PieceKind};
 use vto_render::garment::cutout::{cutout, measure, prepare};
-use vto_render::garment::label;
 use vto_render::garment::error::GarmentError;
+use vto_render::garment::label;
 
 use crate::support::testdata;
 
@@ -282,9 +282,11 @@ fn sleeves_hanging_beside_the_torso_are_found() {
         let garment = g.labels.iter().filter(|&&l| l != 0).count() as f32;
         let share = |id: u8| g.labels.iter().filter(|&&l| l == id).count() as f32 / garment;
         let shares = [share(label::SLEEVE_LEFT), share(label::SLEEVE_RIGHT)];
-        let hanging = lm.sleeve.iter().zip(lm.armpit).all(|(s, a)| {
-            s.is_some_and(|s| s.cuff.y > a.y + 0.3 * lm.length())
-        });
+        let hanging = lm
+            .sleeve
+            .iter()
+            .zip(lm.armpit)
+            .all(|(s, a)| s.is_some_and(|s| s.cuff.y > a.y + 0.3 * lm.length()));
         let ok = lm.long_sleeves && hanging && shares.iter().all(|&v| v >= 0.04);
         report.push(format!(
             "{name}: long {} hanging {hanging} shares {shares:.2?}{}",

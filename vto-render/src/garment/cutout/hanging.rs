@@ -350,22 +350,30 @@ mod tests {
                 }
                 fg[y * w + x] = true;
                 let on_seam = seam && (y > 110) && (x.abs_diff(100) <= 1 || x.abs_diff(299) <= 1);
-                let c = if on_seam { [40, 60, 90] } else { [70, 100, 150] };
+                let c = if on_seam {
+                    [40, 60, 90]
+                } else {
+                    [70, 100, 150]
+                };
                 img.put_pixel(x as u32, y as u32, Rgba([c[0], c[1], c[2], 255]));
             }
         }
         (img, fg)
     }
 
-    /// The seams are found as the sleeves' inner edges, within a few pixels, from the
-    /// middle down to the bottom.
+    /// The seams are found as the sleeves' inner edges, from the middle down to the bottom,
+    /// within the blur's reach (the photo is blurred twice by 2 pixels: the edge lies on the
+    /// dark line's blurred flank, up to 5 pixels off its centre).
     #[test]
     fn sleeves_told_apart_by_a_seam_are_found() {
         let (img, fg) = drawn(true);
         let hs = find(&fg, &img).expect("the hanging sleeves are found");
         for y in [200usize, 300, 390] {
             let (l, r) = (hs.at(0, y).unwrap(), hs.at(1, y).unwrap());
-            assert!(l.abs_diff(100) <= 3 && r.abs_diff(299) <= 3, "row {y}: {l} {r}");
+            assert!(
+                l.abs_diff(100) <= 5 && r.abs_diff(299) <= 5,
+                "row {y}: {l} {r}"
+            );
         }
     }
 
