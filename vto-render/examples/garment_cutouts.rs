@@ -72,8 +72,8 @@ fn report(name: &str, img: &RgbaImage) -> (String, Option<RgbaImage>, Option<Vec
                         label::SLEEVE_RIGHT => [0.0, 0.0, 200.0],
                         _ => continue,
                     };
-                    for c in 0..3 {
-                        p.0[c] = (f32::from(p.0[c]) * 0.5 + tint[c] * 0.5) as u8;
+                    for (v, t) in p.0.iter_mut().zip(tint) {
+                        *v = (f32::from(*v) * 0.5 + t * 0.5) as u8;
                     }
                 }
                 return (format!("{lm:?}"), Some(png), Some(mask_pgm(&cut.fg, w, h)));

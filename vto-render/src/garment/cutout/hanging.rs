@@ -270,13 +270,10 @@ fn best_path(
         (x < w).then_some(x)
     };
     let rows_n = sides.len();
-    let mut acc = vec![f32::NEG_INFINITY; n];
+    let mut acc: Vec<f32> = (0..n)
+        .map(|k| col(0, k).map_or(f32::NEG_INFINITY, |x| score[rows.0][x]))
+        .collect();
     let mut back = vec![0u32; rows_n * n];
-    for k in 0..n {
-        if let Some(x) = col(0, k) {
-            acc[k] = score[rows.0][x];
-        }
-    }
     for i in 1..rows_n {
         // Where the silhouette's side jumps (a cuff ends, a run splits off) further than the
         // path can follow, it may jump too, at a price.
