@@ -8,7 +8,8 @@ use std::path::PathBuf;
 
 use image::{Rgba, RgbaImage};
 use vto_render::garment::cutout::lower::{measure_pants_closed, split_dress};
-use vto_render::garment::cutout::{cutout, measure};
+use vto_render::garment::cutout::{cutout, measure_photo};
+use vto_render::garment::label;
 use vto_render::samples::garment::SampleGarment;
 
 /// The photo with the pixels outside `fg` dimmed and tinted red.
@@ -61,8 +62,22 @@ fn report(name: &str, img: &RgbaImage) -> (String, Option<RgbaImage>, Option<Vec
             Err(e) => e.to_string(),
         }
     } else {
-        match measure(&cut.fg, w, h) {
-            Ok((lm, _)) if std::env::var_os("VERBOSE").is_some() => format!("{lm:?}"),
+        match measure_photo(&cut.fg, &cut.img, w, h) {
+            Ok((lm, labels)) if std::env::var_os("VERBOSE").is_some() => {
+                // The sleeves tinted (left green, right blue) on the overlay.
+                let mut png = overlay(&cut.img, &cut.fg);
+                for (p, &l) in png.pixels_mut().zip(&labels) {
+                    let tint = match l {
+                        label::SLEEVE_LEFT => [0.0, 160.0, 0.0],
+                        label::SLEEVE_RIGHT => [0.0, 0.0, 200.0],
+                        _ => continue,
+                    };
+                    for (v, t) in p.0.iter_mut().zip(tint) {
+                        *v = (f32::from(*v) * 0.5 + t * 0.5) as u8;
+                    }
+                }
+                return (format!("{lm:?}"), Some(png), Some(mask_pgm(&cut.fg, w, h)));
+            }
             Ok((lm, _)) => format!(
                 "top measured (shoulders {:.0}, length {:.0}, sleeves {:.2})",
                 lm.shoulder_width(),

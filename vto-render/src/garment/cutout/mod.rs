@@ -18,7 +18,11 @@
 //! shoulders and the centre; a sleeve's axis runs from its root (shoulder–armpit midpoint) to
 //! its cuff (the far end of its pixels along the axis); a sleeve measured several times
 //! longer than the other took in a strip beside the torso and becomes the other's mirror
-//! image ([`symmetry`]).
+//! image ([`symmetry`]). Where the scan finds a sleeve missing and the photo is at hand
+//! ([`measure_photo`]), sleeves hanging straight down beside the torso (a jacket on a
+//! hanger, a hoodie on a ghost mannequin: the outline never widens) are told apart from it
+//! by the seam, shading or gap between them ([`hanging`]): each sleeve is what lies outside
+//! its inner edge from the armpit down to the cuff, the armpit at the fallback's height.
 //!
 //! Here: the cut-out ([`cutout`], [`Cutout`]) and a top's landmarks ([`prepare`],
 //! [`measure`] → [`GarmentImage`]). The mask itself is [`mask`]'s (the segmentation
@@ -26,6 +30,7 @@
 //! (trousers, a dress's bodice and skirt) are [`lower`]'s; an outfit photo is split into its
 //! pieces by [`outfit`].
 
+pub mod hanging;
 pub mod lower;
 pub mod mask;
 pub mod on_model;
@@ -292,7 +297,7 @@ impl Cutout {
 pub fn prepare(photo: &RgbaImage) -> Result<GarmentImage, GarmentError> {
     let cut = cutout(photo)?;
     let (w, h) = (cut.img.width() as usize, cut.img.height() as usize);
-    let (landmarks, labels) = measure(&cut.fg, w, h)?;
+    let (landmarks, labels) = measure_photo(&cut.fg, &cut.img, w, h)?;
     let (rgba, torso_colour) = cut.texture(&labels, |l| l == label::TORSO);
     Ok(GarmentImage {
         width: w as u32,
@@ -305,11 +310,57 @@ pub fn prepare(photo: &RgbaImage) -> Result<GarmentImage, GarmentError> {
     })
 }
 
-/// Landmarks and part labels of a binary garment mask (see the module docs).
+/// Landmarks and part labels of a binary garment mask (see the module docs), from its
+/// outline alone.
 pub fn measure(
     fg: &[bool],
     w: usize,
     h: usize,
+) -> Result<(GarmentLandmarks, Vec<u8>), GarmentError> {
+    measure_in(fg, None, w, h)
+}
+
+/// [`measure`] with the product photo the mask `fg` was cut from (`photo`, `w` × `h`):
+/// where the outline shows no sleeves, sleeves hanging down beside the torso are looked for
+/// in the photo ([`hanging`]).
+pub fn measure_photo(
+    fg: &[bool],
+    photo: &RgbaImage,
+    w: usize,
+    h: usize,
+) -> Result<(GarmentLandmarks, Vec<u8>), GarmentError> {
+    let photo = (photo.dimensions() == (w as u32, h as u32)).then_some(photo);
+    measure_in(fg, photo, w, h)
+}
+
+/// [`measure_outline`], and where that finds a sleeve missing (no armpit, or a sleeve of a
+/// few pixels between a hem corner and its armpit) and the photo shows two sleeves hanging
+/// down beside the torso ([`hanging`]), measured again with those.
+fn measure_in(
+    fg: &[bool],
+    photo: Option<&RgbaImage>,
+    w: usize,
+    h: usize,
+) -> Result<(GarmentLandmarks, Vec<u8>), GarmentError> {
+    let outline = measure_outline(fg, w, h, None);
+    let missing = outline
+        .as_ref()
+        .is_ok_and(|(lm, _)| lm.sleeve.iter().any(Option::is_none));
+    if missing {
+        if let Some(hs) = photo.and_then(|img| hanging::find(fg, img)) {
+            return measure_outline(fg, w, h, Some(&hs));
+        }
+    }
+    outline
+}
+
+/// Landmarks and labels from the outline; with `hanging`, the sleeves are those hanging
+/// sleeves instead of the armpit scan's.
+fn measure_outline(
+    fg: &[bool],
+    w: usize,
+    h: usize,
+    hanging: Option<&hanging::HangingSleeves>,
 ) -> Result<(GarmentLandmarks, Vec<u8>), GarmentError> {
     let none = || GarmentError::Unmeasurable(Unmeasurable::Outline);
     let rows: Vec<Vec<(usize, usize)>> = (0..h).map(|y| runs(&fg[y * w..(y + 1) * w])).collect();
@@ -341,7 +392,7 @@ pub fn measure(
     }
     let y_corner = y_hem.saturating_sub(height / 100 + 1).max(y_top);
     let (hl, hr, _) = spans[y_corner].or(spans[y_hem]).ok_or_else(none)?;
-    let hem = [
+    let mut hem = [
         Vec2::new(hl as f32, y_corner as f32),
         Vec2::new(hr as f32, y_corner as f32),
     ];
@@ -412,11 +463,28 @@ pub fn measure(
             .map(|s| if right { s.1 } else { s.0 })
             .unwrap_or(if right { hr } else { hl })
     };
-    let has_sleeves = armpit_y.iter().all(Option::is_some);
-    let armpit = [0, 1].map(|s| match armpit_y[s] {
-        Some((y, x)) => Vec2::new(x as f32, y as f32),
-        None => Vec2::new(side_at(fallback_y, s == 1) as f32, fallback_y as f32),
+    // Sleeves hanging down beside the torso, told apart from it in the photo: their inner
+    // edges are the sleeves' boundaries from the armpits (at the fallback's height) down,
+    // and the hem's corners lie inside them.
+    let has_sleeves = hanging.is_some() || armpit_y.iter().all(Option::is_some);
+    let armpit = [0, 1].map(|s| match (hanging, armpit_y[s]) {
+        (Some(hs), _) => {
+            let x = hs
+                .at(s, fallback_y)
+                .unwrap_or_else(|| side_at(fallback_y, s == 1));
+            Vec2::new(x as f32, fallback_y as f32)
+        }
+        (None, Some((y, x))) => Vec2::new(x as f32, y as f32),
+        (None, None) => Vec2::new(side_at(fallback_y, s == 1) as f32, fallback_y as f32),
     });
+    if let Some(hs) = hanging {
+        if let (Some(l), Some(r)) = (hs.at(0, y_corner), hs.at(1, y_corner)) {
+            if l < r {
+                hem[0].x = hem[0].x.max(l as f32);
+                hem[1].x = hem[1].x.min(r as f32);
+            }
+        }
+    }
     let top_of = |x: usize| (y_top..=y_bot).find(|&y| fg[y * w + x]);
     let shoulder_x = [
         (armpit[0].x as usize + inset).min(xc),
@@ -466,6 +534,10 @@ pub fn measure(
                         } else {
                             p.x > lx
                         }
+                    } else if let Some(hs) = hanging {
+                        // Outside the hanging sleeve's inner edge.
+                        hs.at(s, y)
+                            .is_some_and(|e| if s == 0 { x < e } else { x > e })
                     } else {
                         // Outside the torso's run and outside the line armpit → hem corner
                         // (stray runs along the hem are torso).
