@@ -54,25 +54,26 @@ impl Level {
     }
 
     /// The padded row width in pixels.
+    #[inline(always)]
     pub fn stride(&self) -> usize {
         self.w + 2 * self.pad
     }
 
     /// Byte offset of pixel `(x, y)` (unpadded coordinates) in [`Level::img`].
-    #[inline]
+    #[inline(always)]
     pub fn offset(&self, x: usize, y: usize) -> usize {
         4 * ((y + self.pad) * self.stride() + x + self.pad)
     }
 
     /// The RGB of pixel `(x, y)`.
-    #[inline]
+    #[inline(always)]
     pub fn rgb(&self, x: usize, y: usize) -> [u8; 3] {
         let o = self.offset(x, y);
         [self.img[o], self.img[o + 1], self.img[o + 2]]
     }
 
     /// Sets the RGB of pixel `(x, y)`.
-    #[inline]
+    #[inline(always)]
     pub fn set_rgb(&mut self, x: usize, y: usize, v: [u8; 3]) {
         let o = self.offset(x, y);
         self.img[o..o + 3].copy_from_slice(&v);
@@ -140,33 +141,64 @@ impl Level {
     }
 }
 
-/// A summed-area table of a boolean map, for counting set pixels in any rectangle.
-#[derive(Debug)]
-pub(crate) struct Counts {
-    w: usize,
-    sums: Vec<u32>,
-}
+/// Rows per parallel task of [`dilate`].
+const DILATE_BAND: usize = 32;
 
-impl Counts {
-    /// The table of `map` (`w × h`).
-    pub fn new(map: &[bool], w: usize, h: usize) -> Self {
-        let mut sums = vec![0u32; (w + 1) * (h + 1)];
-        for y in 0..h {
-            let mut row = 0u32;
-            for x in 0..w {
-                row += u32::from(map[y * w + x]);
-                sums[(y + 1) * (w + 1) + x + 1] = sums[y * (w + 1) + x + 1] + row;
+/// Where `map` (`w × h`) has a set pixel within the `(2 r + 1)²` window around each pixel
+/// (the window clipped to the map): a square dilation, as two running counts (along the rows,
+/// then down the columns).
+pub(crate) fn dilate(map: &[bool], w: usize, h: usize, r: usize) -> Vec<bool> {
+    use rayon::prelude::*;
+    // Along the rows: how many set pixels in x - r ..= x + r.
+    let mut across = vec![0u8; w * h];
+    across
+        .par_chunks_mut(w)
+        .zip(map.par_chunks(w))
+        .for_each(|(out, row)| {
+            let mut n = 0u32;
+            for &b in &row[..r.min(w)] {
+                n += u32::from(b);
             }
-        }
-        Self { w, sums }
-    }
-
-    /// Set pixels in `x0..x1 × y0..y1` (half-open, inside the map).
-    #[inline]
-    pub fn count(&self, x0: usize, y0: usize, x1: usize, y1: usize) -> u32 {
-        let s = |x: usize, y: usize| self.sums[y * (self.w + 1) + x];
-        s(x1, y1) + s(x0, y0) - s(x0, y1) - s(x1, y0)
-    }
+            for x in 0..w {
+                if x + r < w {
+                    n += u32::from(row[x + r]);
+                }
+                out[x] = u8::from(n > 0);
+                if x >= r {
+                    n -= u32::from(row[x - r]);
+                }
+            }
+        });
+    // Down the columns.
+    let mut out = vec![false; w * h];
+    out.par_chunks_mut(DILATE_BAND * w)
+        .enumerate()
+        .for_each(|(band, out)| {
+            let y0 = band * DILATE_BAND;
+            let mut n = vec![0u16; w];
+            for yy in y0.saturating_sub(r)..(y0 + r).min(h) {
+                for (c, &a) in n.iter_mut().zip(&across[yy * w..(yy + 1) * w]) {
+                    *c += u16::from(a);
+                }
+            }
+            for (ly, row) in out.chunks_mut(w).enumerate() {
+                let y = y0 + ly;
+                if y + r < h {
+                    for (c, &a) in n.iter_mut().zip(&across[(y + r) * w..(y + r + 1) * w]) {
+                        *c += u16::from(a);
+                    }
+                }
+                for (o, &c) in row.iter_mut().zip(&n) {
+                    *o = c > 0;
+                }
+                if y >= r {
+                    for (c, &a) in n.iter_mut().zip(&across[(y - r) * w..(y - r + 1) * w]) {
+                        *c -= u16::from(a);
+                    }
+                }
+            }
+        });
+    out
 }
 
 /// The largest chessboard distance from a hole pixel to the nearest pixel that is not a hole

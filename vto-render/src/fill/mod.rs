@@ -168,6 +168,7 @@ pub fn fill_with(
         }
     }
     let (w, h) = (pw as usize, ph as usize);
+    trace("start");
     let hole = |x: usize, y: usize| mask.as_raw()[y * w + x] >= THRESHOLD;
     let allowed = |x: usize, y: usize| guide.is_none_or(|g| g.as_raw()[y * w + x] >= THRESHOLD);
     // The hole's bounding box.
@@ -232,7 +233,9 @@ pub fn fill_with(
         }
     }
     let level = Level::new(cw, ch, r, &rgb, hole_map, allowed_map);
+    trace(&format!("prepare crop {cw}x{ch}"));
     let done = complete(level, r, options.seed, options.detail.clamp(0.0, 1.0));
+    trace("complete");
     let mut out = photo.clone();
     for y in 0..ch {
         for x in 0..cw {
@@ -258,6 +261,25 @@ fn schedule(k: usize, top: usize, pixels: usize) -> (usize, usize) {
     }
 }
 
+thread_local! { static T0: std::cell::Cell<Option<(std::time::Instant, u64)>> = const { std::cell::Cell::new(None) }; }
+fn cpu_ns() -> u64 {
+    let mut total = 0;
+    for e in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        if let Ok(s) = std::fs::read_to_string(e.path().join("schedstat")) {
+            total += s.split_whitespace().next().unwrap().parse::<u64>().unwrap();
+        }
+    }
+    total
+}
+pub(crate) fn trace(what: &str) {
+    if std::env::var_os("VTO_FILL_TRACE").is_none() { return; }
+    T0.with(|t| {
+        let now = (std::time::Instant::now(), cpu_ns());
+        if let Some(p) = t.get() { eprintln!("  {:>7.2} ms wall {:>7.2} ms cpu {what}", (now.0 - p.0).as_secs_f64() * 1e3, (now.1 - p.1) as f64 / 1e6); }
+        t.set(Some((std::time::Instant::now(), cpu_ns())));
+    });
+}
+
 /// Fills the hole of `finest` (a crop) and returns it.
 fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
     let thick = level::thickness(&finest.hole, finest.w, finest.h) as usize;
@@ -276,8 +298,10 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
         levels.push(coarse);
     }
     let top = levels.len() - 1;
+    trace(&format!("pyramid {} levels thick {thick}", levels.len()));
     // Structure: the coarsest level's hole diffuses in from its rim.
     smooth::smooth_fill(&mut levels[top], 64);
+    trace("top smooth");
     let mut prev: Option<(Nnf, usize, usize)> = None;
     for k in (0..=top).rev() {
         if k < top {
@@ -285,7 +309,9 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
             let (lo, hi) = levels.split_at_mut(k + 1);
             fill_from_coarser(&mut lo[k], &hi[0]);
         }
+        trace(&format!("L{k} upfill"));
         let field = Field::new(&levels[k], r);
+        trace(&format!("L{k} field {}x{} targets {}", levels[k].w, levels[k].h, field.target.iter().filter(|&&b| b).count()));
         if field.sources.is_empty() {
             // No patch to copy: the smooth fill (coarsest) or the coarser level stays.
             prev = None;
@@ -302,6 +328,7 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
             None => patchmatch::random_init(&field, lseed),
         };
         patchmatch::measure(level, &field, &mut nnf);
+        trace(&format!("L{k} init"));
         let (em, passes) = schedule(k, top, level.w * level.h);
         // The coarsest level searches widely (it decides the layout), the finer ones near
         // the upsampled match.
@@ -317,24 +344,34 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
                 let s = patchmatch::mix(lseed ^ ((e * 16 + p) as u64 + 1));
                 let reverse = (e * passes + p) % 2 == 1;
                 patchmatch::search(level, &field, &mut nnf, radius, s, reverse);
+                trace(&format!("L{k} search"));
+            }
+            if k == 0 && e + 1 == em {
+                break;
             }
             patchmatch::vote(level, &field, &nnf, false);
+            trace(&format!("L{k} vote"));
             if k > 0 || e + 1 < em {
                 patchmatch::measure(level, &field, &mut nnf);
+                trace(&format!("L{k} measure"));
             }
         }
         if k == 0 {
             // Structure at full resolution: the copied texture meets the rim without a
             // seam and slow colour changes continue through the hole.
-            let mismatch = patchmatch::rim_mismatch(level, &field, &nnf);
-            let lap = patchmatch::vote_laplacian(level, &field, &nnf);
-            smooth::correct(level, mismatch, 16);
-            smooth::poisson(level, &lap, 24);
+            let holes = smooth::Holes::new(level);
+            trace("holes");
+            let finish = patchmatch::vote_finish(level, &field, &nnf, &holes);
+            trace("vote finish");
+            let smooth = smooth::membranes(level, &holes, Some(&finish.mismatch), 16)
+                .expect("the finest level has sources");
+            trace("membranes");
+            smooth::correct(level, &holes, &smooth);
+            smooth::poisson(level, &holes, &finish.laplacian, 24);
+            trace("poisson");
             if detail < 1.0 {
-                let mut plain = level.clone();
-                if smooth::smooth_fill(&mut plain, 16) {
-                    blend(level, &plain, detail);
-                }
+                blend(level, &holes, &smooth, detail);
+                trace("blend");
             }
         }
         prev = Some((nnf, level.w, level.h));
@@ -342,18 +379,15 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
     levels.swap_remove(0)
 }
 
-/// Mixes the hole pixels of `level` with those of `plain`: `detail` of the first.
-fn blend(level: &mut Level, plain: &Level, detail: f32) {
-    for y in 0..level.h {
-        for x in 0..level.w {
-            if level.hole[y * level.w + x] {
-                let (a, b) = (level.rgb(x, y), plain.rgb(x, y));
-                let v = [0, 1, 2].map(|k| {
-                    (detail * f32::from(a[k]) + (1.0 - detail) * f32::from(b[k])).round() as u8
-                });
-                level.set_rgb(x, y, v);
-            }
-        }
+/// Mixes the hole pixels of `level` with the smooth fill (lanes 0–2 of `smooth`, per pixel
+/// of `holes`, rounded): `detail` of the first.
+fn blend(level: &mut Level, holes: &smooth::Holes, smooth: &[[f32; 8]], detail: f32) {
+    let w = level.w;
+    for (&i, s) in holes.pixels.iter().zip(smooth) {
+        let (x, y) = (i as usize % w, i as usize / w);
+        let (a, b) = (level.rgb(x, y), s.map(|v| v.round().clamp(0.0, 255.0)));
+        let v = [0, 1, 2].map(|k| (detail * f32::from(a[k]) + (1.0 - detail) * b[k]).round() as u8);
+        level.set_rgb(x, y, v);
     }
     level.refresh_padding();
 }
