@@ -3,7 +3,7 @@
 
 /// One pyramid level of the crop being filled.
 ///
-/// Pixels are stored packed as `[r, g, b, 0]` with a replicated border of `pad` pixels on
+/// Pixels are stored packed as `[r, g, b, 1]` (the 1 sums the weights of a vote) with a replicated border of `pad` pixels on
 /// every side, so that a patch's window never needs bounds checks: a row of a 7×7 patch is
 /// one contiguous slice of 28 bytes.
 #[derive(Debug, Clone)]
@@ -33,7 +33,7 @@ impl Level {
         allowed: Vec<bool>,
     ) -> Self {
         let pw = w + 2 * pad;
-        let mut img = vec![0u8; pw * (h + 2 * pad) * 4];
+        let mut img = [0, 0, 0, 1].repeat(pw * (h + 2 * pad));
         for y in 0..h {
             for x in 0..w {
                 let s = 3 * (y * w + x);
@@ -41,6 +41,62 @@ impl Level {
                 img[d..d + 3].copy_from_slice(&rgb[s..s + 3]);
             }
         }
+        let mut level = Self {
+            w,
+            h,
+            pad,
+            img,
+            hole,
+            allowed,
+        };
+        level.refresh_padding();
+        level
+    }
+
+    /// The level of the `(x, y, w, h)` crop of `photo`: the hole where `mask` (the photo's
+    /// size) is at least `threshold`, allowed where `guide` is (everywhere without one). The
+    /// hole's own pixels are never read: they start black.
+    pub fn from_photo(
+        photo: &image::RgbImage,
+        (cx, cy, w, h): (usize, usize, usize, usize),
+        pad: usize,
+        mask: &[u8],
+        guide: Option<&[u8]>,
+        threshold: u8,
+    ) -> Self {
+        use rayon::prelude::*;
+        let (pw, stride) = (photo.width() as usize, w + 2 * pad);
+        let raw = photo.as_raw();
+        let mut img = [0, 0, 0, 1].repeat(stride * (h + 2 * pad));
+        let mut hole = vec![false; w * h];
+        let mut allowed = vec![true; w * h];
+        img.par_chunks_mut(4 * stride)
+            .skip(pad)
+            .zip(hole.par_chunks_mut(w))
+            .zip(allowed.par_chunks_mut(w))
+            .enumerate()
+            .for_each(|(y, ((row, hole), allowed))| {
+                let at = (cy + y) * pw + cx;
+                let m = &mask[at..at + w];
+                let src = &raw[3 * at..3 * (at + w)];
+                let dst = &mut row[4 * pad..4 * (pad + w)];
+                for (((d, s), &m), hole) in dst
+                    .chunks_exact_mut(4)
+                    .zip(src.chunks_exact(3))
+                    .zip(m)
+                    .zip(hole.iter_mut())
+                {
+                    *hole = m >= threshold;
+                    if !*hole {
+                        d[..3].copy_from_slice(s);
+                    }
+                }
+                if let Some(g) = guide {
+                    for (a, &g) in allowed.iter_mut().zip(&g[at..at + w]) {
+                        *a = g >= threshold;
+                    }
+                }
+            });
         let mut level = Self {
             w,
             h,
@@ -106,38 +162,60 @@ impl Level {
     /// The level at half the size: a pixel is a hole if any of its (up to four) children is,
     /// allowed only if all of them are; its colour is the mean of its children.
     pub fn reduce(&self) -> Level {
+        use rayon::prelude::*;
         let (w, h) = (self.w.div_ceil(2), self.h.div_ceil(2));
-        let mut rgb = vec![0u8; w * h * 3];
+        let (pad, stride) = (self.pad, w + 2 * self.pad);
+        let mut img = [0, 0, 0, 1].repeat(stride * (h + 2 * pad));
         let mut hole = vec![false; w * h];
         let mut allowed = vec![true; w * h];
-        for y in 0..h {
-            for x in 0..w {
-                let mut acc = [0u32; 3];
-                let mut n = 0u32;
-                for (cx, cy) in [
-                    (2 * x, 2 * y),
-                    (2 * x + 1, 2 * y),
-                    (2 * x, 2 * y + 1),
-                    (2 * x + 1, 2 * y + 1),
-                ] {
-                    if cx >= self.w || cy >= self.h {
-                        continue;
-                    }
-                    let i = cy * self.w + cx;
-                    hole[y * w + x] |= self.hole[i];
-                    allowed[y * w + x] &= self.allowed[i];
-                    let c = self.rgb(cx, cy);
+        img.par_chunks_mut(4 * stride)
+            .skip(pad)
+            .zip(hole.par_chunks_mut(w))
+            .zip(allowed.par_chunks_mut(w))
+            .enumerate()
+            .for_each(|(y, ((row, hole), allowed))| {
+                // The two rows of children (one at the bottom of an odd height); a missing
+                // right child (odd width) is skipped.
+                let (y0, y1) = (2 * y, (2 * y + 1).min(self.h - 1));
+                let rows = if y1 > y0 { 2 } else { 1 };
+                let (a, b) = (self.offset(0, y0), self.offset(0, y1));
+                let (ha, hb) = (&self.hole[y0 * self.w..(y0 + 1) * self.w], &self.hole[y1 * self.w..(y1 + 1) * self.w]);
+                let (aa, ab) = (
+                    &self.allowed[y0 * self.w..(y0 + 1) * self.w],
+                    &self.allowed[y1 * self.w..(y1 + 1) * self.w],
+                );
+                for x in 0..w {
+                    let (x0, x1) = (2 * x, (2 * x + 1).min(self.w - 1));
+                    let cols = if x1 > x0 { 2 } else { 1 };
+                    let n = (rows * cols) as u32;
+                    let px = |o: usize, k: usize| u32::from(self.img[o + k]);
                     for k in 0..3 {
-                        acc[k] += u32::from(c[k]);
+                        let mut acc = px(a + 4 * x0, k);
+                        if cols == 2 {
+                            acc += px(a + 4 * x1, k);
+                        }
+                        if rows == 2 {
+                            acc += px(b + 4 * x0, k);
+                            if cols == 2 {
+                                acc += px(b + 4 * x1, k);
+                            }
+                        }
+                        row[4 * (x + pad) + k] = ((acc + n / 2) / n) as u8;
                     }
-                    n += 1;
+                    hole[x] = ha[x0] || ha[x1] || hb[x0] || hb[x1];
+                    allowed[x] = aa[x0] && aa[x1] && ab[x0] && ab[x1];
                 }
-                for k in 0..3 {
-                    rgb[3 * (y * w + x) + k] = ((acc[k] + n / 2) / n) as u8;
-                }
-            }
-        }
-        Level::new(w, h, self.pad, &rgb, hole, allowed)
+            });
+        let mut level = Level {
+            w,
+            h,
+            pad,
+            img,
+            hole,
+            allowed,
+        };
+        level.refresh_padding();
+        level
     }
 }
 
@@ -204,52 +282,76 @@ pub(crate) fn dilate(map: &[bool], w: usize, h: usize, r: usize) -> Vec<bool> {
 /// The largest chessboard distance from a hole pixel to the nearest pixel that is not a hole
 /// (half the hole's thickness), by two chamfer passes.
 pub(crate) fn thickness(hole: &[bool], w: usize, h: usize) -> u32 {
+    use rayon::prelude::*;
+    // The runs of hole pixels of each row: only they need a distance (0 elsewhere).
+    let runs: Vec<Vec<(usize, usize)>> = hole
+        .par_chunks(w)
+        .map(|row| {
+            let mut out = Vec::new();
+            let mut x = 0;
+            while x < w {
+                if row[x] {
+                    let start = x;
+                    while x < w && row[x] {
+                        x += 1;
+                    }
+                    out.push((start, x));
+                } else {
+                    x += 1;
+                }
+            }
+            out
+        })
+        .collect();
     let big = u32::MAX / 2;
-    let mut d: Vec<u32> = hole.iter().map(|&b| if b { big } else { 0 }).collect();
-    for y in 0..h {
-        for x in 0..w {
-            let i = y * w + x;
-            if d[i] == 0 {
-                continue;
-            }
-            let mut m = d[i];
-            if x > 0 {
-                m = m.min(d[i - 1] + 1);
-            }
-            if y > 0 {
-                m = m.min(d[i - w] + 1);
+    let mut d = vec![0u32; w * h];
+    for (y, r) in runs.iter().enumerate() {
+        for &(a, b) in r {
+            d[y * w + a..y * w + b].fill(big);
+        }
+    }
+    for (y, r) in runs.iter().enumerate() {
+        for &(a, b) in r {
+            for x in a..b {
+                let i = y * w + x;
+                let mut m = d[i];
                 if x > 0 {
-                    m = m.min(d[i - w - 1] + 1);
+                    m = m.min(d[i - 1] + 1);
                 }
-                if x + 1 < w {
-                    m = m.min(d[i - w + 1] + 1);
+                if y > 0 {
+                    m = m.min(d[i - w] + 1);
+                    if x > 0 {
+                        m = m.min(d[i - w - 1] + 1);
+                    }
+                    if x + 1 < w {
+                        m = m.min(d[i - w + 1] + 1);
+                    }
                 }
+                d[i] = m;
             }
-            d[i] = m;
         }
     }
     let mut worst = 0;
-    for y in (0..h).rev() {
-        for x in (0..w).rev() {
-            let i = y * w + x;
-            if d[i] == 0 {
-                continue;
-            }
-            let mut m = d[i];
-            if x + 1 < w {
-                m = m.min(d[i + 1] + 1);
-            }
-            if y + 1 < h {
-                m = m.min(d[i + w] + 1);
+    for (y, r) in runs.iter().enumerate().rev() {
+        for &(a, b) in r.iter().rev() {
+            for x in (a..b).rev() {
+                let i = y * w + x;
+                let mut m = d[i];
                 if x + 1 < w {
-                    m = m.min(d[i + w + 1] + 1);
+                    m = m.min(d[i + 1] + 1);
                 }
-                if x > 0 {
-                    m = m.min(d[i + w - 1] + 1);
+                if y + 1 < h {
+                    m = m.min(d[i + w] + 1);
+                    if x + 1 < w {
+                        m = m.min(d[i + w + 1] + 1);
+                    }
+                    if x > 0 {
+                        m = m.min(d[i + w - 1] + 1);
+                    }
                 }
+                d[i] = m;
+                worst = worst.max(m);
             }
-            d[i] = m;
-            worst = worst.max(m);
         }
     }
     worst

@@ -46,6 +46,7 @@ mod smooth;
 mod tests;
 
 use image::{GrayImage, RgbImage, RgbaImage};
+use rayon::prelude::*;
 
 use level::Level;
 use patchmatch::{Field, Nnf};
@@ -169,22 +170,39 @@ pub fn fill_with(
     }
     let (w, h) = (pw as usize, ph as usize);
     trace("start");
-    let hole = |x: usize, y: usize| mask.as_raw()[y * w + x] >= THRESHOLD;
-    let allowed = |x: usize, y: usize| guide.is_none_or(|g| g.as_raw()[y * w + x] >= THRESHOLD);
+    let m = mask.as_raw();
+    let g = guide.map(|g| g.as_raw().as_slice());
+    let allowed = |i: usize| g.is_none_or(|g| g[i] >= THRESHOLD);
+    // Per row: the hole's first and last column + 1, its pixels, and the sources.
+    let rows: Vec<(usize, usize, usize, usize)> = (0..h)
+        .into_par_iter()
+        .map(|y| {
+            let (mut first, mut last, mut holes, mut sources) = (w, 0, 0, 0);
+            for x in 0..w {
+                let i = y * w + x;
+                if m[i] >= THRESHOLD {
+                    first = first.min(x);
+                    last = x + 1;
+                    holes += 1;
+                } else if allowed(i) {
+                    sources += 1;
+                }
+            }
+            (first, last, holes, sources)
+        })
+        .collect();
     // The hole's bounding box.
     let (mut x0, mut y0, mut x1, mut y1) = (w, h, 0, 0);
-    let mut sources = 0usize;
-    for y in 0..h {
-        for x in 0..w {
-            if hole(x, y) {
-                x0 = x0.min(x);
-                y0 = y0.min(y);
-                x1 = x1.max(x + 1);
-                y1 = y1.max(y + 1);
-            } else if allowed(x, y) {
-                sources += 1;
-            }
+    let (mut holes, mut sources) = (0usize, 0usize);
+    for (y, &(first, last, n, s)) in rows.iter().enumerate() {
+        if n > 0 {
+            x0 = x0.min(first);
+            x1 = x1.max(last);
+            y0 = y0.min(y);
+            y1 = y + 1;
         }
+        holes += n;
+        sources += s;
     }
     if x1 == 0 {
         return Ok(photo.clone());
@@ -193,58 +211,194 @@ pub fn fill_with(
         return Err(FillError::NoSource);
     }
     let r = options.patch_radius.max(1) as usize;
-    // A margin of half the hole's size (at least a few patches) around it: the sources.
-    let margin = ((x1 - x0).max(y1 - y0) / 2).max(8 * (2 * r + 1));
-    let mut crop = (
-        x0.saturating_sub(margin),
-        y0.saturating_sub(margin),
-        (x1 + margin).min(w),
-        (y1 + margin).min(h),
-    );
-    let in_crop = |c: (usize, usize, usize, usize)| {
-        let mut n = 0usize;
-        for y in c.1..c.3 {
-            for x in c.0..c.2 {
-                n += usize::from(!hole(x, y) && allowed(x, y));
-            }
-        }
-        n
+    let in_crop = |c: (usize, usize, usize, usize)| -> usize {
+        (c.1..c.3)
+            .into_par_iter()
+            .map(|y| {
+                (c.0..c.2)
+                    .filter(|&x| m[y * w + x] < THRESHOLD && allowed(y * w + x))
+                    .count()
+            })
+            .sum()
     };
-    let holes: usize = mask.as_raw().iter().filter(|&&m| m >= THRESHOLD).count();
-    if in_crop(crop) < holes.max(1) {
-        crop = (0, 0, w, h);
-    }
-    let (cx, cy, cw, ch) = (crop.0, crop.1, crop.2 - crop.0, crop.3 - crop.1);
-    let mut rgb = Vec::with_capacity(cw * ch * 3);
-    let mut hole_map = Vec::with_capacity(cw * ch);
-    let mut allowed_map = Vec::with_capacity(cw * ch);
-    for y in cy..cy + ch {
-        for x in cx..cx + cw {
-            let is_hole = hole(x, y);
-            // The hole's own pixels are never read: they start black.
-            let p = if is_hole {
-                [0, 0, 0]
+    // Each group of holes is filled on its own crop: its bounding box and a margin of half
+    // its size (at least a few patches) around it, where the sources are.
+    let crop_of = |(x0, y0, x1, y1): (usize, usize, usize, usize)| {
+        let margin = ((x1 - x0).max(y1 - y0) / 2).max(8 * (2 * r + 1));
+        (
+            x0.saturating_sub(margin),
+            y0.saturating_sub(margin),
+            (x1 + margin).min(w),
+            (y1 + margin).min(h),
+        )
+    };
+    let mut crops: Vec<(usize, usize, usize, usize)> = groups(m, w, h, crop_of)
+        .into_iter()
+        .map(|(b, n)| {
+            let c = crop_of(b);
+            if in_crop(c) < n.max(1) {
+                (0, 0, w, h)
             } else {
-                photo.get_pixel(x as u32, y as u32).0
-            };
-            rgb.extend_from_slice(&p);
-            hole_map.push(is_hole);
-            allowed_map.push(allowed(x, y));
-        }
+                c
+            }
+        })
+        .collect();
+    if crops.contains(&(0, 0, w, h)) {
+        crops = vec![(0, 0, w, h)];
     }
-    let level = Level::new(cw, ch, r, &rgb, hole_map, allowed_map);
-    trace(&format!("prepare crop {cw}x{ch}"));
-    let done = complete(level, r, options.seed, options.detail.clamp(0.0, 1.0));
+    trace(&format!("groups {}", crops.len()));
+    let detail = options.detail.clamp(0.0, 1.0);
+    let done: Vec<((usize, usize), Level)> = crops
+        .par_iter()
+        .enumerate()
+        .map(|(k, &(x0, y0, x1, y1))| {
+            let level = Level::from_photo(photo, (x0, y0, x1 - x0, y1 - y0), r, m, g, THRESHOLD);
+            let seed = if k == 0 {
+                options.seed
+            } else {
+                patchmatch::mix(options.seed ^ k as u64)
+            };
+            ((x0, y0), complete(level, r, seed, detail))
+        })
+        .collect();
     trace("complete");
     let mut out = photo.clone();
-    for y in 0..ch {
-        for x in 0..cw {
-            if done.hole[y * cw + x] {
-                out.put_pixel((cx + x) as u32, (cy + y) as u32, image::Rgb(done.rgb(x, y)));
+    for ((cx, cy), done) in &done {
+        let (cx, cy, cw) = (*cx, *cy, done.w);
+        out.par_chunks_mut(3 * w)
+            .skip(cy)
+            .take(done.h)
+            .enumerate()
+            .for_each(|(y, row)| {
+                for x in 0..cw {
+                    if done.hole[y * cw + x] {
+                        row[3 * (cx + x)..3 * (cx + x) + 3].copy_from_slice(&done.rgb(x, y));
+                    }
+                }
+            });
+    }
+    Ok(out)
+}
+
+/// The most groups of holes filled on crops of their own; with more, one crop holds them all.
+const MAX_GROUPS: usize = 64;
+
+/// The groups of holes of `mask` (`w × h`, set at ≥ [`THRESHOLD`]) whose crops (`crop_of`
+/// their bounding box) do not overlap: the 8-connected parts of the mask, merged while
+/// their crops overlap. Each as its bounding box `(x0, y0, x1, y1)` and its number of
+/// pixels, in the order of their first pixel. One group of all when there are more than
+/// [`MAX_GROUPS`].
+fn groups(
+    mask: &[u8],
+    w: usize,
+    h: usize,
+    crop_of: impl Fn((usize, usize, usize, usize)) -> (usize, usize, usize, usize),
+) -> Vec<((usize, usize, usize, usize), usize)> {
+    // The runs of set pixels of every row.
+    let runs: Vec<Vec<(usize, usize)>> = (0..h)
+        .into_par_iter()
+        .map(|y| {
+            let row = &mask[y * w..(y + 1) * w];
+            let mut out = Vec::new();
+            let mut x = 0;
+            while x < w {
+                if row[x] >= THRESHOLD {
+                    let start = x;
+                    while x < w && row[x] >= THRESHOLD {
+                        x += 1;
+                    }
+                    out.push((start, x));
+                } else {
+                    x += 1;
+                }
+            }
+            out
+        })
+        .collect();
+    // Union–find over the runs: a run joins the runs of the row above it touches (8-connected).
+    let mut first = Vec::with_capacity(h + 1);
+    let mut n = 0;
+    for r in &runs {
+        first.push(n);
+        n += r.len();
+    }
+    first.push(n);
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut a: usize) -> usize {
+        while parent[a] != a {
+            parent[a] = parent[parent[a]];
+            a = parent[a];
+        }
+        a
+    }
+    for y in 1..h {
+        let (above, here) = (&runs[y - 1], &runs[y]);
+        let mut j = 0;
+        for (i, &(a0, a1)) in here.iter().enumerate() {
+            while j < above.len() && above[j].1 < a0 {
+                j += 1;
+            }
+            let mut k = j;
+            while k < above.len() && above[k].0 <= a1 {
+                let (p, q) = (root(&mut parent, first[y] + i), root(&mut parent, first[y - 1] + k));
+                if p != q {
+                    parent[p.max(q)] = p.min(q);
+                }
+                k += 1;
             }
         }
     }
-    Ok(out)
+    // The parts' bounding boxes and sizes, in the order of their first run.
+    let mut slot = vec![usize::MAX; n];
+    let mut parts: Vec<((usize, usize, usize, usize), usize)> = Vec::new();
+    for (y, r) in runs.iter().enumerate() {
+        for (i, &(a0, a1)) in r.iter().enumerate() {
+            let p = root(&mut parent, first[y] + i);
+            if slot[p] == usize::MAX {
+                slot[p] = parts.len();
+                parts.push(((a0, y, a1, y + 1), 0));
+            }
+            let (b, size) = &mut parts[slot[p]];
+            *b = (b.0.min(a0), b.1.min(y), b.2.max(a1), b.3.max(y + 1));
+            *size += a1 - a0;
+        }
+        if parts.len() > MAX_GROUPS {
+            break;
+        }
+    }
+    if parts.len() > MAX_GROUPS {
+        let total = runs.iter().flatten().map(|&(a, b)| b - a).sum();
+        let b = parts.iter().fold((w, h, 0, 0), |c, &(b, _)| {
+            (c.0.min(b.0), c.1.min(b.1), c.2.max(b.2), c.3.max(b.3))
+        });
+        let all = runs.iter().enumerate().fold(b, |c, (y, r)| match (r.first(), r.last()) {
+            (Some(f), Some(l)) => (c.0.min(f.0), c.1.min(y), c.2.max(l.1), c.3.max(y + 1)),
+            _ => c,
+        });
+        return vec![(all, total)];
+    }
+    // Merge while two crops overlap.
+    let overlap = |a: (usize, usize, usize, usize), b: (usize, usize, usize, usize)| {
+        a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
+    };
+    loop {
+        let mut merged = false;
+        'outer: for i in 0..parts.len() {
+            for j in i + 1..parts.len() {
+                if overlap(crop_of(parts[i].0), crop_of(parts[j].0)) {
+                    let (b, n) = parts.remove(j);
+                    let a = &mut parts[i];
+                    a.0 = (a.0 .0.min(b.0), a.0 .1.min(b.1), a.0 .2.max(b.2), a.0 .3.max(b.3));
+                    a.1 += n;
+                    merged = true;
+                    break 'outer;
+                }
+            }
+        }
+        if !merged {
+            return parts;
+        }
+    }
 }
 
 /// EM iterations and PatchMatch passes per EM iteration at a level: many at the coarsest
@@ -282,8 +436,12 @@ pub(crate) fn trace(what: &str) {
 
 /// Fills the hole of `finest` (a crop) and returns it.
 fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
+    trace("c: start");
     let thick = level::thickness(&finest.hole, finest.w, finest.h) as usize;
+    trace("c: thickness");
     let mut levels = vec![finest];
+    // The field of each level (they do not change: the hole and the guide are fixed).
+    let mut fields: Vec<Option<Field>> = vec![None];
     // Down to where the hole is about two pixels thick, while a level keeps enough room.
     while (thick >> (levels.len() - 1)) > 2 {
         let last = &levels[levels.len() - 1];
@@ -291,11 +449,15 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
             break;
         }
         let coarse = last.reduce();
-        let holes = coarse.hole.iter().filter(|&&b| b).count();
-        if Field::new(&coarse, r).sources.len() < holes.max(64) {
+        trace("c: reduce");
+        let holes = coarse.hole.par_iter().filter(|&&b| b).count();
+        let field = Field::new(&coarse, r);
+        trace("c: field");
+        if field.sources.len() < holes.max(64) {
             break;
         }
         levels.push(coarse);
+        fields.push(Some(field));
     }
     let top = levels.len() - 1;
     trace(&format!("pyramid {} levels thick {thick}", levels.len()));
@@ -310,7 +472,7 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
             fill_from_coarser(&mut lo[k], &hi[0]);
         }
         trace(&format!("L{k} upfill"));
-        let field = Field::new(&levels[k], r);
+        let field = fields[k].take().unwrap_or_else(|| Field::new(&levels[k], r));
         trace(&format!("L{k} field {}x{} targets {}", levels[k].w, levels[k].h, field.target.iter().filter(|&&b| b).count()));
         if field.sources.is_empty() {
             // No patch to copy: the smooth fill (coarsest) or the coarser level stays.
@@ -322,7 +484,9 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
         let mut nnf = match prev.take() {
             Some((c, cw, ch)) => {
                 let nnf = patchmatch::upsample(&c, cw, ch, &field, lseed);
+                trace("i: upsample");
                 patchmatch::vote(level, &field, &nnf, true);
+                trace("i: vote");
                 nnf
             }
             None => patchmatch::random_init(&field, lseed),

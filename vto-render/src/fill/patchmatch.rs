@@ -51,8 +51,11 @@ impl Field {
             .zip(&level.allowed)
             .map(|(&hole, &allowed)| hole || !allowed)
             .collect();
+        super::trace("F: bad");
         let near_bad = dilate(&bad, w, h, r);
+        super::trace("F: dilate");
         let target = dilate(&level.hole, w, h, r);
+        super::trace("F: dilate2");
         let mut valid = vec![false; w * h];
         let rows: Vec<Vec<u32>> = valid
             .par_chunks_mut(w)
@@ -276,8 +279,17 @@ pub(crate) fn search(
     seed: u64,
     reverse: bool,
 ) {
-    let w = field.w;
-    let before = nnf.src.clone();
+    let (w, h) = (field.w, field.h);
+    // The rows next to each band that its propagation reads, as they are before the pass
+    // (above the band going forward, below it in reverse).
+    let bands = h.div_ceil(BAND);
+    let mut before = vec![NONE; bands * w];
+    for b in 0..bands {
+        let y = if reverse { (b + 1) * BAND } else { (b * BAND).wrapping_sub(1) };
+        if y < h {
+            before[b * w..(b + 1) * w].copy_from_slice(&nnf.src[y * w..(y + 1) * w]);
+        }
+    }
     let pass = Pass {
         level,
         field,
@@ -319,7 +331,7 @@ fn try_source(
 struct Pass<'a> {
     level: &'a Level,
     field: &'a Field,
-    /// The sources before the pass (read across a band's edge).
+    /// Per band, the sources of the row next to it before the pass (see [`search`]).
     before: &'a [u32],
     radius: usize,
     seed: u64,
@@ -369,7 +381,7 @@ fn search_band((pass, band, src, dist): (&Pass, usize, &mut [u32], &mut [u32])) 
                 let s = if ny >= y0 && ny < y0 + rows {
                     src[(ny - y0) * w + x]
                 } else {
-                    before[ny * w + x]
+                    before[band * w + x]
                 };
                 if s != NONE {
                     let sy = (s as usize / w) as isize + step;
@@ -400,70 +412,76 @@ fn search_band((pass, band, src, dist): (&Pass, usize, &mut [u32], &mut [u32])) 
     }
 }
 
-/// Each target's weight in a vote: Wexler et al.'s `exp(-d / 2σ²)` of its patch distance,
-/// σ² the 75th percentile of the distances, so that good matches dominate; with `uniform`
-/// every target counts the same (for the first vote of a level, before any distance). 0 where
-/// the pixel is no target.
-fn weights(nnf: &Nnf, uniform: bool) -> Vec<f32> {
-    if uniform {
-        return nnf
-            .src
-            .par_iter()
-            .map(|&s| if s == NONE { 0.0 } else { 1.0 })
-            .collect();
-    }
+/// σ² of the vote's weights: the 75th percentile of the targets' patch distances (see
+/// [`Votes::weight`]).
+fn sigma2(nnf: &Nnf) -> f32 {
     let mut d: Vec<u32> = nnf
         .dist
         .par_iter()
         .copied()
         .filter(|&d| d != u32::MAX)
         .collect();
-    let sigma2 = if d.is_empty() {
+    if d.is_empty() {
         1.0
     } else {
         let k = d.len() * 3 / 4;
         let (_, v, _) = d.select_nth_unstable(k);
         (*v as f32).max(1.0)
-    };
-    nnf.dist
-        .par_iter()
-        .map(|&d| {
-            if d == u32::MAX {
-                0.0
-            } else {
-                (-(d as f32) / (2.0 * sigma2)).exp().max(1e-6)
-            }
-        })
-        .collect()
+    }
 }
 
 /// Rows of pixels per parallel task of a vote.
 const VOTE_BAND: usize = 16;
 
-/// What a vote reads: per pixel, the weight of its patch (0 where it is no target) and the
-/// index, in the padded pixel grid of the level, of its source's centre.
-struct Votes {
-    weight: Vec<f32>,
-    centre: Vec<u32>,
+/// What a vote reads: the field's matches and how they are weighted.
+struct Votes<'a> {
+    nnf: &'a Nnf,
+    /// The level's width, its padded width and its padding.
+    w: usize,
+    stride: usize,
+    pad: usize,
+    /// Every target counts the same (the first vote of a level, before any distance).
+    uniform: bool,
+    /// See [`sigma2`].
+    sigma2: f32,
 }
 
-impl Votes {
-    fn new(level: &Level, field: &Field, nnf: &Nnf, uniform: bool) -> Self {
-        let (w, stride, pad) = (field.w, level.stride(), level.pad);
-        let weight = weights(nnf, uniform);
-        let centre = nnf
-            .src
-            .par_iter()
-            .map(|&s| {
-                if s == NONE {
-                    0
-                } else {
-                    let s = s as usize;
-                    ((s / w + pad) * stride + s % w + pad) as u32
-                }
-            })
-            .collect();
-        Self { weight, centre }
+impl<'a> Votes<'a> {
+    fn new(level: &Level, nnf: &'a Nnf, uniform: bool) -> Self {
+        Self {
+            nnf,
+            w: level.w,
+            stride: level.stride(),
+            pad: level.pad,
+            uniform,
+            sigma2: if uniform { 1.0 } else { sigma2(nnf) },
+        }
+    }
+
+    /// The weight of target `t` in a vote: Wexler et al.'s `exp(-d / 2σ²)` of its patch
+    /// distance, so that good matches dominate (1 in a uniform vote); 0 where `t` is no
+    /// target.
+    #[inline(always)]
+    fn weight(&self, t: usize) -> f32 {
+        if self.nnf.src[t] == NONE {
+            0.0
+        } else if self.uniform {
+            1.0
+        } else {
+            let d = self.nnf.dist[t];
+            if d == u32::MAX {
+                0.0
+            } else {
+                (-(d as f32) / (2.0 * self.sigma2)).exp().max(1e-6)
+            }
+        }
+    }
+
+    /// The index, in the padded pixel grid, of the source centre of target `t`.
+    #[inline(always)]
+    fn centre(&self, t: usize) -> usize {
+        let s = self.nnf.src[t] as usize;
+        (s / self.w + self.pad) * self.stride + s % self.w + self.pad
     }
 
     /// For every pixel of the rows `y0..y1` that `lanes` needs, the weighted sum over the
@@ -477,7 +495,7 @@ impl Votes {
         (y0, y1): (usize, usize),
         lanes: &L,
     ) -> Vec<[f32; N]> {
-        struct Kernel<'a, const N: usize, L>((&'a Votes, &'a Field, usize, (usize, usize), &'a L));
+        struct Kernel<'a, const N: usize, L>((&'a Votes<'a>, &'a Field, usize, (usize, usize), &'a L));
         impl<const N: usize, L: Lanes<N>> pulp::WithSimd for Kernel<'_, N, L> {
             type Output = Vec<[f32; N]>;
             #[inline(always)]
@@ -501,7 +519,7 @@ trait Lanes<const N: usize>: Sync {
 /// [`Votes::accumulate`].
 #[inline(always)]
 fn accumulate_rows<const N: usize, L: Lanes<N>>(
-    (votes, field, stride, (y0, y1), lanes): (&Votes, &Field, usize, (usize, usize), &L),
+    (votes, field, stride, (y0, y1), lanes): (&Votes<'_>, &Field, usize, (usize, usize), &L),
 ) -> Vec<[f32; N]> {
     let (w, h, r) = (field.w, field.h, field.r);
     let mut acc = vec![[0.0f32; N]; (y1 - y0) * w];
@@ -509,14 +527,14 @@ fn accumulate_rows<const N: usize, L: Lanes<N>>(
         let (py0, py1) = (y0.max(ty.saturating_sub(r)), y1.min(ty + r + 1));
         for tx in 0..w {
             let t = ty * w + tx;
-            let wt = votes.weight[t];
+            let wt = votes.weight(t);
             if wt == 0.0 {
                 continue;
             }
             let (px0, px1) = (tx.saturating_sub(r), (tx + r + 1).min(w));
             // The pixel at the same offset from the source as (x, y) from t is
             // centre + (y - ty) stride + (x - tx).
-            let shift = (votes.centre[t] as isize) - (ty * stride + tx) as isize;
+            let shift = votes.centre(t) as isize - (ty * stride + tx) as isize;
             for y in py0..py1 {
                 let base = (shift + (y * stride) as isize) as usize;
                 let row = &mut acc[(y - y0) * w..(y - y0 + 1) * w];
@@ -584,8 +602,8 @@ impl Lanes<8> for WithLaplacian<'_> {
 /// The colour of the pixel at `p` in the padded grid of `level`, and a lane of 1.
 #[inline(always)]
 fn colour(level: &Level, p: usize) -> [f32; 4] {
-    let c = &level.img[4 * p..4 * p + 3];
-    [f32::from(c[0]), f32::from(c[1]), f32::from(c[2]), 1.0]
+    let c: [u8; 4] = level.img[4 * p..4 * p + 4].try_into().expect("a pixel");
+    c.map(f32::from)
 }
 
 #[inline(always)]
@@ -612,7 +630,7 @@ fn write(level: &mut Level, pixels: Vec<(usize, [u8; 3])>) {
 /// Sets every hole pixel to the weighted mean of the colours the overlapping targets'
 /// sources put there (see [`weights`]).
 pub(crate) fn vote(level: &mut Level, field: &Field, nnf: &Nnf, uniform: bool) {
-    let votes = Votes::new(level, field, nnf, uniform);
+    let votes = Votes::new(level, nnf, uniform);
     let (w, stride) = (field.w, level.stride());
     let lv: &Level = level;
     let pixels: Vec<(usize, [u8; 3])> = bands(field.h)
@@ -676,7 +694,8 @@ pub(crate) struct Finish {
 /// writes.
 pub(crate) fn vote_finish(level: &mut Level, field: &Field, nnf: &Nnf, holes: &Holes) -> Finish {
     let (w, h, stride) = (field.w, field.h, level.stride());
-    let votes = Votes::new(level, field, nnf, false);
+    let votes = Votes::new(level, nnf, false);
+    super::trace("f: votes");
     // The Laplacian of every pixel, in the padded grid (0 in the padding).
     let lv: &Level = level;
     let usable = |i: usize| !lv.hole[i] && lv.allowed[i];
@@ -687,6 +706,7 @@ pub(crate) fn vote_finish(level: &mut Level, field: &Field, nnf: &Nnf, holes: &H
         .take(h.saturating_sub(2))
         .enumerate()
         .for_each(|(y, row)| simd(LapRow((lv, &ok, y + 1, row))));
+    super::trace("f: lap");
     let mut need = lv.hole.clone();
     for &i in &holes.rim {
         need[i as usize] = true;
@@ -722,6 +742,7 @@ pub(crate) fn vote_finish(level: &mut Level, field: &Field, nnf: &Nnf, holes: &H
                 .collect::<Vec<_>>()
         })
         .collect();
+    super::trace("f: accumulate");
     let mut raw = Vec::with_capacity(holes.rim.len());
     let mut laplacian = vec![[0.0f32; 3]; holes.len()];
     let mut pixels = Vec::with_capacity(holes.len());
@@ -761,6 +782,7 @@ pub(crate) fn vote_finish(level: &mut Level, field: &Field, nnf: &Nnf, holes: &H
             [acc[0] / acc[3], acc[1] / acc[3], acc[2] / acc[3]]
         })
         .collect();
+    super::trace("f: mismatch");
     write(level, pixels);
     Finish {
         mismatch,
