@@ -484,45 +484,41 @@ impl<'a> Votes<'a> {
         (s / self.w + self.pad) * self.stride + s % self.w + self.pad
     }
 
-    /// For every pixel of the rows `y0..y1` that `lanes` needs, the weighted sum over the
-    /// targets whose patch covers it of `lanes` at the pixel their source puts there (an
-    /// index in the padded grid). Each pixel's terms are added in the targets' scan order,
+    /// For every pixel of the rows `y0..y1`, the weighted sum over the targets whose patch
+    /// covers it of the level's pixel their source puts there (4 lanes per pixel: the
+    /// colour and 1, which sums the weights), and with `LAP` of `lap` there too (4 lanes per
+    /// pixel of the padded grid). Each pixel's terms are added in the targets' scan order,
     /// so the sums do not depend on how the rows are cut into bands.
-    fn accumulate<const N: usize, L: Lanes<N>>(
+    fn accumulate<const LAP: bool>(
         &self,
+        level: &Level,
         field: &Field,
-        stride: usize,
         (y0, y1): (usize, usize),
-        lanes: &L,
-    ) -> Vec<[f32; N]> {
-        struct Kernel<'a, const N: usize, L>((&'a Votes<'a>, &'a Field, usize, (usize, usize), &'a L));
-        impl<const N: usize, L: Lanes<N>> pulp::WithSimd for Kernel<'_, N, L> {
-            type Output = Vec<[f32; N]>;
+        lap: &[i16],
+    ) -> (Vec<f32>, Vec<f32>) {
+        struct Kernel<'a, const LAP: bool>((&'a Votes<'a>, &'a Level, &'a Field, (usize, usize), &'a [i16]));
+        impl<const LAP: bool> pulp::WithSimd for Kernel<'_, LAP> {
+            type Output = (Vec<f32>, Vec<f32>);
             #[inline(always)]
-            fn with_simd<S: pulp::Simd>(self, _simd: S) -> Vec<[f32; N]> {
-                accumulate_rows(self.0)
+            fn with_simd<S: pulp::Simd>(self, _simd: S) -> (Vec<f32>, Vec<f32>) {
+                accumulate_rows::<LAP>(self.0)
             }
         }
-        pulp::Arch::new().dispatch(Kernel((self, field, stride, (y0, y1), lanes)))
+        pulp::Arch::new().dispatch(Kernel::<LAP>((self, level, field, (y0, y1), lap)))
     }
 }
 
-/// What a vote adds up: which pixels need a value, and what a source pixel contributes
-/// (`N` lanes, one of them 1, to sum the weights).
-trait Lanes<const N: usize>: Sync {
-    /// Whether pixel `i` (`y · w + x`) needs a value.
-    fn need(&self, i: usize) -> bool;
-    /// The lanes of the pixel at `p` in the padded grid.
-    fn read(&self, p: usize) -> [f32; N];
-}
-
-/// [`Votes::accumulate`].
+/// [`Votes::accumulate`]: every row of every covering patch as one run of lanes (the
+/// pixels that need no value get sums too, unread: a run vectorises whole).
 #[inline(always)]
-fn accumulate_rows<const N: usize, L: Lanes<N>>(
-    (votes, field, stride, (y0, y1), lanes): (&Votes<'_>, &Field, usize, (usize, usize), &L),
-) -> Vec<[f32; N]> {
-    let (w, h, r) = (field.w, field.h, field.r);
-    let mut acc = vec![[0.0f32; N]; (y1 - y0) * w];
+#[allow(clippy::type_complexity)]
+fn accumulate_rows<const LAP: bool>(
+    (votes, level, field, (y0, y1), lap): (&Votes<'_>, &Level, &Field, (usize, usize), &[i16]),
+) -> (Vec<f32>, Vec<f32>) {
+    let (w, h, r, stride) = (field.w, field.h, field.r, level.stride());
+    let img = &level.img;
+    let mut acc = vec![0.0f32; 4 * (y1 - y0) * w];
+    let mut acc_lap = if LAP { vec![0.0f32; 4 * (y1 - y0) * w] } else { Vec::new() };
     for ty in y0.saturating_sub(r)..(y1 + r).min(h) {
         let (py0, py1) = (y0.max(ty.saturating_sub(r)), y1.min(ty + r + 1));
         for tx in 0..w {
@@ -532,71 +528,25 @@ fn accumulate_rows<const N: usize, L: Lanes<N>>(
                 continue;
             }
             let (px0, px1) = (tx.saturating_sub(r), (tx + r + 1).min(w));
+            let n = 4 * (px1 - px0);
             // The pixel at the same offset from the source as (x, y) from t is
             // centre + (y - ty) stride + (x - tx).
             let shift = votes.centre(t) as isize - (ty * stride + tx) as isize;
             for y in py0..py1 {
-                let base = (shift + (y * stride) as isize) as usize;
-                let row = &mut acc[(y - y0) * w..(y - y0 + 1) * w];
-                for x in px0..px1 {
-                    if !lanes.need(y * w + x) {
-                        continue;
-                    }
-                    let v = lanes.read(base + x);
-                    let a = &mut row[x];
-                    for k in 0..N {
-                        a[k] += wt * v[k];
+                let s0 = 4 * (shift + (y * stride + px0) as isize) as usize;
+                let a0 = 4 * ((y - y0) * w + px0);
+                for (a, &v) in acc[a0..a0 + n].iter_mut().zip(&img[s0..s0 + n]) {
+                    *a += wt * f32::from(v);
+                }
+                if LAP {
+                    for (a, &v) in acc_lap[a0..a0 + n].iter_mut().zip(&lap[s0..s0 + n]) {
+                        *a += wt * f32::from(v);
                     }
                 }
             }
         }
     }
-    acc
-}
-
-/// The colours of a level's hole pixels.
-struct Colours<'a>(&'a Level);
-
-impl Lanes<4> for Colours<'_> {
-    #[inline(always)]
-    fn need(&self, i: usize) -> bool {
-        self.0.hole[i]
-    }
-    #[inline(always)]
-    fn read(&self, p: usize) -> [f32; 4] {
-        colour(self.0, p)
-    }
-}
-
-/// The colours and Laplacians of a level's hole pixels, and the colours of its rim.
-struct WithLaplacian<'a> {
-    level: &'a Level,
-    /// Per pixel: hole or rim.
-    need: &'a [bool],
-    /// The Laplacian per pixel of the padded grid.
-    lap: &'a [i16],
-}
-
-impl Lanes<8> for WithLaplacian<'_> {
-    #[inline(always)]
-    fn need(&self, i: usize) -> bool {
-        self.need[i]
-    }
-    #[inline(always)]
-    fn read(&self, p: usize) -> [f32; 8] {
-        let c = colour(self.level, p);
-        let l = &self.lap[4 * p..4 * p + 3];
-        [
-            c[0],
-            c[1],
-            c[2],
-            1.0,
-            f32::from(l[0]),
-            f32::from(l[1]),
-            f32::from(l[2]),
-            0.0,
-        ]
-    }
+    (acc, acc_lap)
 }
 
 /// The colour of the pixel at `p` in the padded grid of `level`, and a lane of 1.
@@ -635,10 +585,10 @@ pub(crate) fn vote(level: &mut Level, field: &Field, nnf: &Nnf, uniform: bool) {
     let lv: &Level = level;
     let pixels: Vec<(usize, [u8; 3])> = bands(field.h)
         .flat_map_iter(|(y0, y1)| {
-            let acc = votes.accumulate(field, stride, (y0, y1), &Colours(lv));
+            let (acc, _) = votes.accumulate::<false>(lv, field, (y0, y1), &[]);
             (y0 * w..y1 * w)
-                .filter(|&i| lv.hole[i] && acc[i - y0 * w][3] > 0.0)
-                .map(|i| (i, to_u8(&acc[i - y0 * w])))
+                .filter(|&i| lv.hole[i] && acc[4 * (i - y0 * w) + 3] > 0.0)
+                .map(|i| (i, to_u8(&acc[4 * (i - y0 * w)..])))
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -711,11 +661,6 @@ pub(crate) fn vote_finish(level: &mut Level, field: &Field, nnf: &Nnf, holes: &H
     for &i in &holes.rim {
         need[i as usize] = true;
     }
-    let lanes = WithLaplacian {
-        level: lv,
-        need: &need,
-        lap: &lap,
-    };
     // Per pixel of the hole or its rim, in scan order: the voted colour and Laplacian (hole)
     // or the mismatch (rim).
     enum Out {
@@ -724,14 +669,15 @@ pub(crate) fn vote_finish(level: &mut Level, field: &Field, nnf: &Nnf, holes: &H
     }
     let out: Vec<Out> = bands(h)
         .flat_map_iter(|(y0, y1)| {
-            let acc = votes.accumulate(field, stride, (y0, y1), &lanes);
+            let (acc, acc_lap) = votes.accumulate::<true>(lv, field, (y0, y1), &lap);
             (y0 * w..y1 * w)
                 .filter_map(|i| {
-                    let a = &acc[i - y0 * w];
+                    let a = &acc[4 * (i - y0 * w)..4 * (i - y0 * w) + 4];
                     if lv.hole[i] {
                         // Every hole pixel is covered by targets with sources.
                         debug_assert!(a[3] > 0.0);
-                        Some(Out::Hole(i, to_u8(a), [a[4] / a[3], a[5] / a[3], a[6] / a[3]]))
+                        let l = &acc_lap[4 * (i - y0 * w)..];
+                        Some(Out::Hole(i, to_u8(a), [l[0] / a[3], l[1] / a[3], l[2] / a[3]]))
                     } else if need[i] {
                         let c = lv.rgb(i - (i / w) * w, i / w);
                         Some(Out::Rim([0, 1, 2].map(|k| f32::from(c[k]) - a[k] / a[3])))
