@@ -2,9 +2,15 @@
 """MediaPipe 0.10.14's FaceMesh landmarks on vto's face test cases (small, turned and several
 faces): the reference `vto-render/tests/render/faces.rs` measures landmark error against.
 
-    cargo run -p vto-render --example face_cases -- target/face-cases
+    cargo run -p vto-render --example face_cases -- target/face-cases \
+        ../shared/testdata/people target/small-real-faces
     /work/venv-mp/bin/python scripts/face_cases_reference.py target/face-cases \
         vto-render/tests/data/vision/face_cases_mediapipe.json
+    /work/venv-mp/bin/python scripts/face_cases_reference.py target/small-real-faces \
+        vto-render/tests/data/vision/small_real_faces_mediapipe.json
+
+(the second set, small turned faces made from the real people photos, is written only when
+the people directory is given).
 
 Static-image FaceMesh (as vto serves single photos), up to 5 faces, no refinement; landmarks
 in image pixels, rounded to 0.01 px. FaceMesh's own detector (short range) misses faces under

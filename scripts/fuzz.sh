@@ -5,9 +5,10 @@
 # (sancov passes; no sanitizer, which would need nightly), and the `libfuzzer-sys` crate
 # builds libFuzzer itself (it needs a C++ compiler).
 #
-#   scripts/fuzz.sh [--seconds N] [TARGET...]
+#   scripts/fuzz.sh [--seconds N] [--jobs J] [TARGET...]
 #
-# Runs each target (default: all) for N seconds (default 60; one target per core at a time),
+# Runs each target (default: all) for N seconds (default 60; J targets at a time, default one
+# per core),
 # starting from its checked-in seed corpus fuzz/seeds/TARGET, the inputs of past findings
 # (fuzz/regressions/TARGET, also replayed by the regression tests) and what earlier runs
 # found (fuzz/target/corpus/TARGET), and prints one line per target:
@@ -20,12 +21,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=60
+jobs=$(nproc 2>/dev/null || echo 1)
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
     --seconds=*) seconds="${1#*=}"; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --jobs) jobs="$2"; shift 2 ;;
+    --jobs=*) jobs="${1#*=}"; shift ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -82,8 +86,7 @@ run_target() {
   } >"$out/summary-$t"
 }
 
-# libFuzzer is single-threaded: run one target per core at once (each still gets N s).
-jobs=$(nproc 2>/dev/null || echo 1)
+# libFuzzer is single-threaded: run J targets at once (each still gets N s).
 running=0
 for t in "${targets[@]}"; do
   if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi

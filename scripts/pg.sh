@@ -3,6 +3,7 @@
 #
 #   scripts/pg.sh start   # init (once) and start; prints `export VTO_TEST_POSTGRES_URL=...`
 #   scripts/pg.sh env     # prints the export line of a running cluster
+#   scripts/pg.sh restart # a fast shutdown and start, data kept (scripts/soak.sh's fault)
 #   scripts/pg.sh stop    # stops it and deletes its data
 #
 # The cluster runs as the unprivileged `postgres` user (as root) or as the caller, with its data
@@ -74,10 +75,13 @@ case "${1:-}" in
     as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1 \
       || { echo "pg.sh: no cluster running in $data (run: scripts/pg.sh start)" >&2; exit 1; }
     echo "export VTO_TEST_POSTGRES_URL=$url" ;;
+  restart)
+    as_owner "$bin/pg_ctl" -D "$data" -l "$dir/server.log" -m fast -w -t 60 restart >/dev/null \
+      || { tail -20 "$dir/server.log" >&2; exit 1; } ;;
   stop)
     if [ -f "$data/PG_VERSION" ]; then
       as_owner "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null 2>&1 || true
     fi
     rm -rf "$dir" ;;
-  *) echo "usage: scripts/pg.sh start|stop|env" >&2; exit 2 ;;
+  *) echo "usage: scripts/pg.sh start|restart|stop|env" >&2; exit 2 ;;
 esac

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up (scripts/setup.sh, the public-domain test photos, a Python with the independent
 # `standardwebhooks` package that verifies our webhook signatures, and Chromium for the
-# playground's browser test) and runs every test, then every fuzz target briefly.
+# playground's browser test) and runs every test, then every fuzz target briefly, then a short
+# soak with faults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VTO_MODELS_DIR="${VTO_MODELS_DIR:-$PWD/models}"
@@ -50,3 +51,8 @@ cargo test --workspace --all-features
 # Every fuzz target for 20 s from its seed corpus (issue #34; the build is its own workspace
 # under fuzz/, on stable; about 6 minutes in all on 2 cores). Longer runs: scripts/fuzz.sh.
 scripts/fuzz.sh --seconds "${VTO_FUZZ_SECONDS:-20}"
+
+# Two minutes of the soak with faults (issue #34): two instances on their own PostgreSQL and
+# S3, real try-ons, an instance killed, PostgreSQL restarted, S3 frozen; fails on anything lost
+# or billed twice. Longer runs: scripts/soak.sh --minutes 20.
+scripts/soak.sh --minutes "${VTO_SOAK_MINUTES:-2}"

@@ -3,13 +3,19 @@
 `standardwebhooks` package (PyPI), answers 500 to the first N tries of each webhook-id, then 204,
 and appends one JSON line per try to a log file.
 
+With --slow-file F, every answer waits --slow-ms (default 2000) while F exists (scripts/soak.py
+slows the receiver down that way).
+
 Usage: webhook_receiver.py --secret whsec_... --log FILE [--fail-first N] [--port 0]
+                           [--slow-file F --slow-ms MS]
 Prints the port it listens on (loopback only) as the first line of stdout.
 """
 import argparse
 import json
 import sys
+import os
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from standardwebhooks.webhooks import Webhook
@@ -21,6 +27,8 @@ def main() -> None:
     ap.add_argument("--log", required=True)
     ap.add_argument("--fail-first", type=int, default=0)
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--slow-file")
+    ap.add_argument("--slow-ms", type=int, default=2000)
     args = ap.parse_args()
     wh = Webhook(args.secret)
     tries: dict[str, int] = {}
@@ -44,6 +52,8 @@ def main() -> None:
                     f.write(json.dumps({"webhook_id": msg_id, "try": n, "verified": verified,
                                         "error": error, "status": status,
                                         "payload": payload}) + "\n")
+            if args.slow_file and os.path.exists(args.slow_file):
+                time.sleep(args.slow_ms / 1000)
             self.send_response(status)
             self.send_header("content-length", "0")
             self.end_headers()

@@ -122,6 +122,11 @@ struct TryOnArgs {
     /// detected), `never` or `always` (the API's `remove_own_eyewear`).
     #[arg(long, default_value = "auto")]
     remove_own_eyewear: String,
+    /// Jewelry and hats: what the product is, overriding what the model says (the API's
+    /// `product_kind`): `ring`, `earrings`, `stud`, `hoop`, `drop`, `necklace`, `bracelet`,
+    /// `watch` (jewelry); `cap`, `brimmed`, `beanie` (hats).
+    #[arg(long)]
+    product_kind: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -713,6 +718,9 @@ fn main() -> anyhow::Result<()> {
                         0 => vto_render::engine::default_concurrency(),
                         n => n,
                     },
+                    max_photo_side: config.max_photo_side,
+                    sync_wait: (config.sync_wait_secs > 0)
+                        .then(|| std::time::Duration::from_secs(config.sync_wait_secs)),
                 },
             );
             let samples: vto_server::playground::SampleSource = if config.playground {
@@ -740,6 +748,7 @@ fn main() -> anyhow::Result<()> {
             &a.person,
             &a.product,
             &a.remove_own_eyewear,
+            a.product_kind.as_deref(),
             &a.output,
             &config.models_dir(),
             backend,

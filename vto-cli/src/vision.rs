@@ -195,6 +195,7 @@ pub fn try_on(
     person: &str,
     product: &str,
     remove_own_eyewear: &str,
+    product_kind: Option<&str>,
     out: &Path,
     models: &Path,
     backend: VisionBackend,
@@ -203,10 +204,25 @@ pub fn try_on(
     let Ok(cat) = category.parse::<vto_core::Category>() else {
         bail!("unknown category {category:?}");
     };
+    let product_kind = product_kind
+        .map(|k| {
+            let kind = k
+                .parse::<vto_core::ProductKind>()
+                .map_err(|e| anyhow::anyhow!("--product-kind: {e}"))?;
+            if kind.category() != cat {
+                bail!(
+                    "--product-kind: {kind} is a {} kind, not one for {cat}",
+                    kind.category()
+                );
+            }
+            Ok(kind)
+        })
+        .transpose()?;
     let options = vto_core::RenderOptions {
         remove_own_eyewear: remove_own_eyewear
             .parse()
             .map_err(|e| anyhow::anyhow!("--remove-own-eyewear: {e}"))?,
+        product_kind,
     };
     let Some(tryon) = vto_render::engine::builtin_tryon(cat) else {
         let built_in: Vec<&str> = vto_render::engine::builtin_tryons()
@@ -236,6 +252,7 @@ pub fn try_on(
         vto_render::engine::RendererConfig {
             backend,
             concurrency: 1,
+            ..Default::default()
         },
     )?;
     progress("finding the face and rendering");

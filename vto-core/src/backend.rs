@@ -6,6 +6,11 @@
 //! driver's error once, into a [`BackendError`] that keeps it as the
 //! [`source`](std::error::Error::source) — a log or a test can still walk down to the
 //! `rusqlite::Error` or `tokio_postgres::Error` — and every trait's error enum wraps that.
+//!
+//! One distinction the service does act on: a backend that is **unavailable** (the database
+//! restarting, its connections refused or cut, the pool timing out) rather than broken. The
+//! backend marks those ([`BackendError::unavailable`]); the service answers them `503
+//! service_unavailable` with `Retry-After`, which a client retries, instead of a 500.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -21,6 +26,7 @@ use std::sync::Arc;
 pub struct BackendError {
     context: String,
     source: Option<Arc<dyn StdError + Send + Sync + 'static>>,
+    unavailable: bool,
 }
 
 impl BackendError {
@@ -29,6 +35,7 @@ impl BackendError {
         Self {
             context: context.into(),
             source: None,
+            unavailable: false,
         }
     }
 
@@ -42,7 +49,20 @@ impl BackendError {
         Self {
             context: context.into(),
             source: Some(Arc::from(source.into())),
+            unavailable: false,
         }
+    }
+
+    /// Marks the failure as the backend being unavailable for now (a restart, a refused or cut
+    /// connection, a pool timeout): the request may succeed when retried.
+    pub fn unavailable(mut self) -> Self {
+        self.unavailable = true;
+        self
+    }
+
+    /// Whether the backend was unavailable (see [`BackendError::unavailable`]).
+    pub fn is_unavailable(&self) -> bool {
+        self.unavailable
     }
 
     /// What the backend was doing.
@@ -56,6 +76,7 @@ impl fmt::Debug for BackendError {
         f.debug_struct("BackendError")
             .field("context", &self.context)
             .field("source", &self.source.as_ref().map(|s| s.to_string()))
+            .field("unavailable", &self.unavailable)
             .finish()
     }
 }

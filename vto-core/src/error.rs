@@ -43,6 +43,9 @@ pub enum ErrorCode {
     InternalError,
     /// 501: no engine is configured for this category on this server.
     EngineUnavailable,
+    /// 503: a backend of the service (its database) is unavailable for now; retry after the
+    /// `Retry-After` seconds. Nothing was done: no job, no charge.
+    ServiceUnavailable,
     /// In a failed result: the try-on could not be generated from the inputs.
     ProcessingFailed,
     /// In a failed result: the job passed its deadline.
@@ -71,6 +74,7 @@ impl ErrorCode {
             ErrorCode::RateLimitExceeded => "rate_limit_exceeded",
             ErrorCode::InternalError => "internal_error",
             ErrorCode::EngineUnavailable => "engine_unavailable",
+            ErrorCode::ServiceUnavailable => "service_unavailable",
             ErrorCode::ProcessingFailed => "processing_failed",
             ErrorCode::TimedOut => "timed_out",
             ErrorCode::Canceled => "canceled",
@@ -94,12 +98,13 @@ impl ErrorCode {
             ErrorCode::RateLimitExceeded => 429,
             ErrorCode::InternalError => 500,
             ErrorCode::EngineUnavailable => 501,
+            ErrorCode::ServiceUnavailable => 503,
             ErrorCode::ProcessingFailed | ErrorCode::TimedOut | ErrorCode::Canceled => 200,
         }
     }
 
     /// All codes, for documentation and the OpenAPI document.
-    pub const ALL: [ErrorCode; 19] = [
+    pub const ALL: [ErrorCode; 20] = [
         ErrorCode::InvalidRequest,
         ErrorCode::MissingApiKey,
         ErrorCode::InvalidApiKey,
@@ -116,6 +121,7 @@ impl ErrorCode {
         ErrorCode::RateLimitExceeded,
         ErrorCode::InternalError,
         ErrorCode::EngineUnavailable,
+        ErrorCode::ServiceUnavailable,
         ErrorCode::ProcessingFailed,
         ErrorCode::TimedOut,
         ErrorCode::Canceled,
@@ -177,6 +183,15 @@ impl ApiError {
         Self::new(
             ErrorCode::InternalError,
             "an internal error occurred; it has been logged",
+        )
+    }
+
+    /// `503 service_unavailable`: a backend is unavailable for now (the reply carries
+    /// `Retry-After`).
+    pub fn unavailable() -> Self {
+        Self::new(
+            ErrorCode::ServiceUnavailable,
+            "the service is briefly unavailable; retry the request shortly",
         )
     }
 

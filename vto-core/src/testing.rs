@@ -17,7 +17,8 @@ use crate::engine::{Engine, EngineError, RenderInput, Rendered};
 
 /// TEST DOUBLE: "renders" by returning the person photo's bytes, optionally behind the
 /// marker `ECHO:` (so a test can tell a rendered result from its input). A product whose
-/// bytes are `fail` is rejected as a photo without a face (`processing_failed`).
+/// bytes are `fail` is rejected as a photo without a face (`processing_failed`); one whose
+/// bytes are `busy` as a renderer too busy to start it (`service_unavailable`).
 #[derive(Debug, Clone, Default)]
 pub struct EchoEngine {
     marked: bool,
@@ -44,6 +45,12 @@ impl Engine for EchoEngine {
     async fn render(&self, input: RenderInput<'_>) -> Result<Rendered, EngineError> {
         if input.product.bytes == b"fail" {
             return Err(EngineError::processing("no face found in person_image"));
+        }
+        if input.product.bytes == b"busy" {
+            return Err(EngineError::Rejected {
+                code: crate::error::ErrorCode::ServiceUnavailable,
+                message: "all 1 render pipelines stayed busy for 30 s; retry later".into(),
+            });
         }
         let mut image = if self.marked {
             b"ECHO:".to_vec()
@@ -149,6 +156,30 @@ pub fn data_url(mime: &str, bytes: &[u8]) -> String {
         "data:{mime};base64,{}",
         base64::engine::general_purpose::STANDARD.encode(bytes)
     )
+}
+
+/// A new account on `svc` named `shop` with `funds` credited (none when zero) and one API key,
+/// authenticated: the caller most service tests start from.
+pub async fn funded_caller(
+    svc: &crate::service::TryOnService,
+    funds: rust_decimal::Decimal,
+) -> crate::service::Caller {
+    let acct = svc
+        .create_account("shop")
+        .await
+        .expect("creating a test account");
+    if !funds.is_zero() {
+        svc.add_funds(&acct.id, funds, "top-up")
+            .await
+            .expect("crediting a test account");
+    }
+    let key = svc
+        .create_api_key(&acct.id, "test")
+        .await
+        .expect("creating a test API key");
+    svc.authenticate(Some(&key.secret))
+        .await
+        .expect("authenticating with a fresh key")
 }
 
 #[cfg(test)]

@@ -227,16 +227,13 @@ async fn harness(engines: Engines) -> Harness {
     mem.fetcher
         .insert(MODEL_URL, glb(), Some("application/octet-stream"));
     let svc = TryOnService::new(mem.backends.clone(), engines, ServiceConfig::default());
-    let acct = svc.create_account("shop").await.unwrap();
     let funds: Decimal = "10.00".parse().unwrap();
-    svc.add_funds(&acct.id, funds, "top-up").await.unwrap();
-    let key = svc.create_api_key(&acct.id, "test").await.unwrap();
-    let caller = svc.authenticate(Some(&key.secret)).await.unwrap();
+    let caller = testing::funded_caller(&svc, funds).await;
     Harness {
         svc,
         mem,
+        account: caller.account_id.clone(),
         caller,
-        account: acct.id,
         funds,
     }
 }
@@ -710,12 +707,7 @@ async fn the_job_deadline_ends_a_hanging_call_and_nothing_stays_in_flight() {
         routed(Category::Dress, http.clone()),
         config,
     );
-    let acct = svc.create_account("shop").await.unwrap();
-    svc.add_funds(&acct.id, "1.00".parse().unwrap(), "top-up")
-        .await
-        .unwrap();
-    let key = svc.create_api_key(&acct.id, "t").await.unwrap();
-    let caller = svc.authenticate(Some(&key.secret)).await.unwrap();
+    let caller = testing::funded_caller(&svc, "1.00".parse().unwrap()).await;
     let created = svc.create(&caller, &dress_request()).await.unwrap();
     svc.work_one().await.unwrap();
     let r = svc

@@ -26,12 +26,7 @@ async fn setup() -> Setup {
     // Registered only so the category is accepted; no worker runs in these tests.
     engines.register(Category::Dress, Arc::new(NeverEngine));
     let svc = TryOnService::new(mem.backends.clone(), engines, ServiceConfig::default());
-    let acct = svc.create_account("shop").await.unwrap();
-    svc.add_funds(&acct.id, "1.00".parse().unwrap(), "top-up")
-        .await
-        .unwrap();
-    let key = svc.create_api_key(&acct.id, "test").await.unwrap();
-    let caller = svc.authenticate(Some(&key.secret)).await.unwrap();
+    let caller = testing::funded_caller(&svc, "1.00".parse().unwrap()).await;
     let request: CreateRequest = serde_json::from_value(json!({
         "category": "dress",
         "person_image": "data:image/png;base64,cGVyc29u",
@@ -195,6 +190,79 @@ async fn a_retry_after_a_request_that_died_after_making_its_job_answers_with_tha
         .await
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::IdempotencyConflict);
+}
+
+#[tokio::test]
+async fn a_retry_of_a_dead_synchronous_request_answers_its_job_and_its_result_once_finished() {
+    // The dead request made its synchronous job (stored as processing, its render under way)
+    // and died. A retry answers with the unfinished job — and must not save that answer: the
+    // soak's clients got `processing` replayed for a job that had long succeeded.
+    let s = setup().await;
+    let glasses: CreateRequest = serde_json::from_value(json!({
+        "category": "glasses",
+        "person_image": "data:image/png;base64,cGVyc29u",
+        "product_model": "data:model/gltf-binary;base64,Z2xURg==",
+    }))
+    .unwrap();
+    let mut engines = Engines::new();
+    engines.register(Category::Glasses, Arc::new(NeverEngine));
+    let svc = TryOnService::new(s.mem.backends.clone(), engines, ServiceConfig::default());
+    let fp = idempotency::fingerprint(&glasses);
+    let t0 = s.clock.now();
+    let acct = &s.caller.account_id;
+    let id = request_id_for(acct, "sync-1", t0);
+    let store = &s.mem.backends.idempotency;
+    store.begin(acct, "sync-1", &fp, t0).await.unwrap();
+    let price = ServiceConfig::default().prices.price(Category::Glasses);
+    s.mem
+        .backends
+        .ledger
+        .hold(acct, id, price, t0)
+        .await
+        .unwrap();
+    let req = glasses.validate(&RequestLimits::default()).unwrap();
+    let mut job = Job::new(id, acct.clone(), req, price, t0, None);
+    job.apply(
+        &JobEvent::Claim {
+            lease_until: t0.plus(Duration::from_secs(60)),
+        },
+        t0,
+    )
+    .unwrap();
+    s.mem.backends.jobs.insert(&job).await.unwrap();
+
+    s.clock.advance(stale());
+    let (created, _) = svc
+        .create_idempotent(&s.caller, Some("sync-1"), &glasses)
+        .await
+        .unwrap();
+    assert_eq!(created.result().request_id, id);
+    assert_eq!(created.result().status, JobStatus::Processing);
+
+    // A worker finishes the job (here: it fails, which is final too).
+    let now = s.clock.now();
+    s.mem
+        .backends
+        .jobs
+        .apply(
+            id,
+            &JobEvent::Fail {
+                attempt: Some(1),
+                error: ErrorBody::new(ErrorCode::ProcessingFailed, "no face"),
+            },
+            now,
+        )
+        .await
+        .unwrap();
+    let (created, replay) = svc
+        .create_idempotent(&s.caller, Some("sync-1"), &glasses)
+        .await
+        .unwrap();
+    assert!(replay);
+    assert!(matches!(created, Created::Finished(_)), "{created:?}");
+    assert_eq!(created.result().status, JobStatus::Failed);
+    let jobs = svc.list(&s.caller, 100, None).await.unwrap();
+    assert_eq!(jobs.data.len(), 1, "no second job");
 }
 
 #[test]

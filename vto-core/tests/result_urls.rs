@@ -54,12 +54,7 @@ async fn an_unsignable_url_keeps_the_hold_open_until_maintenance_can_notify() {
     let mut engines = Engines::new();
     engines.register(Category::Dress, Arc::new(EchoEngine::new()));
     let svc = TryOnService::new(mem.backends.clone(), engines, ServiceConfig::default());
-    let acct = svc.create_account("shop").await.unwrap();
-    svc.add_funds(&acct.id, "1.00".parse().unwrap(), "top-up")
-        .await
-        .unwrap();
-    let key = svc.create_api_key(&acct.id, "test").await.unwrap();
-    let caller = svc.authenticate(Some(&key.secret)).await.unwrap();
+    let caller = testing::funded_caller(&svc, "1.00".parse().unwrap()).await;
     let request: CreateRequest = serde_json::from_value(json!({
         "category": "dress",
         "person_image": "data:image/png;base64,cGVyc29u",

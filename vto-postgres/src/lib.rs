@@ -104,13 +104,66 @@ impl PgError {
         PgError(vto_core::BackendError::msg(message))
     }
 
-    /// A driver (or decoding) error with what was being done.
+    /// A driver (or decoding) error with what was being done; marked
+    /// [unavailable](vto_core::BackendError::unavailable) when it says the database could not
+    /// be reached or went away ([`connection_lost`]).
     pub(crate) fn ctx(
         what: &str,
         e: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
     ) -> Self {
-        PgError(vto_core::BackendError::new(what, e))
+        let e = e.into();
+        let lost = connection_lost(&*e);
+        let b = vto_core::BackendError::new(what, e);
+        PgError(if lost { b.unavailable() } else { b })
     }
+}
+
+/// Whether `e` (or an error in its chain) says the database is unavailable for now rather
+/// than that the statement failed: a closed connection, a refused or reset socket, a pool
+/// timeout, or a server answering with SQLSTATE class 08 (connection exception), 57P01–57P03
+/// (shutting down, crashed, starting up) or 53300 (too many connections). Those are what a
+/// PostgreSQL restart or failover looks like from here; retried a moment later, the request
+/// can succeed.
+pub(crate) fn connection_lost(e: &(dyn std::error::Error + 'static)) -> bool {
+    use std::io::ErrorKind as K;
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        if let Some(pg) = c.downcast_ref::<tokio_postgres::Error>() {
+            if pg.is_closed() {
+                return true;
+            }
+            if let Some(code) = pg.code().map(SqlState::code) {
+                if code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300") {
+                    return true;
+                }
+            }
+        }
+        if let Some(p) = c.downcast_ref::<deadpool_postgres::PoolError>() {
+            match p {
+                deadpool_postgres::PoolError::Timeout(_) | deadpool_postgres::PoolError::Closed => {
+                    return true
+                }
+                deadpool_postgres::PoolError::Backend(pg) if connection_lost(pg) => return true,
+                _ => {}
+            }
+        }
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            if matches!(
+                io.kind(),
+                K::ConnectionRefused
+                    | K::ConnectionReset
+                    | K::ConnectionAborted
+                    | K::NotConnected
+                    | K::BrokenPipe
+                    | K::TimedOut
+                    | K::UnexpectedEof
+            ) {
+                return true;
+            }
+        }
+        cur = c.source();
+    }
+    false
 }
 
 /// `map_err` helper: a driver error with context.

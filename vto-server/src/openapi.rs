@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use vto_core::{Category, ErrorCode, ServiceConfig};
+use vto_core::{Category, ErrorCode, ProductKind, ServiceConfig};
 
 fn error_response(description: &str, codes: &[ErrorCode]) -> Value {
     let list: Vec<&str> = codes.iter().map(|c| c.as_str()).collect();
@@ -47,6 +47,12 @@ fn common_errors(endpoint_extra: &[(&str, Value)]) -> serde_json::Map<String, Va
             &[ErrorCode::InternalError],
         ),
     );
+    let mut r503 = error_response(
+        "The service's database is briefly unavailable (a restart, a failover); nothing was done — no job, no charge. Retry after Retry-After seconds (with the same Idempotency-Key for a POST)",
+        &[ErrorCode::ServiceUnavailable],
+    );
+    r503["headers"]["Retry-After"] = json!({ "description": "Seconds to wait before retrying.", "schema": { "type": "integer" } });
+    m.insert("503".into(), r503);
     m.insert(
         "405".into(),
         error_response(
@@ -64,6 +70,7 @@ fn common_errors(endpoint_extra: &[(&str, Value)]) -> serde_json::Map<String, Va
 pub fn document(config: &ServiceConfig) -> Value {
     let categories: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
     let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+    let product_kinds: Vec<&str> = ProductKind::ALL.iter().map(|k| k.as_str()).collect();
     let prices: serde_json::Map<String, Value> = Category::ALL
         .iter()
         .map(|c| {
@@ -143,6 +150,17 @@ pub fn document(config: &ServiceConfig) -> Value {
         "description": "Synchronous category whose render failed: the result object with `status: failed`, `result` and `cost` null and `error.code` `processing_failed` (or `input_fetch_failed`, `unsupported_media`, `input_too_large`). Not billed.",
         "headers": limited_headers(),
         "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Result" } } }
+    }));
+    create_responses.insert("503".into(), json!({
+        "description": "The service's database is briefly unavailable (a restart, a failover): the error body; nothing was done — no job, no charge. Or a synchronous category whose request waited longer than `sync_wait_secs` (default 30) for a free renderer: the result object with `status: failed` and `error.code` `service_unavailable`; not billed, and its `Idempotency-Key` is not saved, so a retry under it runs. Either way retry after Retry-After seconds (with the same Idempotency-Key) (`error.code`: service_unavailable)",
+        "headers": {
+            "Retry-After": { "description": "Seconds to wait before retrying.", "schema": { "type": "integer" } },
+            "X-Request-Id": { "$ref": "#/components/headers/X-Request-Id" }
+        },
+        "content": { "application/json": { "schema": { "oneOf": [
+            { "$ref": "#/components/schemas/Error" },
+            { "$ref": "#/components/schemas/Result" }
+        ] } } }
     }));
 
     let mut get_responses = common_errors(&[(
@@ -332,7 +350,8 @@ pub fn document(config: &ServiceConfig) -> Value {
                         "product_model": { "type": "string", "description": "3D model URL; required for glasses, sunglasses, hats, jewelry, shoes (and refused for the others)" },
                         "product_image": { "type": "string", "description": "Product photo URL; required for shirt, tshirt, dress, jacket, pants, full_outfit (and refused for the others)" },
                         "webhook_url": { "type": "string", "description": "Asynchronous categories only; ignored for synchronous ones" },
-                        "remove_own_eyewear": { "type": "string", "enum": ["auto", "never", "always"], "default": "auto", "description": "glasses and sunglasses: take off the glasses the person already wears before the new frame goes on. `auto` removes them when the detector's confidence is at least 0.5 (dark lenses are kept for a clear `glasses` product, the eyes behind them not being in the photo, and so are the glasses of a head turned more than 35°), `never` keeps them, `always` removes whatever was traced. Ignored by other categories. Any other value is refused with `invalid_value` in `error.details`." }
+                        "remove_own_eyewear": { "type": "string", "enum": ["auto", "never", "always"], "default": "auto", "description": "glasses and sunglasses: take off the glasses the person already wears before the new frame goes on. `auto` removes them when the detector's confidence is at least 0.5 (dark lenses are kept for a clear `glasses` product, the eyes behind them not being in the photo, and so are the glasses of a head turned more than 35°), `never` keeps them, `always` removes whatever was traced. Ignored by other categories. Any other value is refused with `invalid_value` in `error.details`." },
+                        "product_kind": { "type": "string", "enum": product_kinds, "description": "Optional: what the product is, when the shop knows it better than the model file says. Overrides the file's `extras.vto.kind`, its node names and the shape inference; the result's metadata then gives `kind_source: request`. `jewelry` takes `ring`, `earrings` (the earring type its shape shows: a loop is a hoop, a long shape a drop, else a stud), `stud`, `hoop`, `drop`, `necklace`, `bracelet`, `watch` (worn on the wrist like a bracelet); `hats` takes `cap`, `brimmed`, `beanie`; the other categories take none. A kind of another category is refused with `unsupported_product_kind` in `error.details`, an unknown value with `invalid_value`." }
                     }
                 },
                 "Result": {

@@ -22,7 +22,9 @@ use vto_server::{Config, RunningServer};
 
 // ------------------------------------------------------------------ test engines
 
-/// TEST DOUBLE: tints the person photo red. A 1×1 person photo is "no face found".
+/// TEST DOUBLE: tints the person photo red. A 1×1 person photo is "no face found"; a 2×1
+/// one is "every renderer stayed busy" (what the built-in renderer answers a synchronous
+/// try-on after `sync_wait_secs`).
 #[derive(Default)]
 struct TintEngine {
     renders: Mutex<HashMap<RequestId, u32>>,
@@ -33,6 +35,12 @@ fn tint(input: &RenderInput<'_>) -> Result<Rendered, EngineError> {
         .map_err(|e| EngineError::processing(format!("person_image is not an image: {e}")))?;
     if img.width() < 2 {
         return Err(EngineError::processing("no face found in person_image"));
+    }
+    if img.height() < 2 {
+        return Err(EngineError::Rejected {
+            code: vto_core::ErrorCode::ServiceUnavailable,
+            message: "all 1 render pipelines stayed busy for 30 s; retry later".into(),
+        });
     }
     let mut rgb = img.to_rgb8();
     for p in rgb.pixels_mut() {
@@ -143,6 +151,15 @@ impl Api {
     }
 }
 
+/// A server on the SQLite file under `dir` with only a [`TintEngine`] for glasses.
+async fn tint_server(dir: &Path) -> RunningServer {
+    let mut engines = Engines::new();
+    engines.register(Category::Glasses, Arc::new(TintEngine::default()));
+    vto_server::start(config(dir, &[]), engines)
+        .await
+        .expect("starting the test server")
+}
+
 async fn account_with_key(server: &RunningServer, funds: &str) -> (vto_core::AccountId, String) {
     let a = server.service.create_account("shop").await.unwrap();
     if funds != "0" {
@@ -221,6 +238,7 @@ const EXERCISED: &[(&str, &str, u16)] = &[
     ("/v1/virtual-try-on", "post", 429),
     ("/v1/virtual-try-on", "post", 500),
     ("/v1/virtual-try-on", "post", 501),
+    ("/v1/virtual-try-on", "post", 503),
     ("/v1/virtual-try-on", "get", 200),
     ("/v1/virtual-try-on", "get", 400),
     ("/v1/virtual-try-on", "get", 401),
@@ -571,14 +589,47 @@ async fn every_route_and_error_code_over_http() {
     server.shutdown().await;
 }
 
+/// A synchronous try-on the renderer refused because every pipeline stayed busy past
+/// `sync_wait_secs`: 503 with Retry-After and the failed result object, not billed, and the
+/// Idempotency-Key not saved (the retry runs again instead of replaying the refusal).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sync_try_on_refused_as_busy_is_a_503_not_billed_and_its_key_stays_free() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = tint_server(dir.path()).await;
+    let api = Api::new(&server);
+    let (acct, key) = account_with_key(&server, "1.00").await;
+    let before = balance(&server, &acct).await;
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let r = api
+            .http
+            .post(format!("{}/v1/virtual-try-on", api.base))
+            .bearer_auth(&key)
+            .header("idempotency-key", "busy-1")
+            .json(&glasses(&png(2, 1, [0, 0, 0])))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(r.headers()["retry-after"], "1");
+        assert!(r.headers().get("idempotent-replayed").is_none());
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(
+            (v["status"].as_str(), err_code(&v)),
+            (Some("failed"), "service_unavailable"),
+            "{v}"
+        );
+        assert!(v["result"].is_null() && v["cost"].is_null());
+        seen.push(v["request_id"].clone());
+    }
+    assert_ne!(seen[0], seen[1], "the refusal was replayed, not run again");
+    assert_eq!(balance(&server, &acct).await.balance, before.balance);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn internal_errors_are_opaque_500s() {
     let dir = tempfile::tempdir().unwrap();
-    let mut engines = Engines::new();
-    engines.register(Category::Glasses, Arc::new(TintEngine::default()));
-    let server = vto_server::start(config(dir.path(), &[]), engines)
-        .await
-        .unwrap();
+    let server = tint_server(dir.path()).await;
     let api = Api::new(&server);
     let (_, key) = account_with_key(&server, "1.00").await;
     // Break the database under the server: the jobs table disappears.
@@ -1139,11 +1190,7 @@ async fn openapi_lists_every_route_status_and_error_code_the_server_uses() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_list_shows_the_accounts_latest_try_ons_only() {
     let dir = tempfile::tempdir().unwrap();
-    let mut engines = Engines::new();
-    engines.register(Category::Glasses, Arc::new(TintEngine::default()));
-    let server = vto_server::start(config(dir.path(), &[]), engines)
-        .await
-        .unwrap();
+    let server = tint_server(dir.path()).await;
     let api = Api::new(&server);
     let (_, key) = account_with_key(&server, "1.00").await;
     let (_, other) = account_with_key(&server, "1.00").await;
@@ -1320,6 +1367,95 @@ async fn remove_own_eyewear_is_validated_and_reaches_the_engine() {
     assert_eq!(
         doc["components"]["schemas"]["CreateRequest"]["properties"]["remove_own_eyewear"]["enum"],
         json!(["auto", "never", "always"])
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn product_kind_is_validated_per_category_and_reaches_the_engine() {
+    use vto_core::ProductKind;
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Arc::new(OptionsEngine::default());
+    let mut engines = Engines::new();
+    for c in [Category::Glasses, Category::Jewelry, Category::Hats] {
+        engines.register(c, engine.clone());
+    }
+    let server = vto_server::start(config(dir.path(), &[]), engines)
+        .await
+        .unwrap();
+    let api = Api::new(&server);
+    let (_, key) = account_with_key(&server, "1.00").await;
+    let person = png(8, 6, [10, 20, 30]);
+    let with = |category: &str, kind: Value| {
+        let mut body = glasses(&person);
+        body["category"] = json!(category);
+        body["product_kind"] = kind;
+        body
+    };
+
+    // A kind of another category, an unknown kind, a wrong type: 400 naming the field, with
+    // a stable code; nothing rendered or billed.
+    for (category, bad, code) in [
+        ("jewelry", json!("cap"), "unsupported_product_kind"),
+        ("hats", json!("earrings"), "unsupported_product_kind"),
+        ("glasses", json!("ring"), "unsupported_product_kind"),
+        ("jewelry", json!("tiara"), "invalid_value"),
+        ("jewelry", json!(2), "invalid_type"),
+    ] {
+        let (s, _, v) = api.post(&key, &with(category, bad.clone())).await;
+        assert_eq!(
+            (s, err_code(&v), v["error"]["param"].as_str()),
+            (
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                Some("product_kind")
+            ),
+            "{category} {bad}"
+        );
+        if let Some(d) = v["error"]["details"].as_array().filter(|d| !d.is_empty()) {
+            assert_eq!(d[0]["code"], code, "{category} {bad}");
+        }
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("product_kind"),
+            "{v}"
+        );
+    }
+    assert!(engine.seen.lock().unwrap().is_empty());
+
+    // Absent: none; a kind of the category reaches the engine as sent.
+    for (category, kind) in [
+        ("jewelry", None),
+        ("jewelry", Some("earrings")),
+        ("jewelry", Some("watch")),
+        ("hats", Some("brimmed")),
+    ] {
+        let body = with(category, kind.map_or(Value::Null, |k| json!(k)));
+        let (s, _, v) = api.post(&key, &body).await;
+        assert_eq!(s, StatusCode::OK, "{category} {kind:?}: {v}");
+    }
+    assert_eq!(
+        engine
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|o| o.product_kind)
+            .collect::<Vec<_>>(),
+        vec![
+            None,
+            Some(ProductKind::Earrings),
+            Some(ProductKind::Watch),
+            Some(ProductKind::Brimmed)
+        ]
+    );
+    // The OpenAPI document lists the field and every value.
+    let (_, _, doc) = api.get(None, "/openapi.json").await;
+    assert_eq!(
+        doc["components"]["schemas"]["CreateRequest"]["properties"]["product_kind"]["enum"],
+        json!(ProductKind::ALL.map(|k| k.as_str()))
     );
     server.shutdown().await;
 }

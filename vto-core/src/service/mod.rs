@@ -14,7 +14,7 @@ mod worker;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tracing::error;
+use tracing::{error, warn};
 
 use crate::billing::{Ledger, MemoryLedger};
 use crate::clock::{Clock, SystemClock, Timestamp};
@@ -173,6 +173,13 @@ impl Created {
             Created::Finished(r) | Created::Accepted(r) => r,
         }
     }
+
+    /// A synchronous try-on refused because the service was too busy to start it in time
+    /// (`service_unavailable`: nothing billed, the client retries later; HTTP 503).
+    pub fn is_busy(&self) -> bool {
+        matches!(self, Created::Finished(r)
+            if r.error.as_ref().is_some_and(|e| e.code == ErrorCode::ServiceUnavailable))
+    }
 }
 
 /// What one round of maintenance did.
@@ -205,9 +212,31 @@ impl std::fmt::Debug for TryOnService {
     }
 }
 
-fn backend(e: impl std::fmt::Display) -> ApiError {
+/// A backend's failure as the API answers it: `503 service_unavailable` when a
+/// [`BackendError`](crate::BackendError) in its chain says the backend is unavailable for now
+/// (logged as a warning: a database restart is not a bug), else an opaque `500`.
+fn backend(e: impl std::error::Error + 'static) -> ApiError {
+    if unavailable(&e) {
+        warn!(error = %e, "backend unavailable");
+        return ApiError::unavailable();
+    }
     error!(error = %e, "backend failure");
     ApiError::internal()
+}
+
+/// Whether `e` or an error in its source chain is a [`BackendError`](crate::BackendError)
+/// marked unavailable.
+pub(crate) fn unavailable(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        if c.downcast_ref::<crate::BackendError>()
+            .is_some_and(crate::BackendError::is_unavailable)
+        {
+            return true;
+        }
+        cur = c.source();
+    }
+    false
 }
 
 impl TryOnService {

@@ -7,7 +7,7 @@ use tracing::{debug, error, info, warn};
 use crate::billing::LedgerError;
 use crate::error::{ApiError, ErrorCode};
 use crate::idempotency::Begin;
-use crate::ids::RequestId;
+use crate::ids::{AccountId, RequestId};
 use crate::job::{Job, JobEvent};
 use crate::request::CreateRequest;
 
@@ -118,11 +118,28 @@ impl TryOnService {
                 id = crate::idempotency::request_id_for(&caller.account_id, key, reserved_at);
                 if let Some(job) = self.b.jobs.get(id).await.map_err(backend)? {
                     let object = self.result_object(&job).await?;
-                    let created = if job.category.is_sync() && job.status.is_terminal() {
+                    if job.category.is_sync() && !job.status.is_terminal() {
+                        // A synchronous job its dead request left unfinished (a worker takes
+                        // it over once its lease runs out): answered with its state now, but
+                        // not saved, so a later retry answers with the finished result
+                        // instead of replaying this one forever. Found by scripts/soak.sh.
+                        debug!(request_id = %id, status = %job.status, "idempotency key of a dead synchronous request: its job is not finished yet");
+                        return Ok((Created::Accepted(object), true));
+                    }
+                    let created = if job.category.is_sync() {
                         Created::Finished(object)
                     } else {
                         Created::Accepted(object)
                     };
+                    if created.is_busy() {
+                        // Its job was refused before it ran: answered, and the key freed as
+                        // on the normal path, so the next retry runs.
+                        store
+                            .abandon(&caller.account_id, key)
+                            .await
+                            .map_err(backend)?;
+                        return Ok((created, true));
+                    }
                     let saved = serde_json::to_string(&created).map_err(backend)?;
                     store
                         .finish(&caller.account_id, key, &saved)
@@ -183,6 +200,13 @@ impl TryOnService {
             }
         }
         match self.create_as(caller, body, id).await {
+            Ok(created) if created.is_busy() => {
+                // Refused before it started (every renderer busy): as Stripe does for a
+                // request that never ran, nothing is saved, so a retry under the same key
+                // runs instead of replaying the refusal.
+                self.free_key(&caller.account_id, key).await;
+                Ok((created, false))
+            }
             Ok(created) => {
                 let saved = serde_json::to_string(&created).map_err(backend)?;
                 store
@@ -193,11 +217,17 @@ impl TryOnService {
             }
             Err(e) => {
                 // Nothing started (validation, balance, engine): the key stays free to reuse.
-                if let Err(a) = store.abandon(&caller.account_id, key).await {
-                    error!(error = %a, "could not free an idempotency key");
-                }
+                self.free_key(&caller.account_id, key).await;
                 Err(e)
             }
+        }
+    }
+
+    /// Frees an `Idempotency-Key` whose request saved no response; a failure is logged (the
+    /// reservation then goes stale and a later retry takes it over).
+    async fn free_key(&self, account: &AccountId, key: &str) {
+        if let Err(a) = self.b.idempotency.abandon(account, key).await {
+            error!(error = %a, "could not free an idempotency key");
         }
     }
 }

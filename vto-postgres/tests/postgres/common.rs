@@ -99,6 +99,20 @@ pub fn options() -> PgOptions {
     }
 }
 
+/// The service's backends with every record on `store` (and the results in memory).
+pub fn backends_on(store: PgStore) -> vto_core::Backends {
+    let mut b = vto_core::Backends::in_memory().backends;
+    let s = std::sync::Arc::new(store.clone());
+    b.jobs = s.clone();
+    b.queue = s.clone();
+    b.ledger = s.clone();
+    b.keys = s.clone();
+    b.limits = s.clone();
+    b.idempotency = s;
+    b.limiter = std::sync::Arc::new(vto_postgres::PgRateLimiter::new(store));
+    b
+}
+
 /// A store on a new, empty database.
 pub async fn fresh_store(cluster: &str) -> PgStore {
     let url = fresh_database(cluster).await;

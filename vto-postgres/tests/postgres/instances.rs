@@ -9,25 +9,17 @@ use std::time::Duration;
 use rust_decimal::Decimal;
 use vto_core::testing::EchoEngine;
 use vto_core::{
-    Backends, Category, CreateRequest, Created, Engines, JobStatus, MemoryResultStore,
-    ServiceConfig, TryOnService,
+    Category, CreateRequest, Created, Engines, JobStatus, MemoryResultStore, ServiceConfig,
+    TryOnService,
 };
-use vto_postgres::{PgRateLimiter, PgStore};
+use vto_postgres::PgStore;
 
-use crate::common::{cluster_url, fresh_database, options};
+use crate::common::{backends_on, cluster_url, fresh_database, options};
 
 /// An instance: every record on PostgreSQL, results in a store shared by the test.
 async fn instance(url: &str, results: Arc<MemoryResultStore>) -> TryOnService {
     let store = PgStore::connect(url, options()).await.expect("connect");
-    let mut b = Backends::in_memory().backends;
-    let s = Arc::new(store.clone());
-    b.jobs = s.clone();
-    b.queue = s.clone();
-    b.ledger = s.clone();
-    b.keys = s.clone();
-    b.limits = s.clone();
-    b.idempotency = s;
-    b.limiter = Arc::new(PgRateLimiter::new(store));
+    let mut b = backends_on(store);
     b.results = results;
     let mut engines = Engines::new();
     for c in Category::ALL {

@@ -7,3 +7,4 @@
 mod common;
 mod instances;
 mod shared;
+mod unavailable;

@@ -1,7 +1,9 @@
 // Shading and resolve, one thread per output pixel of the ROI: each of the S×S samples is the
 // photo (darkened by the contact shadow), or the shaded opaque product, under the thin layer
 // (the nearest thin triangle's shade at the layer's coverage), then seen through the
-// transparent layer when one covers it; the samples are averaged (supersampled anti-aliasing). A pixel
+// transparent layer when one covers it — except where the thin triangle is nearer than the
+// glass (a wire in front of a lens): then the glass is under it, and the thin layer is laid
+// over the glass; the samples are averaged (supersampled anti-aliasing). A pixel
 // that no product sample and no shadow touches is copied from the photo bit for bit.
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -258,15 +260,21 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 touched = true;
             }
             let th = ids[2u * plane + k];
-            if (th != NONE) {
+            let l = ids[plane + k];
+            // The thin layer over the glass when its triangle is the nearer of the two here.
+            let thin_front = th != NONE && l != NONE
+                && surface(th, p).view.z < surface(l, p).view.z;
+            if (th != NONE && !thin_front) {
                 col = mix(col, shade_opaque(th, p), thin_coverage(ids[3u * plane + k]));
                 touched = true;
             }
-            let l = ids[plane + k];
             if (l != NONE) {
                 let glass = shade_transparent(l, p);
                 col = col * glass.transmit + glass.add;
                 touched = true;
+            }
+            if (thin_front) {
+                col = mix(col, shade_opaque(th, p), thin_coverage(ids[3u * plane + k]));
             }
             sum = sum + col;
         }

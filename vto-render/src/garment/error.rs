@@ -28,6 +28,14 @@ pub enum GarmentError {
          (it must lie inside the frame with a margin)"
     )]
     NoBackground,
+    /// The product photo shows the garment worn by a person (an on-model photo): the
+    /// garment cannot be told from the body wearing it.
+    #[error(
+        "the product photo shows the garment worn by a person; garments need a photo of the \
+         garment alone (laid flat, on a hanger or on a ghost mannequin) on a plain or even \
+         background"
+    )]
+    OnModel,
     /// The garment was cut out but its silhouette could not be measured.
     #[error("no garment was found in the product photo: {0}")]
     Unmeasurable(Unmeasurable),
@@ -106,6 +114,7 @@ impl GarmentError {
             GarmentError::PhotoTooSmall { .. }
             | GarmentError::NothingStandsOut
             | GarmentError::NoBackground
+            | GarmentError::OnModel
             | GarmentError::Unmeasurable(_) => Cause::ProductPhoto,
             GarmentError::NoUpperBody(_) | GarmentError::LegsHidden(_) => Cause::PersonPhoto,
             GarmentError::ControlPoints { .. }

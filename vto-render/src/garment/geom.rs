@@ -40,6 +40,21 @@ pub(crate) fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> (f32, f32) {
     (p.distance(a + ab * t), t)
 }
 
+/// Distance from `p` to the outline of the closed polygon `poly` (its edges, the last
+/// point joined to the first); `f32::INFINITY` without a point.
+pub(crate) fn outline_dist(poly: &[Vec2], p: Vec2) -> f32 {
+    let Some(&last) = poly.last() else {
+        return f32::INFINITY;
+    };
+    let mut prev = last;
+    let mut d = f32::INFINITY;
+    for &q in poly {
+        d = d.min(seg_dist(p, prev, q).0);
+        prev = q;
+    }
+    d
+}
+
 /// Inside a polygon (even–odd rule).
 pub(crate) fn inside(poly: &[Vec2], p: Vec2) -> bool {
     if poly.len() < 3 {

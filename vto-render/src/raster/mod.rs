@@ -21,7 +21,8 @@
 //!    scattered dots;
 //! 5. `coverage.wgsl` — per output pixel, product and occluder coverage of its samples;
 //! 6. `resolve.wgsl` — per sample: photo (under a blurred, offset contact shadow of the
-//!    product), shaded product (under the thin layer at its coverage) (ambient + key light, metallic/rough Blinn–Phong, a
+//!    product), shaded product (under the thin layer at its coverage, or over the glass where
+//!    the thin triangle is nearer than the transparent one: a wire in front of a lens) (ambient + key light, metallic/rough Blinn–Phong, a
 //!    high-contrast studio environment in the photo's colours — a floor (lit for polished
 //!    metal, with a dark band along the horizon; dark for gems and glass), bright ceiling,
 //!    strip light and softboxes — so polished metal reads as metal; textures box-filtered

@@ -59,8 +59,10 @@ impl<'a> HeadScene<'a> {
     }
 
     /// The skull that hides eyewear temples ([`occluder::temple_head`]): broader and boxier
-    /// than the head occluder, as the skull is where temples rest.
-    pub fn temple_occluder(&self) -> CameraMesh {
-        occluder::temple_head(self.face, &self.cam)
+    /// than the head occluder, as the skull is where temples rest; on a turned head its near
+    /// side no broader than the near temple (`temples_x`: each temple's inner x in the head
+    /// frame, −X side first).
+    pub fn temple_occluder(&self, temples_x: Option<[f32; 2]>) -> CameraMesh {
+        occluder::temple_head(self.face, &self.cam, temples_x)
     }
 }

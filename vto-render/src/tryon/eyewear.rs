@@ -289,6 +289,21 @@ fn temple_bends(points: &[Vec3], anchor_x: f32) -> Option<[TempleBend; 2]> {
     (a.is_some() || b.is_some()).then(|| [a.unwrap_or(none), b.unwrap_or(none)])
 }
 
+/// Per side (−X first): the head-frame x of the temple's inner side between its hinge
+/// (`hinge_z`) and the ear ([`ear_point`]), for the temple skull's near side
+/// ([`crate::scene::occluder::temple_head`]); `None` when a side has no temple there.
+fn temples_inner_x(points: &[Vec3], anchor_x: f32, hinge_z: f32) -> Option<[f32; 2]> {
+    let side = |s: f32| -> Option<f32> {
+        let ear_z = ear_point(s)?.z;
+        points
+            .iter()
+            .filter(|p| p.z < hinge_z && p.z >= ear_z && (p.x - anchor_x) * s > 0.0)
+            .map(|p| p.x)
+            .reduce(|a, b| if s < 0.0 { a.max(b) } else { a.min(b) })
+    };
+    Some([side(-1.0)?, side(1.0)?])
+}
+
 /// Places `product` on `face` in a `photo` and builds the scene (always drawn: its
 /// [`Placed::scene`] is `Some`).
 pub fn prepare(
@@ -345,7 +360,8 @@ pub fn prepare(
             None => (cam.to_camera(m), cam.dir_to_camera(n)),
         }
     });
-    builder.occluders.push(head.temple_occluder());
+    let temples_x = bends.and_then(|_| temples_inner_x(&placed, anchor.x, hinge_z));
+    builder.occluders.push(head.temple_occluder(temples_x));
 
     // Lens boxing centres: the bounding box of each side's lens vertices (asset x < 0, ≥ 0).
     let mut lens_box = [(Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)); 2];
@@ -528,5 +544,28 @@ mod tests {
             .map(|i| Vec3::new(i as f32 - 5.0, 3.0, 1.0))
             .collect();
         assert!(temple_bends(&flat, 0.0).is_none());
+    }
+
+    #[test]
+    fn the_temples_inner_sides_are_read_between_hinge_and_ear() {
+        // Temples at x = ±7 (inner side), 3 mm thick, converging to ±6 behind the ear.
+        let mut pts = Vec::new();
+        for side in [-1.0f32, 1.0] {
+            for i in 0..=24 {
+                let z = 1.0 - 0.5 * i as f32;
+                let behind = z < ear_point(side).unwrap().z - 0.5;
+                let x = if behind { 6.0 } else { 7.0 };
+                pts.push(Vec3::new(side * x, 3.6, z));
+                pts.push(Vec3::new(side * (x + 0.3), 3.6, z));
+            }
+            // The lens rim at the front reaches further in: not a temple.
+            pts.push(Vec3::new(side * 1.0, 3.6, 2.0));
+        }
+        let hinge_z = 2.0 - HINGE_DEPTH_CM;
+        let x = temples_inner_x(&pts, 0.0, hinge_z).expect("both temples");
+        assert_eq!(x, [-7.0, 7.0]);
+        // A frame without temples on one side has none to read.
+        let one: Vec<Vec3> = pts.iter().copied().filter(|p| p.x > 0.0).collect();
+        assert!(temples_inner_x(&one, 0.0, hinge_z).is_none());
     }
 }

@@ -92,6 +92,9 @@ pub struct Options {
     /// What to do with the person's own glasses before an eyewear try-on (`auto`: remove
     /// them when detected; see [`own_eyewear`]). Per request.
     pub remove_own_eyewear: own_eyewear::RemoveOwnEyewear,
+    /// What the product is, when the request says (`product_kind`; jewelry and hats):
+    /// overrides the file's `extras.vto.kind`, its names and the shape. Per request.
+    pub product_kind: Option<vto_core::ProductKind>,
 }
 
 impl Default for Options {
@@ -101,6 +104,7 @@ impl Default for Options {
             shadow_strength: 0.35,
             arms: crate::garment::shade::arm::ArmsMode::Auto,
             remove_own_eyewear: own_eyewear::RemoveOwnEyewear::Auto,
+            product_kind: None,
         }
     }
 }
@@ -149,10 +153,11 @@ pub trait TryOn: Send + Sync + std::fmt::Debug {
     fn engine_name(&self) -> &'static str;
     /// What the photo must show.
     fn needs(&self) -> Needs;
-    /// What the photo must show for this product (a category whose products differ in what
-    /// they need, such as jewelry on the ears or on a hand, narrows [`TryOn::needs`] here).
-    fn needs_for(&self, product: &LoadedProduct) -> Needs {
-        let _ = product;
+    /// What the photo must show for this product with these options (a category whose
+    /// products differ in what they need, such as jewelry on the ears or on a hand, narrows
+    /// [`TryOn::needs`] here; the request's `product_kind` may decide which).
+    fn needs_for(&self, product: &LoadedProduct, options: &Options) -> Needs {
+        let _ = (product, options);
         self.needs()
     }
     /// The product's form.

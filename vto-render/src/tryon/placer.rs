@@ -56,8 +56,8 @@ pub trait Placer: Send + Sync + std::fmt::Debug {
     /// What the photo must show.
     fn needs(&self) -> Needs;
     /// What the photo must show for this model (see [`TryOn::needs_for`]).
-    fn needs_for(&self, product: &Product) -> Needs {
-        let _ = product;
+    fn needs_for(&self, product: &Product, options: &Options) -> Needs {
+        let _ = (product, options);
         self.needs()
     }
     /// Places `product` on `person`: the product and its occluders in camera space, built
@@ -91,9 +91,9 @@ impl<C: Placer> TryOn for C {
         Placer::needs(self)
     }
 
-    fn needs_for(&self, product: &LoadedProduct) -> Needs {
+    fn needs_for(&self, product: &LoadedProduct, options: &Options) -> Needs {
         match product {
-            LoadedProduct::Model(model) => Placer::needs_for(self, &pick(model).product),
+            LoadedProduct::Model(model) => Placer::needs_for(self, &pick(model).product, options),
             LoadedProduct::Image(_) => Placer::needs(self),
         }
     }

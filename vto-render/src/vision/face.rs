@@ -6,8 +6,11 @@
 //! accurate for faces that fill a good part of the photo (portraits, selfies, try-on
 //! photos). The full-range detector is run as well and its detections are added when they
 //! overlap no short-range face (IoU ≤ 0.3): it finds the small, far faces of group photos that
-//! the short-range model misses. Every candidate then goes through the face mesh, whose face
-//! flag (≥ 0.5 after the sigmoid) rejects non-faces.
+//! the short-range model misses (or whose short-range detection the mesh rejected). Every
+//! candidate then goes through the face mesh, whose face flag (≥ 0.5 after the sigmoid)
+//! rejects non-faces. The mesh's region of a full-range
+//! candidate comes from the short-range detector run again on the candidate's surroundings
+//! ([`Vision::redetect_short_range`]): the mesh expects that detector's regions.
 
 use serde::{Deserialize, Serialize};
 
@@ -50,10 +53,13 @@ pub struct Face {
 
 /// Faces narrower than this (pixels between landmarks 234 and 454) get a second face-mesh
 /// pass on the region their first landmarks give ([`Vision::refine_face`]). Measured on the
-/// face cases of `tests/render/faces.rs` against MediaPipe: below it the second pass brings the
-/// landmarks closer (3.7 → 2.0 % and 2.6 → 1.6 % of the face width on 28 and 32 px faces);
-/// above it the first pass already matches MediaPipe's static pipeline (≤ 1.4 %) and a second
-/// pass only moves it away (0.6 → 1.6 % on a 51 px face).
+/// face cases of `tests/render/faces.rs` against MediaPipe: above it the first pass already
+/// matches MediaPipe's static pipeline and a second pass only moves it away (0.55 → 1.62 % of
+/// the face width on a 51 px face, 1.85 → 3.89 % on a 52 px profile). Below it the second pass
+/// brought the landmarks closer while full-range faces' regions came from the full-range box
+/// (3.7 → 2.0 % and 2.6 → 1.6 % on 28 and 32 px faces); since they come from the short-range
+/// detector run again ([`Vision::redetect_short_range`]) the two passes are about even there
+/// (2.26 / 2.61, 1.81 / 1.71, 3.31 / 3.35, 1.69 / 1.80 % on 28, 32, 21 and 37 px faces).
 pub const REFINE_BELOW_PX: f32 = 40.0;
 
 impl Face {
@@ -118,6 +124,12 @@ impl DetectorSpec {
     }
 }
 
+/// The square the short-range detector looks at again around a full-range detection, in
+/// multiples of the detection box's longer side ([`Vision::redetect_short_range`]): the face
+/// then fills about a third of the detector's input, as in the photos it was made for (and as
+/// `scripts/face_landmarks_vs_mediapipe.py` gives MediaPipe's FaceMesh the faces it misses).
+pub const REDETECT_CROP: f32 = 3.0;
+
 /// NMS overlap threshold of all three detectors.
 const NMS_IOU: f32 = 0.3;
 /// Face mesh input size.
@@ -170,6 +182,17 @@ impl Vision {
         spec: &DetectorSpec,
     ) -> Result<Vec<Detection>, VisionError> {
         let roi = RotatedRect::letterbox(image.width(), image.height(), 1.0);
+        self.detect_in(image, spec, &roi)
+    }
+
+    /// Runs one detector on an unrotated square region of the image (it may reach past the
+    /// image's edges: zeros there, as the letterbox); detections in image pixels.
+    fn detect_in(
+        &mut self,
+        image: &GpuImage,
+        spec: &DetectorSpec,
+        roi: &RotatedRect,
+    ) -> Result<Vec<Detection>, VisionError> {
         let tensor = self.crop_to_tensor(
             image,
             &roi.tensor_to_image(spec.size, spec.size),
@@ -214,14 +237,70 @@ impl Vision {
     }
 
     /// Runs the face mesh on one detection; `None` when the face flag rejects it.
+    ///
+    /// A full-range detection only says where to look: its ROI comes from the short-range
+    /// detector run again around it ([`Vision::redetect_short_range`]), when that finds the
+    /// face, as the face mesh expects; otherwise from the full-range box itself.
     pub fn face_from_detection(
         &mut self,
         image: &GpuImage,
         detection: Detection,
         detector: FaceDetector,
     ) -> Result<Option<Face>, VisionError> {
-        let roi = RotatedRect::from_face_detection(&detection);
+        let roi = match detector {
+            FaceDetector::ShortRange => RotatedRect::from_face_detection(&detection),
+            FaceDetector::FullRange => match self.redetect_short_range(image, &detection)? {
+                Some(near) => RotatedRect::from_face_detection(&near),
+                None => RotatedRect::from_face_detection(&detection),
+            },
+        };
         self.face_in_roi(image, detection, detector, roi)
+    }
+
+    /// The short-range detector's detection of the face a full-range detection `found`
+    /// (image pixels): the detector runs on a square [`REDETECT_CROP`] times the box's longer
+    /// side around the box's centre, where a small face is as large as in the photos it was
+    /// trained for, and the detection whose centre lies in `found`'s box nearest its centre
+    /// is kept. `None` when there is none.
+    ///
+    /// The face mesh was trained on the short-range detector's regions; the full-range
+    /// detector's boxes sit higher and are sized differently on small turned faces (on a
+    /// 52 px profile, 16 px higher and 18 % smaller), which put the mesh 13 % of the face
+    /// width off MediaPipe's landmarks for that face. MediaPipe's own answer for a face its
+    /// FaceMesh misses is this one: the short-range detector on the face's surroundings.
+    pub fn redetect_short_range(
+        &mut self,
+        image: &GpuImage,
+        found: &Detection,
+    ) -> Result<Option<Detection>, VisionError> {
+        let side = REDETECT_CROP * found.width().max(found.height());
+        if !(side.is_finite() && side > 1.0) {
+            return Ok(None);
+        }
+        let (cx, cy) = (
+            (found.xmin + found.xmax) / 2.0,
+            (found.ymin + found.ymax) / 2.0,
+        );
+        let region = RotatedRect {
+            cx,
+            cy,
+            width: side,
+            height: side,
+            rotation: 0.0,
+        };
+        let near = self
+            .detect_in(image, &DetectorSpec::face_short(), &region)?
+            .into_iter()
+            .map(|d| {
+                let (x, y) = ((d.xmin + d.xmax) / 2.0, (d.ymin + d.ymax) / 2.0);
+                let inside = (found.xmin..=found.xmax).contains(&x)
+                    && (found.ymin..=found.ymax).contains(&y);
+                (inside, (x - cx).powi(2) + (y - cy).powi(2), d)
+            })
+            .filter(|c| c.0)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|c| c.2);
+        Ok(near)
     }
 
     /// Runs the face mesh again on the region MediaPipe's tracking pass would take from
@@ -279,10 +358,22 @@ impl Vision {
         }))
     }
 
-    /// All faces in the image, largest (detection box area) first.
+    /// All faces in the image, largest (detection box area) first: the short-range
+    /// candidates the mesh accepts, then the full-range candidates that overlap none of those
+    /// (a short-range candidate the mesh rejected hides none: on a small turned face its box
+    /// can be twice the face, while the full-range box over the same face yields the mesh).
     pub fn faces(&mut self, image: &GpuImage) -> Result<Vec<Face>, VisionError> {
         let mut faces = Vec::new();
-        for (d, which) in self.detect_faces(image)? {
+        let mut accepted = Vec::new();
+        for (d, which) in self.detect_faces_with(image, FaceDetector::ShortRange)? {
+            if let Some(f) = self.face_from_detection(image, d.clone(), which)? {
+                faces.push(f);
+                accepted.push((d, which));
+            }
+        }
+        let full = self.detect_faces_with(image, FaceDetector::FullRange)?;
+        let short = accepted.len();
+        for (d, which) in merge_candidates(accepted, full).into_iter().skip(short) {
             if let Some(f) = self.face_from_detection(image, d, which)? {
                 faces.push(f);
             }

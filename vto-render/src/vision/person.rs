@@ -8,9 +8,9 @@
 //! When that gives a face at least [`SHORT_RANGE_ENOUGH`] of the photo's longer side wide, no
 //! larger face can hide from the short-range detector and it wears the product. Otherwise
 //! (small faces, group photos, or nothing the mesh accepts) the full-range detector runs too,
-//! its candidates are merged with the short-range ones (overlaps counted once), and the same
-//! largest-first fall-through runs over all of them. Either way the face that wears the
-//! product is **the largest face that yields a mesh**. A small face (under
+//! its candidates are merged with the short-range ones the mesh did not reject (overlaps
+//! counted once), and the same largest-first fall-through runs over all of them. Either way
+//! the face that wears the product is **the largest face that yields a mesh**. A small face (under
 //! [`super::face::REFINE_BELOW_PX`] between its side landmarks) then gets a second mesh pass
 //! on the region its first landmarks give (MediaPipe's tracking pass), which straightens the
 //! crop; the refined pass is kept unless its face flag rejects it. [`FaceChoice`] says how
@@ -119,13 +119,14 @@ impl Vision {
             _ => {
                 // Small or no faces so far: the full-range detector's candidates join in, and the
                 // largest that yields a mesh wins (meshes already run are not run again).
+                // A short-range candidate the mesh rejected hides no full-range one: on a
+                // small turned face the short-range box can be twice the face, and the
+                // full-range box over the same face yields the mesh.
                 let full = vision.detect_faces_with(gpu, FaceDetector::FullRange)?;
-                let all = by_area(merge_candidates(short, full));
+                let short = short.into_iter().filter(|c| !rejected.contains(&c.0));
+                let all = by_area(merge_candidates(short.collect(), full));
                 let mut best = None;
                 for (rank, (d, which)) in all.iter().enumerate() {
-                    if rejected.contains(d) {
-                        continue;
-                    }
                     if let Some((_, face)) = &found {
                         if face.detection == *d {
                             best = found.take().map(|(_, f)| (rank, f));

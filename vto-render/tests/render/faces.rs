@@ -80,15 +80,19 @@ fn centre(points: impl Iterator<Item = [f32; 2]>) -> [f32; 2] {
     [s[0] / n, s[1] / n]
 }
 
-#[test]
-fn small_turned_and_several_faces_match_mediapipe() {
-    let reference = reference();
+/// The error (% of the face width) of the landmarks vto would use on every face MediaPipe
+/// finds in `cases`, by case name; prints the first pass's and the refined pass's errors.
+/// Panics when vto finds no face where MediaPipe did.
+fn errors_against(
+    cases: Vec<crate::support::face_cases::FaceCase>,
+    reference: &Reference,
+) -> Vec<(&'static str, f32)> {
     let ctx = GpuContext::shared().expect("a wgpu adapter");
     let store = ModelStore::open(models_dir()).unwrap_or_else(|e| panic!("{e}"));
     let mut vision = Vision::new(ctx.clone(), Networks::gpu(&ctx, &store).unwrap());
-    let mut refined_errors = Vec::new();
+    let mut errors = Vec::new();
     eprintln!("case                          face px  first pass %  refined %");
-    for case in cases() {
+    for case in cases {
         let r = reference
             .cases
             .get(case.name)
@@ -101,11 +105,9 @@ fn small_turned_and_several_faces_match_mediapipe() {
         );
         let gpu = vision.image_ops().upload(&case.photo).unwrap();
         let mut ours = Vec::new();
-        for (d, which) in vision.detect_faces(&gpu).unwrap() {
-            if let Some(face) = vision.face_from_detection(&gpu, d, which).unwrap() {
-                let refined = vision.refine_face(&gpu, &face).unwrap();
-                ours.push((face, refined));
-            }
+        for face in vision.faces(&gpu).unwrap() {
+            let refined = vision.refine_face(&gpu, &face).unwrap();
+            ours.push((face, refined));
         }
         for theirs in &r.faces {
             let c = centre(theirs.iter().copied());
@@ -136,9 +138,15 @@ fn small_turned_and_several_faces_match_mediapipe() {
             } else {
                 e1
             };
-            refined_errors.push((case.name, used));
+            errors.push((case.name, used));
         }
     }
+    errors
+}
+
+#[test]
+fn small_turned_and_several_faces_match_mediapipe() {
+    let refined_errors = errors_against(cases(), &reference());
     let mean = refined_errors.iter().map(|e| e.1).sum::<f32>() / refined_errors.len() as f32;
     eprintln!("mean error of the faces vto uses: {mean:.2} % of the face width");
     assert!(refined_errors.len() >= 12, "{} faces", refined_errors.len());
@@ -149,6 +157,43 @@ fn small_turned_and_several_faces_match_mediapipe() {
         );
     }
     assert!(mean < 1.5, "mean error {mean:.2} %");
+}
+
+/// Small turned faces of real photos (issue #30): a 52 and a 63 px profile and a
+/// three-quarter face wearing its own sunglasses at 63 and 76 px, each on a canvas as a street
+/// photo shows them (`small_real_faces`). MediaPipe 0.10.14 found each
+/// (`tests/data/vision/small_real_faces_mediapipe.json`, from the same pixels); vto must too,
+/// within 4 % of the face width. Before the full-range faces' mesh regions came from the
+/// short-range detector, the profiles were 9.4 and 7.9 % off, and the 76 px three-quarter
+/// face was not found (its short-range box, twice the face, was rejected by the mesh and hid
+/// the full-range one). Skips (and says why) without the people photos.
+#[test]
+fn small_turned_faces_of_real_photos_match_mediapipe() {
+    let people = crate::support::testdata("people");
+    let cases = match crate::support::face_cases::small_real_faces(|name| {
+        image::open(people.join(name)).map(|i| i.to_rgba8())
+    }) {
+        Ok(cases) => cases,
+        Err(e) => {
+            eprintln!(
+                "skipped: a photo of {} is not readable ({e}); the real test photos live in \
+                 ../shared/testdata/people beside the workspace, or set VTO_TESTDATA",
+                people.display()
+            );
+            return;
+        }
+    };
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/vision/small_real_faces_mediapipe.json");
+    let reference: Reference = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let errors = errors_against(cases, &reference);
+    assert_eq!(errors.len(), 4, "{errors:?}");
+    for (name, e) in &errors {
+        assert!(
+            *e < 4.0,
+            "{name}: landmarks {e:.2} % of the face width off MediaPipe"
+        );
+    }
 }
 
 #[test]

@@ -400,3 +400,54 @@ fn the_worn_top_does_not_show_below_a_new_top() {
         "only {checked} people with a visible worn top hem"
     );
 }
+
+/// A flat-lay's two sleeves come out about as long as each other, so a short-sleeved top is
+/// worn short-sleeved on both arms. Before, on shop photos whose outline scan took a strip
+/// beside the torso into one sleeve (a hem corner found too far in, a ghost mannequin's
+/// shadow), that "sleeve" ran from the shoulder to the hem: the tee was long-sleeved on one
+/// side and hung a thin tail down that arm (green print: sleeves 75 and 246 px, reach 42 and
+/// 136 px on the standing man; white print: 138 and 478 px; navy polo: 489 and 173 px). The
+/// long-sleeved shirts stay long-sleeved.
+#[test]
+fn a_short_sleeved_top_has_two_short_sleeves() {
+    for (product, long) in [
+        ("tshirt_green-print_lightgrey_cc0.jpg", false),
+        ("tshirt_white-print_white-ghost_bsd3.jpg", false),
+        ("polo_navy_lightgrey-ghost_bsd3.jpg", false),
+        ("tshirt_black_red_cc0.jpg", false),
+        ("tshirt_bluestripe_wood_cc0.jpg", false),
+        ("shirt_plaid-buttonup_magenta_cc0.jpg", true),
+        ("shirt_floral-print_red_cc0.jpg", true),
+        ("shirt_bluestripe-buttonup_beige_cc0.jpg", true),
+    ] {
+        let Some(g) = garment(product) else { return };
+        let lm = &g.landmarks;
+        let [Some(a), Some(b)] = lm.sleeve else {
+            panic!("{product}: sleeves not both found: {lm:?}");
+        };
+        let (la, lb) = (a.length(), b.length());
+        assert!(
+            la.max(lb) < 1.4 * la.min(lb),
+            "{product}: sleeves {la:.0} and {lb:.0} px long"
+        );
+        assert_eq!(
+            lm.long_sleeves,
+            long,
+            "{product}: sleeve ratio {:.2}",
+            lm.sleeve_ratio()
+        );
+    }
+    // Worn: the green-print tee's sleeves end on the upper arms, both of them.
+    let person = "fullbody_man_standing_arms_down_plain_wall_cc0.jpg";
+    let (Some(s), Some(g)) = (see(person), garment("tshirt_green-print_lightgrey_cc0.jpg")) else {
+        return;
+    };
+    let (fit, _) = fitted(&s, &g);
+    let sw = s.frame.shoulder_width;
+    for (k, reach) in fit.sleeve_reach.iter().enumerate() {
+        assert!(
+            (0.15 * sw..0.6 * sw).contains(reach),
+            "{person}: sleeve {k} reaches {reach:.0} px down the arm (shoulders {sw:.0} px)"
+        );
+    }
+}

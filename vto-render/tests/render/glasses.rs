@@ -1066,6 +1066,7 @@ fn two_try_ons_render_at_once_on_a_pool_of_two_and_match_one_at_a_time() {
         RendererConfig {
             backend: VisionBackend::from_env().unwrap(),
             concurrency: 2,
+            ..RendererConfig::default()
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));
@@ -1094,4 +1095,38 @@ fn two_try_ons_render_at_once_on_a_pool_of_two_and_match_one_at_a_time() {
         );
     }
     assert_eq!(r.in_flight(), 0);
+}
+
+#[test]
+fn a_photo_over_the_side_limit_is_scaled_down_first_and_says_so() {
+    // #34: a 4000 × 4000 photo was carried at full size through every stage (690 MB RSS with
+    // 8 clients); the longer side is now cut to `RendererConfig::max_photo_side` (2048 by
+    // default) right after decoding, and the result's metadata says so.
+    let big = image::imageops::resize(
+        &astronaut(),
+        3000,
+        3000,
+        image::imageops::FilterType::Triangle,
+    );
+    let mut png = Vec::new();
+    big.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    let glb = SampleFrame::AviatorGoldTinted.glb();
+    let r = renderer();
+    let out = r.try_on(&Eyewear::Sunglasses, &png, &glb).unwrap();
+    assert_eq!(out.image.dimensions(), (2048, 2048));
+    assert_eq!(
+        out.metadata["photo"]["received"],
+        serde_json::json!([3000, 3000])
+    );
+    assert_eq!(
+        out.metadata["photo"]["rendered"],
+        serde_json::json!([2048, 2048])
+    );
+    // A photo within the limit keeps its size, with no note.
+    let small = r
+        .try_on(&Eyewear::Sunglasses, astronaut_bytes(), &glb)
+        .unwrap();
+    assert_eq!(small.image.dimensions(), astronaut().dimensions());
+    assert!(small.metadata.get("photo").is_none());
 }

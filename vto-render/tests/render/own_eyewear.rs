@@ -68,6 +68,7 @@ fn try_on(
             &frame.glb(),
             &RenderOptions {
                 remove_own_eyewear: mode,
+                ..RenderOptions::default()
             },
         )
         .unwrap();

@@ -10,7 +10,9 @@
 use std::path::PathBuf;
 
 use vto_render::garment::cutout::lower::{measure_pants_closed, split_dress};
+use vto_render::garment::cutout::outfit::{split_outfit, PieceKind};
 use vto_render::garment::cutout::{cutout, measure};
+use vto_render::garment::error::GarmentError;
 
 use crate::support::testdata;
 
@@ -145,5 +147,109 @@ fn every_flat_lay_hanger_and_ghost_photo_is_cut_out_and_measured() {
         "{} of {} refused: {failed:#?}",
         failed.len(),
         names.len()
+    );
+}
+
+/// An outfit photo is split by the learned segmentation, not the plain fill: the red
+/// jumpsuit on grey (sleeveless, so its bodice has no sleeves to tell it by) is one piece,
+/// a jumpsuit, cut out inside the frame; the green romper on grey (its belt's ties running
+/// off the sides) is one piece cut out inside the frame. Before, the plain fill took the
+/// jumpsuit's whole frame as one "dress" (its box the photo's) and the romper's as a "top"
+/// spanning the photo's width below a strip.
+#[test]
+fn outfit_photos_are_split_into_their_pieces() {
+    let Some(dir) = photos_dir() else { return };
+    for (name, kind) in [
+        (
+            "jumpsuit_red-fulllength_grey_cc0.jpg",
+            Some(PieceKind::Jumpsuit),
+        ),
+        ("jumpsuit_green-romper_lightgrey_cc0.jpg", None),
+    ] {
+        let img = image::open(dir.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .to_rgba8();
+        let pieces = split_outfit(&img).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(pieces.len(), 1, "{name}: {} pieces", pieces.len());
+        let p = &pieces[0];
+        if let Some(k) = kind {
+            assert_eq!(p.kind, k, "{name}");
+        }
+        // The piece's own pixels (its alpha) are a garment's share of the photo, not the
+        // frame's.
+        let opaque = p.photo.pixels().filter(|q| q.0[3] >= 128).count();
+        let share = opaque as f32 / (img.width() * img.height()) as f32;
+        assert!((0.15..0.6).contains(&share), "{name}: {share} of the photo");
+        let [x0, y0, x1, y1] = p.bbox;
+        let box_share =
+            ((x1 - x0 + 1) * (y1 - y0 + 1)) as f32 / (img.width() * img.height()) as f32;
+        assert!(
+            box_share < 0.9,
+            "{name}: the piece's box is {box_share} of the photo"
+        );
+    }
+}
+
+/// On-model product photos whose garment runs off the frame's top (jeans worn against a
+/// brick wall, a white tee and jeans worn outdoors) are refused with the on-model error, as
+/// a single garment and as an outfit; before, the jeans were cut out as a leg-shaped blob
+/// and the outfit read as one "top".
+#[test]
+fn on_model_photos_cut_by_the_frames_top_are_refused() {
+    let Some(dir) = photos_dir() else { return };
+    let open = |name: &str| {
+        image::open(dir.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .to_rgba8()
+    };
+    let jeans = open("jeans_blue_onmodel-brickwall_mit.jpg");
+    assert!(
+        matches!(cutout(&jeans), Err(GarmentError::OnModel)),
+        "the on-model jeans were cut out"
+    );
+    let outfit = open("outfit_white-tee-jeans_onmodel-outdoor_mit.jpg");
+    let err = split_outfit(&outfit).err();
+    assert!(
+        matches!(err, Some(GarmentError::OnModel)),
+        "the on-model outfit: {err:?}"
+    );
+    let msg = GarmentError::OnModel.to_string();
+    assert!(
+        msg.contains("worn by a person") && msg.contains("laid flat"),
+        "{msg}"
+    );
+}
+
+/// A sleeveless dress and a tank top are measured by their chest, not by their straps: the
+/// magenta sleeveless A-line dress on its sheet (a high neck, its armpits found beside it)
+/// reads as a dress shorter than maxi (length in widths under 3.2; by its neck's width it
+/// was 5.9, a maxi dress scaled to over twice the person's width), and the black tank top's fitting width is at least 0.8 of its
+/// chest (its straps span about half of it).
+#[test]
+fn straps_are_not_shoulder_seams() {
+    let Some(dir) = photos_dir() else { return };
+    let open = |name: &str| {
+        image::open(dir.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .to_rgba8()
+    };
+    let dress = cutout(&open("dress_sleeveless-print_magenta_cc0.jpg")).expect("the dress");
+    let (w, h) = (dress.img.width() as usize, dress.img.height() as usize);
+    let (lm, _) = split_dress(&dress.fg, w, h).expect("the dress measures");
+    let r = lm.length_ratio();
+    assert!(
+        (1.6..3.2).contains(&r),
+        "length ratio {r} ({})",
+        lm.length_class()
+    );
+    let tank = cutout(&open("tanktop_black_white_apache2.jpg")).expect("the tank top");
+    let (w, h) = (tank.img.width() as usize, tank.img.height() as usize);
+    let (lm, _) = measure(&tank.fg, w, h).expect("the tank top measures");
+    let chest = lm.armpit[0].distance(lm.armpit[1]);
+    assert!(
+        lm.fit_width() >= 0.8 * chest,
+        "fit width {} of a {chest} chest (seams {})",
+        lm.fit_width(),
+        lm.shoulder_width()
     );
 }

@@ -508,3 +508,67 @@ fn corpus_products_are_read_as_what_they_are() {
         assert!(!pose.turns(), "{n}: {:?}", pose.to_json());
     }
 }
+
+/// Eyewear exported turned between the file's axes (issue 35, `glasses_round_yaw45`: it
+/// rendered as a huge ring): the pose squares it first, so the sample frames turned 20°, 45°
+/// and −30° about the vertical are placed as the originals, and
+/// the corpus's yaw-45 frame is read about 8 units wide across its front, not as its
+/// 9.9-unit diagonal box. The metadata says what was squared.
+#[test]
+fn eyewear_turned_between_the_axes_is_squared_and_placed_as_the_original() {
+    for f in SampleFrame::ALL {
+        let mut product = f.product();
+        product.meta.other.remove("up");
+        product.meta.other.remove("front");
+        let original = reexport(&product, None);
+        let (base_pts, base_pose) = place(Cat::Eyewear, &original).expect("placed");
+        assert!(base_pose.squared.is_none(), "{}", f.name());
+        let base = signature(&base_pts);
+        for (turn, deg) in [
+            (Mat3::from_rotation_y(20f32.to_radians()), 20.0f32),
+            (Mat3::from_rotation_y(45f32.to_radians()), 45.0),
+            (Mat3::from_rotation_y((-30f32).to_radians()), -30.0),
+        ] {
+            let c = turn.to_cols_array();
+            let matrix = [
+                c[0], c[1], c[2], 0.0, c[3], c[4], c[5], 0.0, c[6], c[7], c[8], 0.0, 0.0, 0.0, 0.0,
+                1.0,
+            ];
+            let variant = reexport(&product, Some(matrix));
+            let (pts, pose) = place(Cat::Eyewear, &variant).expect("placed");
+            let s = pose
+                .squared
+                .as_ref()
+                .unwrap_or_else(|| panic!("{} turned {deg}°: not squared", f.name()));
+            let left = (s.angle_deg + deg).rem_euclid(90.0);
+            assert!(
+                left.min(90.0 - left) < 1.0,
+                "{} turned {deg}°: squared by {}°",
+                f.name(),
+                s.angle_deg
+            );
+            let json = pose.to_json();
+            assert_eq!(json["turned"], true);
+            assert!(json["squared"]["why"].as_str().is_some(), "{json}");
+            let d = distance(&base, &signature(&pts));
+            assert!(
+                d <= TOLERANCE,
+                "{} turned {deg}°: placed {d:.3} from the original",
+                f.name()
+            );
+        }
+    }
+    let dir = crate::support::testdata("products");
+    let Ok(bytes) = std::fs::read(dir.join("glasses_round_yaw45_mykolalehkyi.glb")) else {
+        println!("SKIPPED the corpus frame: {} is missing", dir.display());
+        return;
+    };
+    let p = product::load(&bytes).unwrap();
+    let pose = pose::infer(&p, PoseCategory::Eyewear);
+    let s = pose.squared.as_ref().expect("the yaw-45 frame is squared");
+    assert_eq!(s.axis.as_str(), "+y");
+    assert!((s.angle_deg.abs() - 45.0).abs() < 2.0, "{s:?}");
+    let (lo, hi) = pose.apply(&p).bounds();
+    let width = hi[0] - lo[0];
+    assert!((7.5..8.6).contains(&width), "squared width {width}");
+}

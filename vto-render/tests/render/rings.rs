@@ -612,11 +612,11 @@ fn portraits_without_a_hand_fail_saying_so_through_the_hand_networks() {
         let photo = image::load_from_memory(&bytes).unwrap().to_rgba8();
         let product = vto_render::tryon::LoadedProduct::Model(SampleJewel::RingSolitaire.product());
         use vto_render::tryon::TryOn;
-        let needs = Jewelry.needs_for(&product);
+        let needs = Jewelry.needs_for(&product, &Options::default());
         assert!(needs.hands && !needs.face);
         // Earrings keep the face and never run the hand models.
         let studs = vto_render::tryon::LoadedProduct::Model(SampleJewel::StudRuby.product());
-        let ear_needs = Jewelry.needs_for(&studs);
+        let ear_needs = Jewelry.needs_for(&studs, &Options::default());
         assert!(ear_needs.face && !ear_needs.hands);
         let seen = renderer.see(&photo, needs).unwrap();
         assert!(seen.hands.is_empty(), "{name}: {} hands", seen.hands.len());
@@ -748,4 +748,47 @@ fn the_hand_networks_find_the_drawn_hand_where_mediapipe_does() {
     );
     assert_eq!(out.metadata["worn"]["hand"], want_side.as_str());
     assert_eq!(out.image.dimensions(), photo.dimensions());
+}
+
+/// A shop's ring sent with `product_kind: earrings` (issue 35): the request overrides the
+/// file's `kind: ring`, so a portrait without a hand wears it on the ears as a hoop (its
+/// shape: a loop) instead of failing "no hand was found", and the metadata says the kind
+/// came from the request. A hat kind is refused for jewelry.
+#[test]
+fn a_ring_sent_as_earrings_is_worn_on_the_ears_of_a_portrait() {
+    use vto_core::{ProductKind, RenderOptions};
+    let renderer = Renderer::shared(&models_dir()).unwrap_or_else(|e| panic!("{e}"));
+    let path = models_dir().join("test-photos").join("astronaut.png");
+    let person = std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run scripts/fetch-models.sh --test-photos",
+            path.display()
+        )
+    });
+    let ring = SampleJewel::RingSolitaire.glb();
+    let as_earrings = RenderOptions {
+        product_kind: Some(ProductKind::Earrings),
+        ..RenderOptions::default()
+    };
+    let out = renderer
+        .try_on_with(&Jewelry, &person, &ring, &as_earrings)
+        .unwrap_or_else(|e| panic!("the ring as earrings: {e}"));
+    let m = &out.metadata;
+    assert_eq!(m["kind"], "hoop", "{m}");
+    assert_eq!(m["kind_source"], "request", "{m}");
+    assert!(m["worn"].is_object() || m["worn"].is_array(), "{m}");
+    // Without the request's kind the same ring on the same portrait needs a hand.
+    let err = renderer
+        .try_on_with(&Jewelry, &person, &ring, &RenderOptions::default())
+        .expect_err("a ring needs a hand");
+    assert!(err.to_string().contains("no hand was found"), "{err}");
+    // A kind of another category is refused by name.
+    let cap = RenderOptions {
+        product_kind: Some(ProductKind::Cap),
+        ..RenderOptions::default()
+    };
+    let err = renderer
+        .try_on_with(&Jewelry, &person, &ring, &cap)
+        .expect_err("a cap is not jewelry");
+    assert!(err.to_string().contains("product_kind cap"), "{err}");
 }

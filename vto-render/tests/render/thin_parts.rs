@@ -393,3 +393,111 @@ fn sample_products_at_portrait_scale_barely_move() {
         }
     }
 }
+
+/// A thin part in front of a lens is drawn over the glass, not under it (issue 35): a white
+/// wire 0.3 px wide crossing 5 mm in front of a dark lens, over a white photo. Under the
+/// glass a white wire on a white photo is lost in the tint (the glass darkens both alike);
+/// over it, the wire's row is brighter than the lens around it by its coverage. Behind the
+/// lens (the same wire 5 mm further back) it stays under the glass: its row matches the lens.
+#[test]
+fn a_thin_part_in_front_of_a_lens_is_drawn_over_the_glass() {
+    use vto_render::product::AlphaMode;
+    let (px_per_cm, wire) = (2.0f32, 0.15f32);
+    let (w, h) = (40u32, 40u32);
+    // Rows' mean linear luminance with the wire `dz` cm in front of the lens (at z = 0).
+    let rows = |dz: f32| -> Vec<f32> {
+        let mut b = Builder::default();
+        let path: Vec<Vec3> = (0..=16)
+            .map(|k| Vec3::new(-4.0 + 0.5 * k as f32, 0.0, dz))
+            .collect();
+        b.tube(&path, wire / 2.0, 6, false);
+        let mut lens = Builder::default();
+        lens.ellipsoid(Vec3::ZERO, Vec3::new(6.0, 6.0, 0.02), 12, 24);
+        let white = Material {
+            base_color: [1.0, 1.0, 1.0, 1.0],
+            metallic: 0.0,
+            roughness: 1.0,
+            ..Material::default()
+        };
+        let glass = Material {
+            base_color: [0.05, 0.05, 0.05, 0.85],
+            metallic: 0.0,
+            roughness: 0.1,
+            alpha_mode: AlphaMode::Blend,
+            ..Material::default()
+        };
+        let p = Product {
+            format: Format::Glb,
+            primitives: vec![b.primitive(0), lens.primitive(1)],
+            materials: vec![white, glass],
+            textures: Vec::new(),
+            meta: ProductMeta::default(),
+        };
+        let photo = RgbaImage::from_pixel(w, h, Rgba([255, 255, 255, 255]));
+        let camera = PhotoCamera::new(w, h);
+        let depth = camera.focal / px_per_cm;
+        let mut sb = SceneBuilder::new(camera, w, h, &p)
+            .lighting(Lighting {
+                ambient: [1.0; 3],
+                key_dir: [0.0, 0.0, -1.0],
+                key_color: [0.0; 3],
+            })
+            .transparency(vto_render::raster::Transparency::Material)
+            .supersampling(2)
+            .thin_parts(true);
+        sb.product.push_product(&p, |q, n| {
+            (
+                Vec3::new(q.x, -q.y, depth - q.z),
+                Vec3::new(n.x, -n.y, -n.z),
+            )
+        });
+        let scene = sb.build().expect("a scene");
+        let (img, _) = rasterizer().render(&photo, &scene).expect("render");
+        let lin = |v: u8| {
+            let v = f32::from(v) / 255.0;
+            if v <= 0.04045 {
+                v / 12.92
+            } else {
+                ((v + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        (0..h)
+            .map(|y| {
+                (10..30)
+                    .map(|x| {
+                        let p = img.get_pixel(x, y);
+                        0.2126 * lin(p[0]) + 0.7152 * lin(p[1]) + 0.0722 * lin(p[2])
+                    })
+                    .sum::<f32>()
+                    / 20.0
+            })
+            .collect()
+    };
+    let (mid, clear) = ((h / 2) as usize, (h / 2 + 6) as usize);
+    let front = rows(0.5);
+    let behind = rows(-0.5);
+    // The wire's centre line is the boundary of rows mid − 1 and mid: the brighter of them.
+    let wire_row = |r: &[f32]| r[mid - 1].max(r[mid]);
+    let lens = front[clear];
+    eprintln!(
+        "lens alone {lens:.3}; wire in front {:.3}, behind {:.3}",
+        wire_row(&front),
+        wire_row(&behind)
+    );
+    assert!(lens < 0.5, "the lens is dark: {lens}");
+    // Behind it, under the glass: a white wire on the white photo hardly shows.
+    let behind_rise = wire_row(&behind) - behind[clear];
+    assert!(
+        behind_rise.abs() < 0.02,
+        "behind the lens: {behind_rise:.3}"
+    );
+    // Over the glass: its row (0.15 of it covered) rises by that share of the wire's own
+    // shade (about 0.5 under this ambient light) over the lens's 0.19: about 0.05; under the
+    // glass it would rise no more than behind it.
+    let rise = wire_row(&front) - lens;
+    assert!(
+        rise >= 0.03 && rise >= 2.0 * behind_rise.abs(),
+        "the wire in front of the lens is lost under the glass: {rise:.3} over the lens \
+         ({behind_rise:.3} behind it)"
+    );
+}

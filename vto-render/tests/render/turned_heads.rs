@@ -1,7 +1,9 @@
 //! Turned heads (issue 35, item 4): on real portraits turned 12°–56°, a frame keeps its size
 //! relative to the eyes (its projected width is the yaw-foreshortened one, the same
-//! foreshortening the photo gives the eyes), the far lens stays on the face, and the far
-//! temple — behind the head — never shows over the face.
+//! foreshortening the photo gives the eyes), the far lens stays on the face, the far
+//! temple — behind the head — never shows over the face, and on a head turned more than
+//! [`NEAR_TEMPLE_YAW_DEG`] the near temple shows all the way back to the ear (and its tip
+//! no further than [`NEAR_TEMPLE_PAST_EAR_CM`] past it).
 //!
 //! Reads the kept-back real photos (`../shared/testdata/people`, or `VTO_TESTDATA`); a missing
 //! photo is skipped with the reason printed. Needs the models (`VTO_MODELS_DIR`).
@@ -14,6 +16,7 @@ use vto_render::product::{self, AlphaMode, Product};
 use vto_render::raster::cpu_ids;
 use vto_render::samples::product::eyewear::SampleFrame;
 use vto_render::scene::camera::HeadCamera;
+use vto_render::scene::head::ear_point;
 use vto_render::tryon::eyewear::{self, fit_product, Eyewear, Fit};
 use vto_render::tryon::Options;
 use vto_render::vision::head_pose::canonical_face;
@@ -40,6 +43,17 @@ const TURNED: [(&str, bool); 4] = [
 /// must never show over the face (nearer the hinge it may peek past the cheek, as real ones
 /// do).
 const FAR_TEMPLE_DEPTH_CM: f32 = 4.5;
+
+/// From this yaw (degrees) the near temple is seen from the side: it must show back to the ear.
+const NEAR_TEMPLE_YAW_DEG: f32 = 40.0;
+
+/// How far (cm, head frame) in front of the ear point the near temple's visible part may
+/// stop: the temple rests on the skull up to the ear, where it curves behind it.
+const NEAR_TEMPLE_REACH_CM: f32 = 1.0;
+
+/// How far (cm) behind the ear point the near temple may still show: its tip tucks behind
+/// the ear.
+const NEAR_TEMPLE_PAST_EAR_CM: f32 = 2.0;
 
 /// How far the projected lens spacing may be from the expected one (fraction).
 const WIDTH_TOLERANCE: f32 = 0.10;
@@ -112,15 +126,29 @@ fn dist(a: [f32; 2], b: [f32; 2]) -> f32 {
     ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt()
 }
 
-/// Far-lens and far-temple samples of a placement: (far-lens samples inside the face outline,
-/// far-lens samples, far-temple samples inside the face outline, far-temple samples), the
-/// far temple taken from [`FAR_TEMPLE_DEPTH_CM`] behind the front.
-fn far_side_samples(
+/// What shows of a placement's far lens and both temples.
+struct SideSamples {
+    /// Far-lens samples inside the face outline.
+    lens_in: usize,
+    /// Far-lens samples.
+    lens_n: usize,
+    /// Far-temple samples (from [`FAR_TEMPLE_DEPTH_CM`] behind the front) inside the face
+    /// outline.
+    temple_in: usize,
+    /// Far-temple samples.
+    temple_n: usize,
+    /// How far back (cm, head frame) the near temple's visible part reaches: the least z of
+    /// its visible triangles' centres (`f32::MAX` when none shows).
+    near_temple_back_z: f32,
+}
+
+/// Far-lens, far-temple and near-temple samples of a placement (see [`SideSamples`]).
+fn side_samples(
     photo: &RgbaImage,
     face: &Face,
     placed: &vto_render::tryon::Placed<eyewear::EyewearPlacement>,
     outline: &[[f32; 2]],
-) -> [usize; 4] {
+) -> SideSamples {
     let scene = placed.scene.as_ref().expect("a scene");
     let cam = HeadCamera::new(face, photo.width(), photo.height()).expect("a head pose");
     let yaw = face.head_pose.as_ref().unwrap().yaw_pitch_roll_deg[0];
@@ -133,16 +161,21 @@ fn far_side_samples(
         .iter()
         .map(|v| head(v.view).z)
         .fold(f32::MIN, f32::max);
-    // Per triangle: 1 far lens, 2 far temple, 0 else.
-    let class: Vec<u8> = scene
+    // Per triangle: 1 far lens, 2 far temple, 3 near temple, 0 else; and its centre's z.
+    let (class, mid_z): (Vec<u8>, Vec<f32>) = scene
         .product
         .triangles
         .iter()
         .map(|t| {
             let m = [0, 1, 2].map(|k| head(scene.product.vertices[t[k] as usize].view));
             let far = m.iter().all(|p| p.x * yaw > 0.0);
+            let near = m.iter().all(|p| p.x * yaw < 0.0);
             let blend = scene.materials[t[3] as usize].flags[0] == 2;
-            if !far {
+            let z = (m[0].z + m[1].z + m[2].z) / 3.0;
+            let class = if near && !blend && m.iter().all(|p| p.z < front - 1.5 && p.x.abs() > 4.0)
+            {
+                3
+            } else if !far {
                 0
             } else if blend {
                 1
@@ -153,15 +186,22 @@ fn far_side_samples(
                 2
             } else {
                 0
-            }
+            };
+            (class, z)
         })
-        .collect();
+        .unzip();
     let (ids, _) = cpu_ids(scene);
     let [x0, y0, w, h] = scene.roi;
     let ss = scene.ss;
     let (ww, hh) = ((w * ss) as usize, (h * ss) as usize);
     let plane = ww * hh;
     let mut out = [0usize; 4];
+    let mut near_temple_back_z = f32::MAX;
+    for &t in &ids[..plane] {
+        if t != u32::MAX && class[t as usize] == 3 {
+            near_temple_back_z = near_temple_back_z.min(mid_z[t as usize]);
+        }
+    }
     for (layer, want) in [(1usize, 1u8), (0, 2)] {
         for i in 0..plane {
             let t = ids[layer * plane + i];
@@ -179,7 +219,13 @@ fn far_side_samples(
             }
         }
     }
-    out
+    SideSamples {
+        lens_in: out[0],
+        lens_n: out[1],
+        temple_in: out[2],
+        temple_n: out[3],
+        near_temple_back_z,
+    }
 }
 
 #[test]
@@ -246,10 +292,18 @@ fn frames_follow_a_turned_head_and_its_far_side_hides() {
             let want = dist(eyes[0], eyes[1]) * lens_cm / eyes_cm;
             let err = got / want - 1.0;
             let far = if yaw < 0.0 { lens[0] } else { lens[1] };
-            let [lens_in, lens_n, temple_in, temple_n] =
-                far_side_samples(&photo, &face, &placed, &outline);
+            let SideSamples {
+                lens_in,
+                lens_n,
+                temple_in,
+                temple_n,
+                near_temple_back_z,
+            } = side_samples(&photo, &face, &placed, &outline);
+            // The near ear (head frame): the temple should show back to its depth.
+            let ear_z = ear_point(-yaw).expect("the canonical face").z;
+            let short_cm = near_temple_back_z - ear_z;
             eprintln!(
-                "{name} (yaw {yaw:.0}°), {label}: lens spacing {got:.0} px, expected {want:.0} px ({:+.1} %); far lens centre {} the face outline, {:.0} % of its {lens_n} samples inside; far temple {temple_n} samples, {temple_in} over the face",
+                "{name} (yaw {yaw:.0}°), {label}: lens spacing {got:.0} px, expected {want:.0} px ({:+.1} %); far lens centre {} the face outline, {:.0} % of its {lens_n} samples inside; far temple {temple_n} samples, {temple_in} over the face; near temple shows to {short_cm:.1} cm before the ear",
                 100.0 * err,
                 if inside(&outline, far) { "inside" } else { "outside" },
                 100.0 * lens_in as f32 / lens_n.max(1) as f32,
@@ -269,6 +323,17 @@ fn frames_follow_a_turned_head_and_its_far_side_hides() {
                 temple_in as f32 <= 0.02 * temple_n.max(50) as f32,
                 "{name} {label}: {temple_in} of the far temple's samples show over the face"
             );
+            if yaw.abs() >= NEAR_TEMPLE_YAW_DEG {
+                assert!(
+                    short_cm <= NEAR_TEMPLE_REACH_CM,
+                    "{name} {label}: the near temple stops {short_cm:.1} cm before the ear"
+                );
+                assert!(
+                    short_cm >= -NEAR_TEMPLE_PAST_EAR_CM,
+                    "{name} {label}: the near temple shows {:.1} cm past the ear",
+                    -short_cm
+                );
+            }
             checked += 1;
         }
     }

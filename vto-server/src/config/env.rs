@@ -40,6 +40,8 @@ const ENV_KEYS: &[(&str, &[&str], Kind)] = &[
     ("VTO_FETCH_MODELS", &["fetch_models"], Kind::Bool),
     ("VTO_VISION_BACKEND", &["vision_backend"], Kind::Str),
     ("VTO_RENDER_CONCURRENCY", &["render_concurrency"], Kind::Int),
+    ("VTO_MAX_PHOTO_SIDE", &["max_photo_side"], Kind::Int),
+    ("VTO_SYNC_WAIT_SECS", &["sync_wait_secs"], Kind::Int),
     ("VTO_AUTH_REFRESH_MS", &["auth_refresh_ms"], Kind::Int),
     ("VTO_PLAYGROUND", &["playground"], Kind::Bool),
     ("VTO_SYNCHRONOUS", &["synchronous"], Kind::Str),

@@ -22,7 +22,7 @@ pub use sections::{
 };
 
 use env::{apply_env, merge};
-use sections::{d_auth_refresh, d_auto, d_reconcile, d_true};
+use sections::{d_auth_refresh, d_auto, d_max_photo_side, d_reconcile, d_sync_wait, d_true};
 
 /// The embedded defaults, every field documented.
 pub const DEFAULT_TOML: &str = include_str!("../../default.toml");
@@ -114,6 +114,19 @@ pub struct Config {
     /// builds the built-in engines; `/metrics` shows it as `vto_builtin_render_concurrency_limit`.
     #[serde(default)]
     pub render_concurrency: usize,
+    /// A person photo whose longer side exceeds this many pixels is scaled down to it right
+    /// after decoding (the result comes out at that size; its metadata says so): each
+    /// try-on's memory is bounded by this setting, not by what a client sends. Default 2048;
+    /// 0 keeps every photo's size; else 256 to 12000. Read by the binary that builds the
+    /// built-in engines.
+    #[serde(default = "d_max_photo_side")]
+    pub max_photo_side: u32,
+    /// How long a synchronous try-on may wait for a free built-in renderer, in seconds
+    /// (default 30; 0 waits as long as it takes; at most 3600). Past it the request is
+    /// answered `503 service_unavailable` with `Retry-After`, its job failed and not billed.
+    /// Read by the binary that builds the built-in engines.
+    #[serde(default = "d_sync_wait")]
+    pub sync_wait_secs: u64,
     /// How often the server checks the store's auth generation, in milliseconds (default
     /// 100): the longest a revocation or a limit change made by another process waits.
     #[serde(default = "d_auth_refresh")]
@@ -355,6 +368,22 @@ mod tests {
         assert_eq!(c.render_concurrency, 3);
         let e = Config::load(None, env(&[("VTO_RENDER_CONCURRENCY", "500")])).unwrap_err();
         assert!(e.to_string().contains("render_concurrency"), "{e}");
+    }
+
+    #[test]
+    fn the_photo_side_limit_defaults_to_2048_and_is_checked() {
+        assert_eq!(Config::load(None, env(&[])).unwrap().max_photo_side, 2048);
+        let c = Config::load(None, env(&[("VTO_MAX_PHOTO_SIDE", "0")])).unwrap();
+        assert_eq!(c.max_photo_side, 0);
+        let c = Config::load(None, env(&[("VTO_MAX_PHOTO_SIDE", "1024")])).unwrap();
+        assert_eq!(c.max_photo_side, 1024);
+        let c = Config::load(None, env(&[("VTO_SYNC_WAIT_SECS", "0")])).unwrap();
+        assert_eq!(c.sync_wait_secs, 0);
+        assert_eq!(Config::load(None, env(&[])).unwrap().sync_wait_secs, 30);
+        let e = Config::load(None, env(&[("VTO_SYNC_WAIT_SECS", "7200")])).unwrap_err();
+        assert!(e.to_string().contains("sync_wait_secs"), "{e}");
+        let e = Config::load(None, env(&[("VTO_MAX_PHOTO_SIDE", "100")])).unwrap_err();
+        assert!(e.to_string().contains("max_photo_side"), "{e}");
     }
 
     #[test]

@@ -91,6 +91,14 @@ pub(super) fn d_true() -> bool {
 pub(super) fn d_auth_refresh() -> u64 {
     100
 }
+/// `vto_render::engine::DEFAULT_MAX_PHOTO_SIDE` (this crate does not depend on the renderer).
+pub(super) fn d_max_photo_side() -> u32 {
+    2048
+}
+/// `vto_render::engine::DEFAULT_SYNC_WAIT`, in seconds.
+pub(super) fn d_sync_wait() -> u64 {
+    30
+}
 pub(super) fn d_timeout() -> u64 {
     60_000
 }

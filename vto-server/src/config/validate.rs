@@ -61,6 +61,18 @@ impl Config {
                 "must be between 0 (auto) and 64",
             ));
         }
+        if self.max_photo_side != 0 && !(256..=12_000).contains(&self.max_photo_side) {
+            return Err(invalid(
+                "max_photo_side",
+                "must be 0 (keep every size) or between 256 and 12000",
+            ));
+        }
+        if self.sync_wait_secs > 3600 {
+            return Err(invalid(
+                "sync_wait_secs",
+                "must be 0 (wait as long as it takes) or between 1 and 3600",
+            ));
+        }
         if self.auth_refresh_ms == 0 || self.auth_refresh_ms > 60_000 {
             return Err(invalid("auth_refresh_ms", "must be between 1 and 60000"));
         }

@@ -94,7 +94,27 @@ fn allowed_methods(path: &str) -> Option<&'static str> {
 pub fn error_reply(err: &ApiError) -> Response {
     let status =
         StatusCode::from_u16(err.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        // A backend is unavailable for now (vto_core::ErrorCode::ServiceUnavailable).
+        return unavailable_reply(&err.body());
+    }
     json_reply(status, &err.body())
+}
+
+/// `Retry-After` of a `503 service_unavailable`: a database restart or failover, or a
+/// renderer freeing up, takes seconds.
+const UNAVAILABLE_RETRY_AFTER_SECS: u32 = 1;
+
+/// A `503 service_unavailable` with `Retry-After` and `value` as its body (the error body,
+/// or the failed result object of a synchronous try-on refused as busy).
+fn unavailable_reply(value: &impl serde::Serialize) -> Response {
+    let mut resp = json_reply(StatusCode::SERVICE_UNAVAILABLE, value);
+    set_header(
+        &mut resp,
+        "retry-after",
+        UNAVAILABLE_RETRY_AFTER_SECS.to_string(),
+    );
+    resp
 }
 
 fn json_reply(status: StatusCode, value: &impl serde::Serialize) -> Response {
@@ -453,6 +473,16 @@ pub fn routes(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_backend_unavailable_is_a_503_with_retry_after_and_other_errors_have_none() {
+        let r = error_reply(&ApiError::unavailable());
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(r.headers()["retry-after"], "1");
+        let r = error_reply(&ApiError::internal());
+        assert_eq!(r.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(r.headers().get("retry-after").is_none());
+    }
 
     #[test]
     fn known_paths_give_their_method_unknown_paths_none() {

@@ -9,7 +9,7 @@ use vto_core::{ApiError, CreateRequest, Created, Endpoint, ErrorCode, JobStatus}
 use warp::http::{header, HeaderMap, StatusCode};
 use warp::reply::Response;
 
-use super::{authorize, finish, json_reply, set_header, Ctx};
+use super::{authorize, finish, json_reply, set_header, unavailable_reply, Ctx};
 
 fn is_json(headers: &HeaderMap) -> bool {
     headers
@@ -127,6 +127,10 @@ where
             .create_idempotent(&caller, idempotency_key, &req)
             .await?;
         let mut resp = match created {
+            Created::Finished(_) if created.is_busy() => {
+                // Every renderer stayed busy for `sync_wait`: not the client's fault; retry.
+                unavailable_reply(created.result())
+            }
             Created::Finished(r) => {
                 let status = if r.status == JobStatus::Success {
                     StatusCode::OK

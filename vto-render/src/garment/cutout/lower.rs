@@ -303,7 +303,7 @@ impl DressLandmarks {
         let b = &self.bodice;
         let top = (b.shoulder[0] + b.shoulder[1]) * 0.5;
         let hem = (self.skirt[3].0 + self.skirt[3].1) * 0.5;
-        (hem.y - top.y) / b.shoulder_width().max(1.0)
+        (hem.y - top.y) / b.fit_width().max(1.0)
     }
 
     /// `mini`, `knee`, `midi` or `maxi` from [`Self::length_ratio`] (a seam-to-seam

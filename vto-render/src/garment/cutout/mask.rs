@@ -5,12 +5,12 @@
 //! peeled and softened (or, where that lost most of a garment the plain fill below finds
 //! inside the frame — a white garment on white whose faint outline has a gap — the plain
 //! fill's mask). Edge pixels are recoloured from the garment's interior. An outfit
-//! photo's pieces ([`garment_pieces`]) still come from the plain-background flood fill
-//! (chroma of the border's colour, lightness close, a low local gradient).
+//! photo's pieces ([`garment_pieces`]) come from the same segmentation, every piece lying
+//! apart kept ([`crate::garment::cutout::segment::segment_pieces`]).
 
 use image::RgbaImage;
 
-use crate::garment::cutout::segment::{largest_component, segment};
+use crate::garment::cutout::segment::{largest_component, segment, segment_pieces};
 
 fn luma_cbcr(p: [u8; 4]) -> [f32; 3] {
     let (r, g, b) = (f32::from(p[0]), f32::from(p[1]), f32::from(p[2]));
@@ -103,18 +103,22 @@ fn no_worse_than_fill(img: &RgbaImage, learned: Vec<bool>) -> Vec<bool> {
 
 /// Every garment piece of a photo (the components covering at least `min_share` of it,
 /// largest first), each a binary mask over the whole photo: an outfit photo's top and
-/// bottom lying apart.
+/// bottom lying apart. An opaque photo is segmented as a single garment's is (a learned
+/// background, not the plain fill, which stops at a textured surface's grain or takes the
+/// whole frame); a transparent one is split by its alpha.
 pub fn garment_pieces(img: &RgbaImage, min_share: f32) -> Vec<Vec<bool>> {
     let (wu, hu) = (img.width() as usize, img.height() as usize);
     if wu == 0 || hu == 0 {
         return Vec::new();
     }
     let transparent = img.pixels().filter(|p| p.0[3] < 128).count() * 10 > wu * hu;
-    let fg: Vec<bool> = if transparent {
-        img.pixels().map(|p| p.0[3] >= 128).collect()
-    } else {
-        background_fill(img)
-    };
+    if !transparent {
+        return segment_pieces(img, min_share)
+            .iter()
+            .map(|one| close_binary(one, wu, hu, 2))
+            .collect();
+    }
+    let fg: Vec<bool> = img.pixels().map(|p| p.0[3] >= 128).collect();
     let (comp, sizes) = components(&fg, wu, hu);
     let mut big: Vec<(u32, usize)> = sizes
         .iter()

@@ -16,7 +16,9 @@
 //! without one has its armpits at its sides 30 % of the way down); the shoulder is the top
 //! of the silhouette above the armpit; the neck corners are the highest points between the
 //! shoulders and the centre; a sleeve's axis runs from its root (shoulder–armpit midpoint) to
-//! its cuff (the far end of its pixels along the axis).
+//! its cuff (the far end of its pixels along the axis); a sleeve measured several times
+//! longer than the other took in a strip beside the torso and becomes the other's mirror
+//! image ([`symmetry`]).
 //!
 //! Here: the cut-out ([`cutout`], [`Cutout`]) and a top's landmarks ([`prepare`],
 //! [`measure`] → [`GarmentImage`]). The mask itself is [`mask`]'s (the segmentation
@@ -26,8 +28,10 @@
 
 pub mod lower;
 pub mod mask;
+pub mod on_model;
 pub mod outfit;
 pub mod segment;
+pub mod symmetry;
 
 use glam::Vec2;
 use image::RgbaImage;
@@ -41,6 +45,10 @@ use crate::garment::label;
 /// (more than about 55° from square) is oblique: the root is measured from the sleeve's
 /// cross-sections instead (see `measure_sleeve`).
 const OBLIQUE_SEAM: f32 = 0.6;
+
+/// Shoulder seams closer than this share of 0.9 of the chest are a strap's edges, not
+/// seams ([`GarmentLandmarks::fit_width`]).
+pub const STRAP_SEAMS: f32 = 0.7;
 
 /// Product photos are processed at most this many pixels on their longer side.
 pub const MAX_SIDE: u32 = 1024;
@@ -94,6 +102,27 @@ impl GarmentLandmarks {
     /// Shoulder seam to shoulder seam.
     pub fn shoulder_width(&self) -> f32 {
         self.shoulder[0].distance(self.shoulder[1])
+    }
+
+    /// The width the garment is scaled and measured by: the shoulder seams' distance, or,
+    /// where the seams lie closer together than [`STRAP_SEAMS`] of 0.9 of the chest — a
+    /// tank top's or a sleeveless dress's straps or high neck, whose "seams" are the
+    /// straps' edges near the neck — 0.9 of the chest, as a tee's seams lie. The chest is
+    /// the armpits' distance, or 0.85 of the hem's where that is wider (a sleeveless
+    /// outline whose armpits the scan found beside the straps; a bodice's hem is its
+    /// waist). Scaled by its high neck, a sleeveless A-line dress came out twice the
+    /// person's width and read as a maxi dress.
+    pub fn fit_width(&self) -> f32 {
+        let seams = self.shoulder_width();
+        let chest = 0.9
+            * self.armpit[0]
+                .distance(self.armpit[1])
+                .max(0.85 * self.hem[0].distance(self.hem[1]));
+        if seams < STRAP_SEAMS * chest {
+            chest
+        } else {
+            seams
+        }
     }
 
     /// From the shoulders' midpoint to the hem's midpoint.
@@ -211,6 +240,9 @@ pub fn cutout(photo: &RgbaImage) -> Result<Cutout, GarmentError> {
     }
     if area > (w * h) * 95 / 100 {
         return Err(GarmentError::NoBackground);
+    }
+    if !from_alpha && on_model::worn_by_a_person(&fg, w) {
+        return Err(GarmentError::OnModel);
     }
     Ok(Cutout {
         img,
@@ -460,7 +492,7 @@ pub fn measure(
             labels[y * w + x] = l;
         }
     }
-    let sleeve = if has_sleeves {
+    let mut sleeve = if has_sleeves {
         [0, 1].map(|s| {
             let id = if s == 0 {
                 label::SLEEVE_LEFT
@@ -472,6 +504,9 @@ pub fn measure(
     } else {
         [None, None]
     };
+    // A flat-lay's sleeves are mirror images: one several times the other's length took in
+    // a strip beside the torso ([`symmetry`]).
+    symmetry::mirror_lopsided(&mut sleeve, &mut labels, w, shoulder, armpit);
     let mut lm = GarmentLandmarks {
         neck,
         neck_centre,

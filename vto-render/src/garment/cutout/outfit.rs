@@ -5,12 +5,15 @@
 //! cuts each out as its own photo with an alpha channel, and names it by its silhouette
 //! ([`classify`]): trousers have a crotch (two legs from the bottom up); a one-piece with
 //! legs and a bodice is a jumpsuit; a top measured with sleeves or a neckline that runs
-//! longer than 1.9 shoulder widths is a dress, shorter a top.
+//! longer than 1.9 shoulder widths is a dress, shorter a top. A photo whose pieces run off
+//! the frame's top is a garment worn by a person and is refused
+//! ([`crate::garment::cutout::on_model`]).
 
 use image::{Rgba, RgbaImage};
 
 use crate::garment::cutout::lower::{measure_pants, waist_row};
 use crate::garment::cutout::mask::garment_pieces;
+use crate::garment::cutout::on_model::worn_by_a_person;
 use crate::garment::cutout::{measure, within, MAX_SIDE};
 use crate::garment::error::GarmentError;
 
@@ -71,13 +74,47 @@ pub fn classify(fg: &[bool], w: usize, h: usize) -> PieceKind {
                 return PieceKind::Jumpsuit;
             }
         }
+        if bodice.is_some() && has_bodice_above_crotch(fg, w, h) {
+            return PieceKind::Jumpsuit;
+        }
         return PieceKind::Pants;
     }
     match measure(fg, w, h) {
-        Ok((lm, _)) if lm.length() > 1.9 * lm.shoulder_width() => PieceKind::Dress,
+        Ok((lm, _)) if lm.length() > 1.9 * lm.fit_width() => PieceKind::Dress,
         _ => PieceKind::Top,
     }
 }
+
+/// A crotch lying further below the piece's top than [`JUMPSUIT_RISE`] of the piece's width
+/// at its waist row: trousers rise some 0.7 waistband widths from the waistband to the
+/// crotch, a sleeveless jumpsuit or a romper (straps, no sleeves) carries a whole bodice
+/// above it.
+fn has_bodice_above_crotch(fg: &[bool], w: usize, h: usize) -> bool {
+    let Some((plm, _)) = measure_pants(fg, w, h) else {
+        return false;
+    };
+    let Some(top) = (0..h).find(|&y| fg[y * w..(y + 1) * w].contains(&true)) else {
+        return false;
+    };
+    let Some(waist) = waist_row(fg, w, h) else {
+        return false;
+    };
+    let row = &fg[waist * w..(waist + 1) * w];
+    let xc = plm.crotch.x as usize;
+    // The run through the crotch's column at the waist: the body, not a belt's ties.
+    let (mut a, mut b) = (xc.min(w - 1), xc.min(w - 1));
+    while a > 0 && row[a - 1] {
+        a -= 1;
+    }
+    while b + 1 < w && row[b + 1] {
+        b += 1;
+    }
+    let waist_w = (b - a + 1) as f32;
+    plm.crotch.y - top as f32 > JUMPSUIT_RISE * waist_w
+}
+
+/// Top-to-crotch over the waist's width above which a piece with legs is a jumpsuit.
+pub const JUMPSUIT_RISE: f32 = 1.4;
 
 /// Splits an outfit photo into its pieces, largest first (see the module docs).
 pub fn split_outfit(photo: &RgbaImage) -> Result<Vec<Piece>, GarmentError> {
@@ -93,6 +130,10 @@ pub fn split_outfit(photo: &RgbaImage) -> Result<Vec<Piece>, GarmentError> {
     let pieces = garment_pieces(&img, 0.02);
     if pieces.is_empty() {
         return Err(GarmentError::NothingStandsOut);
+    }
+    let opaque = img.pixels().filter(|p| p.0[3] < 128).count() * 10 <= w * h;
+    if opaque && pieces.iter().any(|fg| worn_by_a_person(fg, w)) {
+        return Err(GarmentError::OnModel);
     }
     let mut out = Vec::new();
     for fg in pieces {

@@ -285,6 +285,40 @@ pub fn segment(img: &RgbaImage) -> Vec<bool> {
     fg
 }
 
+/// Every garment lying apart in a photo with an opaque background (an outfit photo's top
+/// and bottom, side by side or stacked with a gap): the segmentation of the module docs
+/// with step 4 done per piece — each component of the garment mask covering at least
+/// `min_share` of the work image is cleaned on its own (thin parts removed, holes filled),
+/// so a second garment is not dropped as the largest component's clutter. Each piece is a
+/// mask over the whole photo, largest first.
+pub fn segment_pieces(img: &RgbaImage, min_share: f32) -> Vec<Vec<bool>> {
+    let (w0, h0) = img.dimensions();
+    let (w0, h0) = (w0 as usize, h0 as usize);
+    let work = super::within(img, WORK_SIDE);
+    let feat = Features::new(&work);
+    let (w, h) = (feat.w, feat.h);
+    let (raw, bg) = segment_raw(&feat);
+    let (comp, sizes) = components(&raw, w, h);
+    let mut big: Vec<usize> = (0..sizes.len())
+        .filter(|&k| sizes[k] as f32 >= min_share * (w * h) as f32)
+        .collect();
+    big.sort_by_key(|&k| (std::cmp::Reverse(sizes[k]), k));
+    let mut pieces = Vec::new();
+    for k in big {
+        let id = k as u32 + 1;
+        let one: Vec<bool> = comp.iter().map(|&c| c == id).collect();
+        let clean = cleanup(&one, w, h);
+        let mut fg = upscale(&clean, w, h, w0, h0);
+        refine_outline(img, &feat, &bg, &mut fg);
+        peel_shade(img, &bg, &mut fg);
+        let fg = largest_component(&fg, w0, h0);
+        if fg.iter().filter(|&&v| v).count() as f32 >= min_share * (w0 * h0) as f32 {
+            pieces.push(fg);
+        }
+    }
+    pieces
+}
+
 /// Shade the work image cannot reach (an armpit's narrow wedge, darkened by the sleeve's
 /// shadow) leaves the mask at the photo's resolution: from the background inwards, pixels
 /// that are a background cluster's surface in shadow ([`Cluster::shadow_dist`] by colour)
@@ -364,6 +398,13 @@ fn refine_outline(img: &RgbaImage, feat: &Features, bg: &[Cluster], fg: &mut [bo
 /// The segmentation on the work image's features (steps 2–4), and the background's
 /// clusters.
 fn segment_work(feat: &Features) -> (Vec<bool>, Vec<Cluster>) {
+    let (fg, bg) = segment_raw(feat);
+    (cleanup(&fg, feat.w, feat.h), bg)
+}
+
+/// Steps 2–3 on the work image: what the background fill did not reach (every piece, not
+/// cleaned), and the background's clusters.
+fn segment_raw(feat: &Features) -> (Vec<bool>, Vec<Cluster>) {
     let (w, h) = (feat.w, feat.h);
     let bg = background_model(feat);
     let strict = costs(feat, &bg, false);
@@ -436,8 +477,7 @@ fn segment_work(feat: &Features) -> (Vec<bool>, Vec<Cluster>) {
             }
         }
     }
-    let fg: Vec<bool> = reached.iter().map(|&r| !r).collect();
-    (cleanup(&fg, w, h), bg)
+    (reached.iter().map(|&r| !r).collect(), bg)
 }
 
 /// Adds the background `again` found to `reached`, region by region (4-connected), largest

@@ -28,7 +28,7 @@ use rayon::prelude::*;
 use crate::garment::body::frame::{BodyFrame, ARM_VISIBLE};
 use crate::garment::body::hair::{find_hair, Hair};
 use crate::garment::colour::{skin_likeness, FALLBACK_SKIN};
-use crate::garment::geom::{inside, seg_dist, smoothstep};
+use crate::garment::geom::{inside, outline_dist, seg_dist, smoothstep};
 use crate::garment::label;
 use crate::garment::shade::arm::{self, ArmPlan, ArmView, ArmsMode};
 use crate::garment::shade::fill::push_pull;
@@ -46,6 +46,16 @@ const ARM_RIM: f32 = 1.4;
 /// The part of a hand's capsule, from the wrist (a fraction of wrist → fingertips), where old
 /// clothing is an old cuff to take away rather than something the hand holds.
 const CUFF_REACH: f32 = 0.3;
+
+/// How near the face's oval (a fraction of the face's width, at least [`FACE_EDGE_MIN_PX`])
+/// a pixel is still the face's own edge, never the neck under the jaw: the face mesh's
+/// outline lies a few per cent of the face's width from the face's true outline (its
+/// landmarks move by that much between detector regions), and the jaw's anti-aliased edge
+/// pixels, half skin and half background, lie just outside it.
+const FACE_EDGE: f32 = 0.04;
+
+/// The least width (pixels) of the face's edge ([`FACE_EDGE`]).
+const FACE_EDGE_MIN_PX: f32 = 1.5;
 
 /// What [`compose`] did, for the metadata and tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -382,6 +392,8 @@ struct Maps {
     skin_p: Vec<f32>,
     /// Per pixel: inside the face's oval.
     oval: Vec<bool>,
+    /// How far outside the face's oval (pixels) its edge reaches ([`FACE_EDGE`]).
+    face_edge: f32,
     /// Per pixel: the face or the head zone (kept in front, never shaded from).
     face: Vec<bool>,
     /// The hair found in the photo (a layer over everything).
@@ -425,6 +437,9 @@ impl Maps {
             })
             .collect();
         let face: Vec<bool> = (0..wu * hu).map(|i| zones[i].head || oval[i]).collect();
+        let across = f.face_oval.iter().map(|p| p.dot(f.across));
+        let (lo, hi) = across.fold((f32::MAX, f32::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
+        let face_edge = (FACE_EDGE * (hi - lo).max(0.0)).max(FACE_EDGE_MIN_PX);
         let hair = find_hair(l.photo, l.person, f, offset);
         let view = ArmView {
             photo: l.photo,
@@ -456,6 +471,7 @@ impl Maps {
             zones,
             skin_p,
             oval,
+            face_edge,
             face,
             hair,
             arms,
@@ -541,11 +557,15 @@ fn uncovered(l: &Layers<'_>, m: &Maps, alpha: &[f32], stats: &mut ComposeStats) 
             continue;
         }
         let old = l.person[i] * (1.0 - m.skin_p[i]) * (1.0 - alpha[i]);
-        // The neck continues up under the jaw beside the chin (outside the face, where
-        // the photo shows no skin already).
+        // The neck continues up under the jaw beside the chin (outside the face and its
+        // edge, where the photo shows no skin already).
         let under_jaw = z.neck.is_some_and(|(s, t)| t < 0.0 && s.abs() < 1.0)
             && !m.oval[i]
-            && m.skin_p[i] < 0.5;
+            && m.skin_p[i] < 0.5
+            && outline_dist(
+                &f.face_oval,
+                Vec2::new((i % wu) as f32, (i / wu) as f32) + m.offset,
+            ) > m.face_edge;
         // Inside the torso's outline only the neckline's opening is uncovered: the chest
         // below a collar lower than the old one (never a jacket's, which shows the top
         // under it).

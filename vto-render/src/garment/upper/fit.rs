@@ -259,18 +259,19 @@ pub fn fit_upper_hem(
 }
 
 impl Similarity {
-    /// The similarity from the garment's shoulder seams to the body's, scaled by `ease`.
+    /// The similarity from the garment's shoulder seams to the body's, scaled by `ease`
+    /// (the garment's width is [`GarmentLandmarks::fit_width`]: straps are not seams).
     fn of_shoulders(
         g: &GarmentLandmarks,
         f: &BodyFrame,
         ease: f32,
     ) -> Result<Similarity, GarmentError> {
-        let gw = g.shoulder_width();
+        let gw = g.fit_width();
         let bw = f.seam[0].distance(f.seam[1]);
-        if gw < 1.0 || bw < 1.0 {
+        if gw < 1.0 || bw < 1.0 || g.shoulder_width() < 1.0 {
             return Err(GarmentError::ZeroWidth("shoulder"));
         }
-        let ug = (g.shoulder[1] - g.shoulder[0]) / gw;
+        let ug = (g.shoulder[1] - g.shoulder[0]) / g.shoulder_width().max(1e-3);
         Ok(Similarity {
             gm: (g.shoulder[0] + g.shoulder[1]) * 0.5,
             ug,

@@ -21,8 +21,13 @@
 //!
 //! So a file that follows the glTF convention keeps its pose whenever its shape agrees or
 //! cannot tell.
+//!
+//! Eyewear exported turned between the axes (its front along a diagonal) is first turned
+//! back onto them ([`square`]; [`Pose::squared`], said in the metadata as `squared`), unless
+//! the extras pin an axis: the 24 rotations then read it as any other frame.
 
 pub mod shape;
+pub mod square;
 
 use serde_json::json;
 
@@ -176,6 +181,9 @@ pub struct Pose {
     /// Whether the turn about the vertical axis is not the shape's (a round hat, a
     /// symmetric band): the front is the file's or the rule's.
     pub yaw_free: bool,
+    /// The turn that first takes a product lying between the file's axes back onto them
+    /// ([`square`]); `up` and `front` are then axes of the squared frame.
+    pub squared: Option<square::Squaring>,
 }
 
 impl Pose {
@@ -191,20 +199,27 @@ impl Pose {
             up: keep(Dir::UP),
             front: keep(Dir::FRONT),
             yaw_free: true,
+            squared: None,
         }
     }
 
-    /// The rotation taking the file's frame to the canonical one (a proper rotation).
+    /// The rotation taking the file's frame to the canonical one (a proper rotation): the
+    /// squaring turn, if any, then the axes.
     pub fn rotation(&self) -> Mat3 {
         let up = self.up.dir.vec();
         let front = self.front.dir.vec();
         let x = up.cross(front);
-        Mat3::from_cols(x, up, front).transpose()
+        let axes = Mat3::from_cols(x, up, front).transpose();
+        match &self.squared {
+            Some(s) => axes * s.rotation(),
+            None => axes,
+        }
     }
 
-    /// Whether the product is turned (the file's +Y is not up or its +Z not the front).
+    /// Whether the product is turned (squared, or the file's +Y is not up or its +Z not the
+    /// front).
     pub fn turns(&self) -> bool {
-        self.up.dir != Dir::UP || self.front.dir != Dir::FRONT
+        self.squared.is_some() || self.up.dir != Dir::UP || self.front.dir != Dir::FRONT
     }
 
     /// `product` turned into the canonical frame (a clone when it is already there).
@@ -240,6 +255,11 @@ impl Pose {
             "front": axis(&self.front),
             "turned": self.turns(),
             "yaw_from_shape": !self.yaw_free,
+            "squared": self.squared.as_ref().map(|s| json!({
+                "about_file_axis": s.axis.as_str(),
+                "turn_deg": s.angle_deg,
+                "why": s.why(),
+            })),
         })
     }
 }
@@ -265,10 +285,23 @@ pub fn infer(product: &Product, category: PoseCategory) -> Pose {
     };
     let (up_pin, front_pin) = (pinned("up"), pinned("front"));
     let cloud = shape::Cloud::of(product);
+    // Eyewear lying between the file's axes is squared first (not when the extras pin an
+    // axis of the file's frame).
+    let squared = match &cloud {
+        Some(c) if category == PoseCategory::Eyewear && up_pin.is_none() && front_pin.is_none() => {
+            square::squaring(c)
+        }
+        _ => None,
+    };
+    let cloud = match &squared {
+        Some(s) => shape::Cloud::of(&s.apply(product)),
+        None => cloud,
+    };
     let mut pose = match cloud {
         Some(c) => shape::infer(&c, category, up_pin),
         None => Pose::identity(category, "the model has no extent"),
     };
+    pose.squared = squared;
     if let Some(up) = up_pin {
         pose.up = AxisChoice {
             dir: up,

@@ -203,6 +203,7 @@ fn pose(category: PoseCategory, up: AxisChoice, front: AxisChoice, yaw_free: boo
         up,
         front,
         yaw_free,
+        squared: None,
     }
 }
 

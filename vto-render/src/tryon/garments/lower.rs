@@ -546,10 +546,22 @@ impl TryOn for FullOutfit {
             .map(|p| json!({ "kind": p.kind.as_str(), "bbox_px": p.bbox }))
             .collect();
         let first = |k: PieceKind| pieces.iter().find(|p| p.kind == k);
+        // A photo holding one piece that reads as a top is a one-piece whose legs or skirt
+        // the outline does not show apart (a romper lying with its legs folded together):
+        // it is worn as a dress, from the shoulders down to its own hem.
+        let lone_top = match pieces.as_slice() {
+            [only] if only.kind == PieceKind::Top => Some(only),
+            _ => None,
+        };
         let bottom = first(PieceKind::Jumpsuit)
             .or_else(|| first(PieceKind::Dress))
-            .or_else(|| first(PieceKind::Pants));
-        let top = match bottom.map(|p| p.kind) {
+            .or_else(|| first(PieceKind::Pants))
+            .or(lone_top);
+        let bottom_kind = bottom.map(|p| match p.kind {
+            PieceKind::Top => PieceKind::Dress,
+            k => k,
+        });
+        let top = match bottom_kind {
             Some(PieceKind::Jumpsuit) | Some(PieceKind::Dress) => None,
             _ => first(PieceKind::Top),
         };
@@ -571,7 +583,7 @@ impl TryOn for FullOutfit {
             let t = Instant::now();
             let cut = cutout(&p.photo)?;
             times.garment += ms(t);
-            let (img, meta) = match p.kind {
+            let (img, meta) = match bottom_kind.unwrap_or(p.kind) {
                 PieceKind::Jumpsuit => wear_jumpsuit(stages, &b, &image, &cut, &mut times)?,
                 PieceKind::Dress => wear_dress(stages, &b, &image, &cut, &mut times)?,
                 _ => {
@@ -622,7 +634,8 @@ impl TryOn for FullOutfit {
                 "category": "full_outfit",
                 "outfit": {
                     "pieces": held,
-                    "one_piece": bottom.is_some_and(|p| matches!(p.kind, PieceKind::Jumpsuit | PieceKind::Dress)) && top.is_none(),
+                    "one_piece": bottom_kind.is_some_and(|k| matches!(k, PieceKind::Jumpsuit | PieceKind::Dress)) && top.is_none(),
+                    "lone_top_worn_as_dress": lone_top.is_some(),
                 },
                 "worn": worn,
                 "ankles_estimated": b.legs.ankles_estimated,

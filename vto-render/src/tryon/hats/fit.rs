@@ -40,6 +40,18 @@ impl HatKind {
         }
     }
 
+    /// The hat kind a request's `product_kind` names (`None` for a kind of another
+    /// category).
+    pub fn from_request(kind: vto_core::ProductKind) -> Option<HatKind> {
+        use vto_core::ProductKind as K;
+        match kind {
+            K::Cap => Some(HatKind::Cap),
+            K::Brimmed => Some(HatKind::Brimmed),
+            K::Beanie => Some(HatKind::Beanie),
+            _ => None,
+        }
+    }
+
     /// A kind from a word: the extras' `kind` or a node / mesh name.
     pub fn from_word(word: &str) -> Option<HatKind> {
         let w = word.to_ascii_lowercase();
@@ -78,16 +90,19 @@ pub enum KindSource {
     /// The shape allowed two kinds and the photo decided (jewelry: ears but no hand, so
     /// earrings rather than a ring).
     Photo,
+    /// The request's `product_kind`.
+    Request,
 }
 
 impl KindSource {
-    /// `extras`, `name`, `shape` or `photo`.
+    /// `extras`, `name`, `shape`, `photo` or `request`.
     pub fn as_str(self) -> &'static str {
         match self {
             KindSource::Extras => "extras",
             KindSource::Name => "name",
             KindSource::Shape => "shape",
             KindSource::Photo => "photo",
+            KindSource::Request => "request",
         }
     }
 }

@@ -19,8 +19,8 @@
 //! come in sizes, the shop shows the one that fits), its length the band's length within
 //! 0.9–1.25 × that scale. Everything then turns with the head.
 //!
-//! The kind (which sets the band) comes from the model's extras, its names or its shape
-//! ([`fit::read_model`]); a model that does not follow the conventions of `docs/products.md`
+//! The kind (which sets the band) comes from the request's `product_kind` when it names one,
+//! else the model's extras, its names or its shape ([`fit::read_model`]); a model that does not follow the conventions of `docs/products.md`
 //! is auto-fitted (its opening at the bottom of its bounding box), and the metadata says so.
 //!
 //! # Occlusion and shadow
@@ -223,8 +223,12 @@ pub fn prepare(
     let pose = pose::infer(product, PoseCategory::Hat);
     let canonical = pose.apply(product);
     let product = &canonical;
-    let model = read_model(product)
+    let mut model = read_model(product)
         .ok_or_else(|| TryOnError::BadProduct("the hat model has no extent".into()))?;
+    // The request's product_kind overrides what the model says.
+    if let Some(k) = options.product_kind.and_then(HatKind::from_request) {
+        model.kind = (k, KindSource::Request);
+    }
     let hair = mask
         .and_then(|m| hair_thickness(m, cam, &skull, forehead))
         .unwrap_or(HAIR_CM);

@@ -72,6 +72,60 @@ impl JewelryKind {
     }
 }
 
+/// The kind a request's `product_kind` names, for `product` (`earrings`: the earring its
+/// shape shows, [`earring_of_shape`]; `watch`: a bracelet, worn alike); `None` for a kind of
+/// another category.
+pub fn requested_kind(product: &Product, kind: vto_core::ProductKind) -> Option<JewelryKind> {
+    use vto_core::ProductKind as K;
+    Some(match kind {
+        K::Ring => JewelryKind::Ring,
+        K::Earrings => earring_of_shape(product),
+        K::Stud => JewelryKind::Stud,
+        K::Hoop => JewelryKind::Hoop,
+        K::Drop => JewelryKind::Drop,
+        K::Necklace => JewelryKind::Necklace,
+        K::Bracelet | K::Watch => JewelryKind::Bracelet,
+        K::Cap | K::Brimmed | K::Beanie => return None,
+    })
+}
+
+/// The kind of `product` when the request may name it: the request's
+/// ([`requested_kind`], `KindSource::Request`), else [`kind_of`].
+pub fn kind_for(
+    product: &Product,
+    requested: Option<vto_core::ProductKind>,
+) -> (JewelryKind, KindSource) {
+    requested
+        .and_then(|k| requested_kind(product, k))
+        .map(|k| (k, KindSource::Request))
+        .unwrap_or_else(|| kind_of(product))
+}
+
+/// The earring a product known to be one is, by its shape: the extras' or names' earring
+/// kind when they give one, else the shape's when it is an earring, else a loop (a shape
+/// with a hole) is a hoop, a long shape (1.6 × longer than wide) a drop, anything else a
+/// stud.
+pub fn earring_of_shape(product: &Product) -> JewelryKind {
+    let (k, _) = kind_of(product);
+    if k.is_earring() {
+        return k;
+    }
+    let Some(cloud) = Cloud::of(product) else {
+        return JewelryKind::Stud;
+    };
+    if hole(&cloud).is_some() {
+        return JewelryKind::Hoop;
+    }
+    let (lo, hi) = product.bounds();
+    let mut s = [hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]];
+    s.sort_by(f32::total_cmp);
+    if s[2] > 1.6 * s[1] {
+        JewelryKind::Drop
+    } else {
+        JewelryKind::Stud
+    }
+}
+
 /// The most a jewel in metres measures across: anything larger is in other units.
 pub const METRES_MAX: f32 = 0.6;
 

@@ -1,7 +1,9 @@
 //! Jewelry (`jewelry`): earrings on the ear lobes, necklaces and pendants at the neck's base,
 //! rings on the ring finger and bracelets at the wrist ([`hand`]).
 //!
-//! The kind comes from the model ([`kind::kind_of`]: glTF extras, names, else the shape).
+//! The kind comes from the request's `product_kind` when it names one ([`kind::kind_for`];
+//! `kind_source: request` in the metadata), else from the model ([`kind::kind_of`]: glTF
+//! extras, names, else the shape).
 //! Scale: a model in metres (an earring 3–80 mm, a necklace 8–40 cm across) is worn at its
 //! real size (a necklace scaled with the person's face width, within ±15 %), its origin at
 //! the piercing / the neck base's centre when that lies where the conventions of
@@ -35,7 +37,7 @@ use crate::product::Product;
 use crate::raster::{RasterStats, Scene, Transparency};
 use crate::scene::head_scene::HeadScene;
 use crate::vision::{Body, Face};
-use kind::{kind_of, JewelryKind, KindSource};
+use kind::{kind_for, kind_of, JewelryKind, KindSource};
 
 /// The canonical face's width (landmarks 234–454), cm: necklaces scale with the person's.
 pub const CANONICAL_FACE_WIDTH_CM: f32 = 13.2;
@@ -63,8 +65,8 @@ impl Placer for Jewelry {
         }
     }
 
-    fn needs_for(&self, product: &Product) -> Needs {
-        let kind = kind_of(product);
+    fn needs_for(&self, product: &Product, options: &Options) -> Needs {
+        let kind = kind_for(product, options.product_kind);
         if kind.0.is_hand_worn() {
             Needs {
                 body: true,
@@ -86,7 +88,7 @@ impl Placer for Jewelry {
         product: &Product,
         options: &Options,
     ) -> Result<Placed<JewelryPlacement>, TryOnError> {
-        let mut kind = kind_of(product);
+        let mut kind = kind_for(product, options.product_kind);
         // The shape's guess of a hand-worn kind on a photo with a face and no hand: the
         // earring the shape also allows (said as `kind_source: photo`).
         if person.hands.is_empty() && person.face.is_some() {

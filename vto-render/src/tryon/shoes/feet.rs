@@ -28,6 +28,14 @@
 //!   depth) turned out 10°, by how long the foot looks in the photo against an adult foot
 //!   seen side on: a side-view foot keeps its measured heading, a foreshortened one follows
 //!   the body.
+//! - **Seen from behind** ([`seen_from_behind`]: the left hip, shoulder, eye and ear on the
+//!   image's left): the body faces away from the camera. The toes are hidden and the pose
+//!   model puts their keypoints where a foot toward the camera would have them (below the
+//!   heel), so a heading toward the camera is not taken. A heel keypoint that the toe's
+//!   floor point leaves room for on the camera's side, one foot length from the toe and more
+//!   than [`RAISE_MIN_CM`] up, is a back foot's heel raised toward the camera, its sole in
+//!   view ([`raised_heel_behind`]): the shoe points from it to the toe, pitched to lift the
+//!   heel there. Otherwise the shoe follows the body's facing, its heel at the heel keypoint.
 //! - **Visibility**: a foot wears a shoe when its ankle, heel and toe keypoints are inside
 //!   the photo and each is visible with probability ≥ [`MIN_VISIBILITY`].
 
@@ -57,6 +65,9 @@ pub const FOCAL_RANGE: (f32, f32) = (0.8, 4.0);
 pub const RAISE_MIN_CM: f32 = 2.0;
 /// The steepest pitch (degrees) given to a shoe.
 pub const MAX_PITCH_DEG: f32 = 40.0;
+/// How far (a fraction of the shoulders' span) the left hip and shoulder must lie on the
+/// image's left of the right ones for a body to be [`seen_from_behind`].
+pub const BEHIND_MIN_SPAN: f32 = 0.2;
 
 /// The tangent of the angle at which a level camera looks down at the floor, from the feet's
 /// foreshortening (see the module docs): per visible foot pointing within 60° of the view,
@@ -316,7 +327,7 @@ pub fn foot(
     let cos_down = frame.view_down_deg.to_radians().cos();
     let mut heel_floor = frame.floor_point(px(h) + Vec2::new(0.0, HEEL_HEIGHT_CM * s * cos_down));
     let toe_floor = frame.floor_point(px(t) + Vec2::new(0.0, TOE_HEIGHT_CM * s * cos_down));
-    let heel_raise_cm = heel_raise(frame, px(h), toe_floor);
+    let mut heel_raise_cm = heel_raise(frame, px(h), toe_floor);
     let mut pitch_deg = 0.0;
     if heel_raise_cm > RAISE_MIN_CM {
         let sin = (heel_raise_cm / FOOT_CM).min(MAX_PITCH_DEG.to_radians().sin());
@@ -349,7 +360,37 @@ pub fn foot(
     // How much of an adult foot's side-on length the photo shows (see the module docs).
     let seen = px(h).distance(px(t)) / (FOOT_CM * s).max(1.0);
     let w = ((seen - 0.25) / 0.45).clamp(0.0, 1.0);
-    let w = w * w * (3.0 - 2.0 * w);
+    let mut w = w * w * (3.0 - 2.0 * w);
+    // Seen from behind, the toe is hidden behind the heel and the pose model puts its
+    // keypoint where a foot toward the camera would have it (below the heel): a heading
+    // against the body's facing is not taken, the shoe follows the body, and its heel (what
+    // the photo shows) stays at the heel keypoint, raised as measured, the toe one foot
+    // length ahead of it.
+    // A heel keypoint above the toe's may also be a back foot's heel raised toward the
+    // camera, its sole in view: the heel one foot length from the toe on the near side.
+    let mut toe_floor = toe_floor;
+    let mut along = along;
+    if along.z < 0.0 && seen_from_behind(body) {
+        w = 0.0;
+        let near = raised_heel_behind(frame, px(h), toe_floor)
+            .map(|heel| (heel, frame.floor_y - heel.y - HEEL_HEIGHT_CM))
+            .filter(|(_, raise)| *raise > RAISE_MIN_CM);
+        if let Some((heel, raise)) = near {
+            let sin = (raise / FOOT_CM).min(MAX_PITCH_DEG.to_radians().sin());
+            pitch_deg = sin.asin().to_degrees();
+            heel_raise_cm = raise;
+            let dir = Vec3::new(toe_floor.x - heel.x, 0.0, toe_floor.z - heel.z);
+            let dir = normalize_or(dir, fallback);
+            heel_floor = toe_floor - dir * FOOT_CM * (1.0 - sin * sin).sqrt();
+            along = dir * FOOT_CM;
+            w = 1.0;
+        } else {
+            pitch_deg = 0.0;
+            heel_raise_cm = 0.0;
+            heel_floor = frame.floor_point(px(h) + Vec2::new(0.0, HEEL_HEIGHT_CM * s * cos_down));
+            toe_floor = heel_floor + fallback * FOOT_CM;
+        }
+    }
     let heading_weight = if length_cm > 4.0 { w } else { 0.0 };
     let heading = if length_cm > 4.0 {
         normalize_or(
@@ -407,27 +448,73 @@ pub fn heel_raise(frame: &FloorFrame, heel_px: Vec2, toe_floor: Vec3) -> f32 {
     best.map_or(0.0, |h| (h - HEEL_HEIGHT_CM).max(0.0))
 }
 
+/// Seen from behind, the heel seen at `heel_px` raised toward the camera with its toe on the
+/// floor at `toe_floor` (see [`heel_raise`]): the point of the heel keypoint's ray one foot
+/// length from the toe on the camera's side (camera space, cm), `None` when the ray never
+/// comes within a foot's length of the toe or that point lies under the floor.
+pub fn raised_heel_behind(frame: &FloorFrame, heel_px: Vec2, toe_floor: Vec3) -> Option<Vec3> {
+    let toe = toe_floor - Vec3::Y * TOE_HEIGHT_CM;
+    let ray = frame.point_at(heel_px, 1.0).normalize_or_zero();
+    let b = ray.dot(toe);
+    let disc = b * b - toe.length_squared() + FOOT_CM * FOOT_CM;
+    let lambda = b - disc.max(0.0).sqrt();
+    let heel = ray * lambda;
+    (disc >= 0.0 && lambda > 0.0 && heel.y <= frame.floor_y).then_some(heel)
+}
+
 /// The body's facing on the floor (camera space, unit, y = 0): square to the line across the
-/// hips (image x and the pose model's depth z, both in pixels), toward the camera when the
-/// hips give no direction.
+/// hips (image x and the pose model's depth z, both in pixels; a third of the depth for a
+/// body [`seen_from_behind`]). Away from the camera for a body seen from behind, else
+/// toward it (also when the hips give no direction, or give a facing away from the camera
+/// that the hips' and shoulders' order across the photo does not confirm).
 pub fn facing(body: &Body) -> Vec3 {
-    let toward_camera = Vec3::new(0.0, 0.0, -1.0);
+    let behind = seen_from_behind(body);
+    let default = if behind { Vec3::Z } else { Vec3::NEG_Z };
     let (Some(l), Some(r)) = (kp(body, 23), kp(body, 24)) else {
-        return toward_camera;
+        return default;
     };
-    let across = Vec3::new(l.x - r.x, 0.0, l.z - r.z);
+    // Seen from behind, this facing is all the heading a foot gets (its toe keypoint is not
+    // taken): the pose model's depth, which overstates a turn about threefold (measured on
+    // rendered subjects, see `garment::body::frame`), is taken at a third.
+    let depth = if behind { 1.0 / 3.0 } else { 1.0 };
+    let across = Vec3::new(l.x - r.x, 0.0, (l.z - r.z) * depth);
     if !across.is_finite() || across.length() < 1.0 {
-        return toward_camera;
+        return default;
     }
     // The person's left on the image's right when facing the camera: forward is the
-    // across direction turned a quarter towards the camera.
-    let f = normalize_or(Vec3::new(across.z, 0.0, -across.x), toward_camera);
-    // A person photographed from behind is not a shoe photo: keep the toes towards the camera.
-    if f.z > 0.0 {
-        toward_camera
+    // across direction turned a quarter towards the camera (away from it seen from behind,
+    // where the left is on the image's left).
+    let f = normalize_or(Vec3::new(across.z, 0.0, -across.x), default);
+    if (f.z > 0.0) != behind {
+        default
     } else {
         f
     }
+}
+
+/// Whether `body` is seen from behind: its left hip and its left shoulder both lie on the
+/// image's left of the right ones (a person facing the camera has their left on the image's
+/// right), each by more than [`BEHIND_MIN_SPAN`] of the shoulders' span, and so do its left
+/// eye and ear. A profile (hips and shoulders nearly over each other) is not, nor a person
+/// whose face says frontal while the pose model swapped the body's sides (the b/w dunes
+/// photo: a woman facing the camera, her shoulders and hips labelled mirrored).
+pub fn seen_from_behind(body: &Body) -> bool {
+    let x = |i: usize| kp(body, i).map(|k| k.x);
+    let (Some(ls), Some(rs)) = (kp(body, 11), kp(body, 12)) else {
+        return false;
+    };
+    let span = px(ls).distance(px(rs));
+    let least = BEHIND_MIN_SPAN * span;
+    let mirrored = |l: usize, r: usize, by: f32| match (x(l), x(r)) {
+        (Some(l), Some(r)) => r - l > by,
+        _ => false,
+    };
+    span.is_finite()
+        && span > 1.0
+        && mirrored(11, 12, least)
+        && mirrored(23, 24, least)
+        && mirrored(2, 5, 0.0)
+        && mirrored(7, 8, 0.0)
 }
 
 #[cfg(test)]
@@ -566,6 +653,27 @@ pub(crate) mod tests {
             f.yaw_deg(),
             r.yaw_deg()
         );
+    }
+
+    #[test]
+    fn a_body_seen_from_behind_gets_its_toes_away_from_the_camera() {
+        // The standing body mirrored across the photo (its left on the image's left), the
+        // toe keypoints below the heels as the pose model puts hidden toes.
+        let mut b = standing();
+        for k in &mut b.keypoints {
+            k.x = 600.0 - k.x;
+        }
+        // The face's keypoints mirrored too: left eye and ear on the image's left.
+        assert!(!seen_from_behind(&b));
+        for (i, x) in [(2, 290.0), (5, 310.0), (7, 280.0), (8, 320.0)] {
+            b.keypoints[i].x = x;
+        }
+        assert!(seen_from_behind(&b) && !seen_from_behind(&standing()));
+        let frame = FloorFrame::new(&b, 600, 1000).unwrap();
+        for side in [Side::Left, Side::Right] {
+            let f = foot(&b, &frame, side, (600, 1000)).unwrap();
+            assert!(f.heading.z > 0.5, "{side:?} {:?}", f.heading);
+        }
     }
 
     #[test]

@@ -54,16 +54,21 @@ struct Run {
     covered: Vec<bool>,
 }
 
-fn run(photo: RgbaImage, product: &Product) -> Run {
-    let person = renderer()
+/// The body vision pass on `photo` (what the shoes need).
+fn body_seen(photo: &RgbaImage) -> vto_render::tryon::Person {
+    renderer()
         .see(
-            &photo,
+            photo,
             Needs {
                 body: true,
                 ..Default::default()
             },
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(photo: RgbaImage, product: &Product) -> Run {
+    let person = body_seen(&photo);
     let body = person.body.expect("a body");
     let options = Options {
         shadow_strength: 0.0,
@@ -358,4 +363,47 @@ fn the_old_shoes_leave_no_blocks_and_no_sole() {
 fn the_old_shoes_leave_no_blocks_on_the_dunes() {
     let failures = fill_failures(&[DUNES]);
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Regression (#30): the hiker seen from behind wears her shoes with the toes away from the
+/// camera. The pose model puts a hidden toe's keypoint where a foot toward the camera would
+/// have it (below the heel), and the body's facing was forced toward the camera for every
+/// photo: both shoes pointed at the camera (headings 0.84 and 0.95 toward it), showing
+/// their toe caps on a woman walking away. Each shod foot now points within 60° of
+/// straight away from the camera and its heel stays at the heel keypoint (her raised back
+/// foot, its sole toward the camera, pitched heel up).
+#[test]
+fn the_hiker_seen_from_behind_wears_her_shoes_toes_away() {
+    let Some((photo, product)) = inputs(HIKER, "shoe_sneaker_rtfkt_gabrieldesk.glb") else {
+        return;
+    };
+    let person = body_seen(&photo);
+    let body = person.body.as_ref().expect("a body");
+    assert!(shoes::feet::seen_from_behind(body), "seen from behind");
+    // The woman on the dunes faces the camera though the pose model swaps her shoulders' and
+    // hips' sides: her face's keypoints say frontal.
+    if let Some((dunes, _)) = inputs(DUNES, "shoe_sneaker_rtfkt_gabrieldesk.glb") {
+        let seen = body_seen(&dunes);
+        let body = seen.body.as_ref().expect("a body");
+        assert!(!shoes::feet::seen_from_behind(body), "the dunes: frontal");
+    }
+    let r = run(photo, &product);
+    let p = &r.placed.placement;
+    assert!(!p.feet.is_empty(), "hidden: {:?}", p.hidden);
+    for f in &p.feet {
+        let foot = f.pose.side.name();
+        assert!(
+            f.pose.heading.z > 0.5,
+            "{foot}: heading {:?} (yaw {:.0}°) is not away from the camera",
+            f.pose.heading,
+            f.pose.yaw_deg()
+        );
+        let heel = p.frame.camera.project(f.pose.heel);
+        assert!(
+            (heel.x - f.pose.heel_px.x).abs() < 2.0 * p.frame.px_per_cm,
+            "{foot}: the shoe's heel at x {:.0}, the heel keypoint at {:.0}",
+            heel.x,
+            f.pose.heel_px.x
+        );
+    }
 }

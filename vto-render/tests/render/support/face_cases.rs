@@ -1,8 +1,9 @@
 //! Test photos with small, turned and several faces, made deterministically from the two
 //! public-domain portraits (astronaut.png from scikit-image, grace_hopper.jpg from matplotlib;
-//! `scripts/fetch-models.sh --test-photos`). The same function makes them for the Rust tests
-//! and for `examples/face_cases.rs`, which writes them for `scripts/face_cases_reference.py`
-//! (MediaPipe 0.10.14's FaceMesh on the same pixels).
+//! `scripts/fetch-models.sh --test-photos`), and small turned faces made from the project's
+//! real people photos (`../shared/testdata/people`, [`small_real_faces`]). The same functions
+//! make them for the Rust tests and for `examples/face_cases.rs`, which writes them for
+//! `scripts/face_cases_reference.py` (MediaPipe 0.10.14's FaceMesh on the same pixels).
 
 use image::imageops::FilterType;
 use image::{Rgba, RgbaImage};
@@ -107,4 +108,36 @@ pub fn face_cases(astronaut: &RgbaImage, hopper: &RgbaImage) -> Vec<FaceCase> {
         photo: c,
     });
     out
+}
+
+/// The real people photos the small-face cases are made from: the case's name, the photo,
+/// the width the whole photo is scaled to and where its face's centre is (fractions of the
+/// photo). A profile (its face 52 and 63 px wide) and a three-quarter face wearing its own
+/// sunglasses, tilted down (63 and 76 px).
+pub const SMALL_REAL_FACES: [(&str, &str, u32, [f32; 2]); 4] = [
+    ("profile_52", PROFILE, 266, [0.30, 0.44]),
+    ("profile_63", PROFILE, 322, [0.30, 0.44]),
+    ("sunglasses_63", SUNGLASSES, 253, [0.57, 0.41]),
+    ("sunglasses_76", SUNGLASSES, 305, [0.57, 0.41]),
+];
+
+const PROFILE: &str = "portrait_man_profile_left_unsplash.jpg";
+const SUNGLASSES: &str = "halfbody_woman_hands_on_head_cap_sunglasses_sweater_pexels.jpg";
+
+/// Small turned faces as a street photo shows them: each photo of [`SMALL_REAL_FACES`]
+/// scaled down whole and placed on a 960×640 canvas with its face's centre at (620, 260).
+/// `open` reads a people photo by file name; the first error it returns is returned.
+pub fn small_real_faces<E>(
+    mut open: impl FnMut(&str) -> Result<RgbaImage, E>,
+) -> Result<Vec<FaceCase>, E> {
+    let mut out = Vec::new();
+    for (name, file, width, [fx, fy]) in SMALL_REAL_FACES {
+        let small = scaled(&open(file)?, width);
+        let x = 620 - (fx * small.width() as f32).round() as i64;
+        let y = 260 - (fy * small.height() as f32).round() as i64;
+        let mut c = canvas(960, 640);
+        place(&mut c, &small, x, y);
+        out.push(FaceCase { name, photo: c });
+    }
+    Ok(out)
 }

@@ -17,12 +17,14 @@
 //! # Concurrency
 //! A [`Renderer`] renders up to [`RendererConfig::concurrency`] try-ons at once: it keeps that
 //! many [`Vision`] instances (each with its own networks and scratch buffers) in a pool, and a
-//! try-on holds one from decoding to encoding; further requests wait for one to come back.
+//! try-on holds one from decoding to encoding; further requests wait for one to come back
+//! (`pool`) — a synchronous one at most [`RendererConfig::sync_wait`], then it is refused
+//! with `service_unavailable` (HTTP 503 with `Retry-After`, not billed).
 //! The rasterizer and the GPU device are shared (wgpu queues are thread-safe). The limit and
 //! the renders in flight are in `/metrics` ([`BuiltinEngine`]'s `vto_builtin_render_*`).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -32,6 +34,10 @@ use vto_core::media::{self, ImageLimits, MediaError};
 use vto_core::{
     Category, Engine, EngineError, Engines, ErrorCode, RenderInput, RenderOptions, Rendered,
 };
+
+mod pool;
+
+use pool::{Lease, Pool, TakeError};
 
 use crate::gpu::{GpuContext, GpuError};
 use crate::models::{ModelError, ModelStore};
@@ -77,6 +83,18 @@ pub enum RenderError {
     /// A previous panic poisoned the GPU lock.
     #[error("the renderer is unavailable after an earlier failure")]
     Poisoned,
+    /// Every pipeline stayed busy for as long as the try-on may wait to start
+    /// ([`RendererConfig::sync_wait`]).
+    #[error(
+        "all {pipelines} render pipelines stayed busy for {} s; retry later",
+        waited.as_secs_f32().round()
+    )]
+    Busy {
+        /// How long the try-on waited.
+        waited: Duration,
+        /// The renderer's concurrency.
+        pipelines: usize,
+    },
 }
 
 impl From<ProductError> for RenderError {
@@ -118,7 +136,24 @@ pub struct RendererConfig {
     pub backend: VisionBackend,
     /// Try-ons rendered at once (at least 1); each holds its own vision networks and scratch.
     pub concurrency: usize,
+    /// A person photo whose longer side exceeds this is scaled down to it right after
+    /// decoding, before vision and rendering, and the result comes out at that size (0: never).
+    /// Bounds each try-on's memory by configuration rather than by what a client sends.
+    pub max_photo_side: u32,
+    /// How long a synchronous try-on may wait for a free pipeline before it is refused with
+    /// [`RenderError::Busy`] (`service_unavailable`: the client retries later) rather than
+    /// queue behind a burst for longer than its HTTP client waits (`None`: as long as it
+    /// takes). Asynchronous jobs always wait: their deadline bounds them.
+    pub sync_wait: Option<Duration>,
 }
+
+/// The default [`RendererConfig::sync_wait`]: 30 s, the time many HTTP clients and proxies
+/// wait for an answer by default.
+pub const DEFAULT_SYNC_WAIT: Duration = Duration::from_secs(30);
+
+/// The default [`RendererConfig::max_photo_side`]: 2048 px, more than any try-on result is shown
+/// at and the largest photo the vision and fill stages are measured on.
+pub const DEFAULT_MAX_PHOTO_SIDE: u32 = 2048;
 
 impl Default for RendererConfig {
     /// `VisionBackend::Auto` and [`default_concurrency`].
@@ -126,6 +161,8 @@ impl Default for RendererConfig {
         RendererConfig {
             backend: VisionBackend::Auto,
             concurrency: default_concurrency(),
+            max_photo_side: DEFAULT_MAX_PHOTO_SIDE,
+            sync_wait: Some(DEFAULT_SYNC_WAIT),
         }
     }
 }
@@ -142,89 +179,15 @@ pub fn default_concurrency() -> usize {
     (cores / 2).clamp(1, 4)
 }
 
-/// [`Vision`] instances for concurrent try-ons: a try-on takes one ([`VisionPool::take`]) and
-/// gives it back when its lease drops; callers beyond the pool's size wait.
-#[derive(Debug)]
-struct VisionPool {
-    idle: Mutex<Vec<Vision>>,
-    returned: Condvar,
-    size: usize,
-}
-
-/// One [`Vision`] taken from a [`VisionPool`]; back in the pool when dropped.
-struct Lease<'a> {
-    pool: &'a VisionPool,
-    vision: Option<Vision>,
-}
-
-impl VisionPool {
-    fn new(visions: Vec<Vision>) -> Self {
-        VisionPool {
-            size: visions.len(),
-            idle: Mutex::new(visions),
-            returned: Condvar::new(),
-        }
-    }
-
-    fn lock(&self) -> Result<MutexGuard<'_, Vec<Vision>>, RenderError> {
-        self.idle.lock().map_err(|_| RenderError::Poisoned)
-    }
-
-    /// Waits for an idle [`Vision`] and lends it.
-    fn take(&self) -> Result<Lease<'_>, RenderError> {
-        let mut idle = self.lock()?;
-        loop {
-            if let Some(vision) = idle.pop() {
-                return Ok(Lease {
-                    pool: self,
-                    vision: Some(vision),
-                });
-            }
-            idle = self
-                .returned
-                .wait(idle)
-                .map_err(|_| RenderError::Poisoned)?;
-        }
-    }
-}
-
-impl std::ops::Deref for Lease<'_> {
-    type Target = Vision;
-    fn deref(&self) -> &Vision {
-        self.vision
-            .as_ref()
-            .expect("a lease holds its vision until dropped")
-    }
-}
-
-impl std::ops::DerefMut for Lease<'_> {
-    fn deref_mut(&mut self) -> &mut Vision {
-        self.vision
-            .as_mut()
-            .expect("a lease holds its vision until dropped")
-    }
-}
-
-impl Drop for Lease<'_> {
-    fn drop(&mut self) {
-        if let Some(vision) = self.vision.take() {
-            // A poisoned pool lock means an earlier panic while it was held; the vision is
-            // dropped then, and later callers get `Poisoned` from `take`.
-            if let Ok(mut idle) = self.pool.idle.lock() {
-                idle.push(vision);
-            }
-            self.pool.returned.notify_one();
-        }
-    }
-}
-
 /// The render house: vision + rasterizer on one GPU context (see the module docs).
 #[derive(Debug)]
 pub struct Renderer {
     vision_on_cpu: bool,
-    visions: VisionPool,
+    visions: Pool<Vision>,
     raster: Rasterizer,
     options: Options,
+    max_photo_side: u32,
+    sync_wait: Option<Duration>,
 }
 
 impl Renderer {
@@ -248,7 +211,11 @@ impl Renderer {
         let store = ModelStore::open(models_dir)?;
         let nets =
             Networks::pool_for_context(&ctx, &store, config.backend, config.concurrency.max(1))?;
-        Ok(Self::with_pool(ctx, nets))
+        Ok(Renderer {
+            max_photo_side: config.max_photo_side,
+            sync_wait: config.sync_wait,
+            ..Self::with_pool(ctx, nets)
+        })
     }
 
     /// Builds a renderer on given networks, one try-on at a time (tests may pass a reference
@@ -261,12 +228,14 @@ impl Renderer {
         Renderer {
             vision_on_cpu: nets.iter().all(Networks::runs_on_cpu),
             raster: Rasterizer::new(ctx.clone()),
-            visions: VisionPool::new(
+            visions: Pool::new(
                 nets.into_iter()
                     .map(|n| Vision::new(ctx.clone(), n))
                     .collect(),
             ),
             options: Options::default(),
+            max_photo_side: DEFAULT_MAX_PHOTO_SIDE,
+            sync_wait: Some(DEFAULT_SYNC_WAIT),
         }
     }
 
@@ -304,25 +273,38 @@ impl Renderer {
         self.vision_on_cpu
     }
 
+    /// A pipeline, waiting for one at most `limit` (`None`: as long as it takes).
+    fn lease(&self, limit: Option<Duration>) -> Result<Lease<'_, Vision>, RenderError> {
+        self.visions.take_within(limit).map_err(|e| match e {
+            TakeError::Poisoned => RenderError::Poisoned,
+            TakeError::Busy { waited } => RenderError::Busy {
+                waited,
+                pipelines: self.visions.size(),
+            },
+        })
+    }
+
+    /// How long a synchronous try-on may wait for a free pipeline
+    /// ([`RendererConfig::sync_wait`]).
+    pub fn sync_wait(&self) -> Option<Duration> {
+        self.sync_wait
+    }
+
     /// How many try-ons this renderer runs at once.
     pub fn concurrency(&self) -> usize {
-        self.visions.size
+        self.visions.size()
     }
 
     /// Try-ons rendering right now.
     pub fn in_flight(&self) -> usize {
-        // A poisoned pool renders nothing.
-        self.visions
-            .idle
-            .lock()
-            .map_or(0, |idle| self.visions.size - idle.len())
+        self.visions.lent()
     }
 
     /// Runs every network of every pooled [`Vision`] once ([`Vision::warm_up`]) so that the
     /// first requests pay no first-run costs; returns how long it took.
     pub fn warm_up(&self) -> Result<Duration, RenderError> {
         let t0 = Instant::now();
-        let mut idle = self.visions.lock()?;
+        let mut idle = self.visions.lock().map_err(|_| RenderError::Poisoned)?;
         for vision in idle.iter_mut() {
             vision.warm_up()?;
         }
@@ -345,7 +327,7 @@ impl Renderer {
 
     /// Runs the face pipeline on a decoded photo: all faces, largest first.
     pub fn faces(&self, photo: &RgbaImage) -> Result<Vec<Face>, RenderError> {
-        let mut vision = self.visions.take()?;
+        let mut vision = self.lease(None)?;
         let gpu = vision
             .image_ops()
             .upload(photo)
@@ -369,7 +351,7 @@ impl Renderer {
 
     /// Runs the vision stage for `needs` on a decoded photo.
     pub fn see(&self, photo: &RgbaImage, needs: Needs) -> Result<Person, RenderError> {
-        let mut vision = self.visions.take()?;
+        let mut vision = self.lease(None)?;
         see(&mut vision, photo, needs)
     }
 
@@ -392,17 +374,49 @@ impl Renderer {
         product: &[u8],
         request: &RenderOptions,
     ) -> Result<TryOnOutput, RenderError> {
+        self.try_on_within(tryon, person, product, request, None)
+    }
+
+    /// [`Renderer::try_on_with`] that waits at most `wait` for a free pipeline (`None`: as
+    /// long as it takes) and is refused with [`RenderError::Busy`] after it.
+    pub fn try_on_within(
+        &self,
+        tryon: &dyn TryOn,
+        person: &[u8],
+        product: &[u8],
+        request: &RenderOptions,
+        wait: Option<Duration>,
+    ) -> Result<TryOnOutput, RenderError> {
+        // A kind of another category (the HTTP API refuses it; a library caller may not).
+        if let Some(k) = request.product_kind {
+            if k.category() != tryon.category() {
+                return Err(TryOnError::BadProduct(format!(
+                    "product_kind {k} is a {} kind; {} takes: {}",
+                    k.category(),
+                    tryon.category(),
+                    vto_core::ProductKind::of(tryon.category())
+                        .iter()
+                        .map(|k| k.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+                .into());
+            }
+        }
         let options = Options {
             remove_own_eyewear: request.remove_own_eyewear,
+            product_kind: request.product_kind,
             ..self.options
         };
         let stages = Stages {
             raster: &self.raster,
             options: &options,
         };
-        let mut vision = self.visions.take()?;
+        let mut vision = self.lease(wait)?;
         let t0 = Instant::now();
-        let photo = decode_photo(person)?;
+        let received = decode_photo(person)?;
+        let received_size = received.dimensions();
+        let photo = fit_photo(received, self.max_photo_side);
         let product = match tryon.product_input() {
             ProductInput::Model => LoadedProduct::Model(product::load(product)?),
             ProductInput::Image => LoadedProduct::Image(
@@ -412,7 +426,7 @@ impl Renderer {
             ),
         };
         let t1 = Instant::now();
-        let needs = tryon.needs_for(&product);
+        let needs = tryon.needs_for(&product, &options);
         let seen = see(&mut vision, &photo, needs)?;
         if needs.face && !needs.face_optional && seen.face.is_none() {
             return Err(TryOnError::NotFound(format!(
@@ -434,6 +448,13 @@ impl Renderer {
         };
         let mut metadata = look.metadata;
         metadata["engine"] = json!(tryon.engine_name());
+        if photo.dimensions() != received_size {
+            metadata["photo"] = json!({
+                "received": [received_size.0, received_size.1],
+                "rendered": [photo.width(), photo.height()],
+                "why": format!("scaled down to the longer side's limit of {} px", self.max_photo_side),
+            });
+        }
         if let Some(choice) = &seen.face {
             metadata["face"] = face_metadata(choice);
             metadata["face_candidates"] = json!(choice.candidates);
@@ -487,6 +508,24 @@ pub fn decode_photo(bytes: &[u8]) -> Result<RgbaImage, RenderError> {
     media::decode_image(bytes, &ImageLimits::default())
         .map(|img| img.to_rgba8())
         .map_err(RenderError::Photo)
+}
+
+/// `photo` scaled down (aspect kept, a triangle filter) so its longer side is at most
+/// `max_side`; unchanged when it already is or when `max_side` is 0.
+pub fn fit_photo(photo: RgbaImage, max_side: u32) -> RgbaImage {
+    let (w, h) = photo.dimensions();
+    let longest = w.max(h);
+    if max_side == 0 || longest <= max_side {
+        return photo;
+    }
+    let scale = f64::from(max_side) / f64::from(longest);
+    let size = |v: u32| ((f64::from(v) * scale).round() as u32).clamp(1, max_side);
+    image::imageops::resize(
+        &photo,
+        size(w),
+        size(h),
+        image::imageops::FilterType::Triangle,
+    )
 }
 
 /// Encodes PNG with fast compression (encoding dominates otherwise).
@@ -625,6 +664,7 @@ impl RenderError {
             RenderError::Photo(ref e) | RenderError::ProductImage(ref e) => {
                 rejected(e.code(), self.to_string())
             }
+            RenderError::Busy { .. } => rejected(ErrorCode::ServiceUnavailable, self.to_string()),
             RenderError::TryOn(t) => match t {
                 TryOnError::Product(ref p) => match p {
                     ProductError::TooLarge { .. } => {
@@ -692,8 +732,14 @@ impl Engine for BuiltinEngine {
         let person = input.person.bytes.clone();
         let product = input.product.bytes.clone();
         let options = input.options;
+        // Only a synchronous request has a client waiting on the line.
+        let wait = if input.category.is_sync() {
+            renderer.sync_wait()
+        } else {
+            None
+        };
         let out = tokio::task::spawn_blocking(move || {
-            renderer.try_on_with(tryon.as_ref(), &person, &product, &options)
+            renderer.try_on_within(tryon.as_ref(), &person, &product, &options, wait)
         })
         .await
         .map_err(|e| EngineError::Internal(format!("render task failed: {e}")))?
@@ -703,5 +749,26 @@ impl Engine for BuiltinEngine {
             content_type: "image/png".into(),
             metadata: out.metadata,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_try_on_that_could_not_start_in_time_is_service_unavailable_with_a_reason() {
+        let e = RenderError::Busy {
+            waited: Duration::from_millis(30_020),
+            pipelines: 2,
+        };
+        let EngineError::Rejected { code, message } = e.into_engine_error() else {
+            panic!("a busy renderer is not an internal failure");
+        };
+        assert_eq!(code, ErrorCode::ServiceUnavailable);
+        assert_eq!(
+            message,
+            "all 2 render pipelines stayed busy for 30 s; retry later"
+        );
     }
 }
