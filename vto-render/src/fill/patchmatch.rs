@@ -535,12 +535,20 @@ fn accumulate_rows<const LAP: bool>(
             for y in py0..py1 {
                 let s0 = 4 * (shift + (y * stride + px0) as isize) as usize;
                 let a0 = 4 * ((y - y0) * w + px0);
-                for (a, &v) in acc[a0..a0 + n].iter_mut().zip(&img[s0..s0 + n]) {
-                    *a += wt * f32::from(v);
-                }
-                if LAP {
-                    for (a, &v) in acc_lap[a0..a0 + n].iter_mut().zip(&lap[s0..s0 + n]) {
+                if n == 28 {
+                    // A whole row of a 7×7 patch: fixed-length, so it vectorises whole.
+                    add_row::<28, u8>(&mut acc[a0..a0 + 28], &img[s0..s0 + 28], wt);
+                    if LAP {
+                        add_row::<28, i16>(&mut acc_lap[a0..a0 + 28], &lap[s0..s0 + 28], wt);
+                    }
+                } else {
+                    for (a, &v) in acc[a0..a0 + n].iter_mut().zip(&img[s0..s0 + n]) {
                         *a += wt * f32::from(v);
+                    }
+                    if LAP {
+                        for (a, &v) in acc_lap[a0..a0 + n].iter_mut().zip(&lap[s0..s0 + n]) {
+                            *a += wt * f32::from(v);
+                        }
                     }
                 }
             }
@@ -549,11 +557,15 @@ fn accumulate_rows<const LAP: bool>(
     (acc, acc_lap)
 }
 
-/// The colour of the pixel at `p` in the padded grid of `level`, and a lane of 1.
+/// `acc[k] += wt · v[k]` for the `L` lanes of one patch row (the same sums, in the same order,
+/// as the general loop of [`accumulate_rows`]).
 #[inline(always)]
-fn colour(level: &Level, p: usize) -> [f32; 4] {
-    let c: [u8; 4] = level.img[4 * p..4 * p + 4].try_into().expect("a pixel");
-    c.map(f32::from)
+fn add_row<const L: usize, T: Copy + Into<f32>>(acc: &mut [f32], v: &[T], wt: f32) {
+    let acc: &mut [f32; L] = acc.try_into().expect("a patch row");
+    let v: &[T; L] = v.try_into().expect("a patch row");
+    for k in 0..L {
+        acc[k] += wt * v[k].into();
+    }
 }
 
 #[inline(always)]
