@@ -24,6 +24,7 @@ pub(crate) struct Level {
 
 impl Level {
     /// A level from RGB pixels (`w × h × 3`), the hole and the allowed region.
+    #[cfg(test)]
     pub fn new(
         w: usize,
         h: usize,

@@ -19,8 +19,7 @@
 //!    there.
 //! 4. Each finer level starts from the coarser one's matches, doubled (so the texture copied
 //!    at the fine level continues what the coarse level decided), voted with the fine
-//!    level's own pixels.
-//!
+//!    level's own pixels. The finest level only votes these matches, without a search.
 //! 5. At full resolution, the vote's error on the rim is spread over the hole (a membrane) and
 //!    the voted Laplacian is integrated (Poisson sweeps): no seams, gradients continue.
 //! 6. The result mixes the patch synthesis with a smooth fill ([`FillOptions::detail`]).
@@ -92,8 +91,8 @@ pub struct FillOptions {
     pub seed: u64,
     /// How much of the copied texture the result keeps, against a smooth fill (a diffusion
     /// from the rim): 1 is the patch synthesis alone, 0 the smooth fill alone. Texture copied
-    /// deep into a large hole is plausible but rarely the truth; the default, 0.5, keeps its
-    /// structure and half its contrast (see `docs/fill.md` for the measurements).
+    /// deep into a large hole is plausible but rarely the truth; the default, 0.3, keeps its
+    /// structure at 30 % of its contrast (see `docs/fill.md` for the measurements).
     pub detail: f32,
 }
 
@@ -102,7 +101,7 @@ impl Default for FillOptions {
         Self {
             patch_radius: 3,
             seed: 0x5eed_f111,
-            detail: 0.5,
+            detail: 0.3,
         }
     }
 }
@@ -169,42 +168,25 @@ pub fn fill_with(
         }
     }
     let (w, h) = (pw as usize, ph as usize);
-    trace("start");
     let m = mask.as_raw();
     let g = guide.map(|g| g.as_raw().as_slice());
     let allowed = |i: usize| g.is_none_or(|g| g[i] >= THRESHOLD);
-    // Per row: the hole's first and last column + 1, its pixels, and the sources.
-    let rows: Vec<(usize, usize, usize, usize)> = (0..h)
+    // The numbers of hole pixels and of sources.
+    let (holes, sources) = (0..h)
         .into_par_iter()
         .map(|y| {
-            let (mut first, mut last, mut holes, mut sources) = (w, 0, 0, 0);
-            for x in 0..w {
-                let i = y * w + x;
+            let (mut holes, mut sources) = (0usize, 0usize);
+            for i in y * w..(y + 1) * w {
                 if m[i] >= THRESHOLD {
-                    first = first.min(x);
-                    last = x + 1;
                     holes += 1;
                 } else if allowed(i) {
                     sources += 1;
                 }
             }
-            (first, last, holes, sources)
+            (holes, sources)
         })
-        .collect();
-    // The hole's bounding box.
-    let (mut x0, mut y0, mut x1, mut y1) = (w, h, 0, 0);
-    let (mut holes, mut sources) = (0usize, 0usize);
-    for (y, &(first, last, n, s)) in rows.iter().enumerate() {
-        if n > 0 {
-            x0 = x0.min(first);
-            x1 = x1.max(last);
-            y0 = y0.min(y);
-            y1 = y + 1;
-        }
-        holes += n;
-        sources += s;
-    }
-    if x1 == 0 {
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    if holes == 0 {
         return Ok(photo.clone());
     }
     if sources == 0 {
@@ -246,7 +228,6 @@ pub fn fill_with(
     if crops.contains(&(0, 0, w, h)) {
         crops = vec![(0, 0, w, h)];
     }
-    trace(&format!("groups {}", crops.len()));
     let detail = options.detail.clamp(0.0, 1.0);
     let done: Vec<((usize, usize), Level)> = crops
         .par_iter()
@@ -261,7 +242,6 @@ pub fn fill_with(
             ((x0, y0), complete(level, r, seed, detail))
         })
         .collect();
-    trace("complete");
     let mut out = photo.clone();
     for ((cx, cy), done) in &done {
         let (cx, cy, cw) = (*cx, *cy, done.w);
@@ -402,43 +382,24 @@ fn groups(
 }
 
 /// EM iterations and PatchMatch passes per EM iteration at a level: many at the coarsest
-/// (cheap, and it decides the layout), fewer going up, one at the finest.
+/// (cheap, and it decides the layout), fewer going up, none at the finest below a coarser
+/// level (it votes the coarser level's matches, upsampled, once: a search there cost a
+/// third of the time and scored lower on the benchmark, see `docs/fill.md`).
 fn schedule(k: usize, top: usize, pixels: usize) -> (usize, usize) {
     if k == top && pixels <= 128 * 128 {
         (6, 2)
     } else if k == top {
         (3, 1)
     } else if k == 0 {
-        (1, 1)
+        (0, 0)
     } else {
         (2, 1)
     }
 }
 
-thread_local! { static T0: std::cell::Cell<Option<(std::time::Instant, u64)>> = const { std::cell::Cell::new(None) }; }
-fn cpu_ns() -> u64 {
-    let mut total = 0;
-    for e in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
-        if let Ok(s) = std::fs::read_to_string(e.path().join("schedstat")) {
-            total += s.split_whitespace().next().unwrap().parse::<u64>().unwrap();
-        }
-    }
-    total
-}
-pub(crate) fn trace(what: &str) {
-    if std::env::var_os("VTO_FILL_TRACE").is_none() { return; }
-    T0.with(|t| {
-        let now = (std::time::Instant::now(), cpu_ns());
-        if let Some(p) = t.get() { eprintln!("  {:>7.2} ms wall {:>7.2} ms cpu {what}", (now.0 - p.0).as_secs_f64() * 1e3, (now.1 - p.1) as f64 / 1e6); }
-        t.set(Some((std::time::Instant::now(), cpu_ns())));
-    });
-}
-
 /// Fills the hole of `finest` (a crop) and returns it.
 fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
-    trace("c: start");
     let thick = level::thickness(&finest.hole, finest.w, finest.h) as usize;
-    trace("c: thickness");
     let mut levels = vec![finest];
     // The field of each level (they do not change: the hole and the guide are fixed).
     let mut fields: Vec<Option<Field>> = vec![None];
@@ -449,10 +410,8 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
             break;
         }
         let coarse = last.reduce();
-        trace("c: reduce");
         let holes = coarse.hole.par_iter().filter(|&&b| b).count();
         let field = Field::new(&coarse, r);
-        trace("c: field");
         if field.sources.len() < holes.max(64) {
             break;
         }
@@ -460,10 +419,8 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
         fields.push(Some(field));
     }
     let top = levels.len() - 1;
-    trace(&format!("pyramid {} levels thick {thick}", levels.len()));
     // Structure: the coarsest level's hole diffuses in from its rim.
     smooth::smooth_fill(&mut levels[top], 64);
-    trace("top smooth");
     let mut prev: Option<(Nnf, usize, usize)> = None;
     for k in (0..=top).rev() {
         if k < top {
@@ -471,9 +428,7 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
             let (lo, hi) = levels.split_at_mut(k + 1);
             fill_from_coarser(&mut lo[k], &hi[0]);
         }
-        trace(&format!("L{k} upfill"));
         let field = fields[k].take().unwrap_or_else(|| Field::new(&levels[k], r));
-        trace(&format!("L{k} field {}x{} targets {}", levels[k].w, levels[k].h, field.target.iter().filter(|&&b| b).count()));
         if field.sources.is_empty() {
             // No patch to copy: the smooth fill (coarsest) or the coarser level stays.
             prev = None;
@@ -484,22 +439,23 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
         let mut nnf = match prev.take() {
             Some((c, cw, ch)) => {
                 let nnf = patchmatch::upsample(&c, cw, ch, &field, lseed);
-                trace("i: upsample");
-                patchmatch::vote(level, &field, &nnf, true);
-                trace("i: vote");
+                if k > 0 {
+                    // A first vote with this level's own pixels, for the search to compare
+                    // against (the finest level votes once, at the end).
+                    patchmatch::vote(level, &field, &nnf, true);
+                }
                 nnf
             }
             None => patchmatch::random_init(&field, lseed),
         };
+        // The distances weigh the vote (at the finest level, against the coarser level's
+        // result, upsampled).
         patchmatch::measure(level, &field, &mut nnf);
-        trace(&format!("L{k} init"));
         let (em, passes) = schedule(k, top, level.w * level.h);
         // The coarsest level searches widely (it decides the layout), the finer ones near
         // the upsampled match.
         let radius = if k == top {
             level.w.max(level.h).min(96)
-        } else if k == 0 {
-            8
         } else {
             16
         };
@@ -508,34 +464,26 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
                 let s = patchmatch::mix(lseed ^ ((e * 16 + p) as u64 + 1));
                 let reverse = (e * passes + p) % 2 == 1;
                 patchmatch::search(level, &field, &mut nnf, radius, s, reverse);
-                trace(&format!("L{k} search"));
             }
             if k == 0 && e + 1 == em {
                 break;
             }
             patchmatch::vote(level, &field, &nnf, false);
-            trace(&format!("L{k} vote"));
             if k > 0 || e + 1 < em {
                 patchmatch::measure(level, &field, &mut nnf);
-                trace(&format!("L{k} measure"));
             }
         }
         if k == 0 {
             // Structure at full resolution: the copied texture meets the rim without a
             // seam and slow colour changes continue through the hole.
             let holes = smooth::Holes::new(level);
-            trace("holes");
             let finish = patchmatch::vote_finish(level, &field, &nnf, &holes);
-            trace("vote finish");
             let smooth = smooth::membranes(level, &holes, Some(&finish.mismatch), 16)
                 .expect("the finest level has sources");
-            trace("membranes");
             smooth::correct(level, &holes, &smooth);
             smooth::poisson(level, &holes, &finish.laplacian, 24);
-            trace("poisson");
             if detail < 1.0 {
                 blend(level, &holes, &smooth, detail);
-                trace("blend");
             }
         }
         prev = Some((nnf, level.w, level.h));

@@ -51,11 +51,8 @@ impl Field {
             .zip(&level.allowed)
             .map(|(&hole, &allowed)| hole || !allowed)
             .collect();
-        super::trace("F: bad");
         let near_bad = dilate(&bad, w, h, r);
-        super::trace("F: dilate");
         let target = dilate(&level.hole, w, h, r);
-        super::trace("F: dilate2");
         let mut valid = vec![false; w * h];
         let rows: Vec<Vec<u32>> = valid
             .par_chunks_mut(w)
@@ -431,7 +428,7 @@ fn sigma2(nnf: &Nnf) -> f32 {
 }
 
 /// Rows of pixels per parallel task of a vote.
-const VOTE_BAND: usize = 16;
+const VOTE_BAND: usize = 32;
 
 /// What a vote reads: the field's matches and how they are weighted.
 struct Votes<'a> {
@@ -593,7 +590,7 @@ fn write(level: &mut Level, pixels: Vec<(usize, [u8; 3])>) {
 /// sources put there (see [`weights`]).
 pub(crate) fn vote(level: &mut Level, field: &Field, nnf: &Nnf, uniform: bool) {
     let votes = Votes::new(level, nnf, uniform);
-    let (w, stride) = (field.w, level.stride());
+    let w = field.w;
     let lv: &Level = level;
     let pixels: Vec<(usize, [u8; 3])> = bands(field.h)
         .flat_map_iter(|(y0, y1)| {
@@ -657,7 +654,6 @@ pub(crate) struct Finish {
 pub(crate) fn vote_finish(level: &mut Level, field: &Field, nnf: &Nnf, holes: &Holes) -> Finish {
     let (w, h, stride) = (field.w, field.h, level.stride());
     let votes = Votes::new(level, nnf, false);
-    super::trace("f: votes");
     // The Laplacian of every pixel, in the padded grid (0 in the padding).
     let lv: &Level = level;
     let usable = |i: usize| !lv.hole[i] && lv.allowed[i];
@@ -668,7 +664,6 @@ pub(crate) fn vote_finish(level: &mut Level, field: &Field, nnf: &Nnf, holes: &H
         .take(h.saturating_sub(2))
         .enumerate()
         .for_each(|(y, row)| simd(LapRow((lv, &ok, y + 1, row))));
-    super::trace("f: lap");
     let mut need = lv.hole.clone();
     for &i in &holes.rim {
         need[i as usize] = true;
@@ -700,7 +695,6 @@ pub(crate) fn vote_finish(level: &mut Level, field: &Field, nnf: &Nnf, holes: &H
                 .collect::<Vec<_>>()
         })
         .collect();
-    super::trace("f: accumulate");
     let mut raw = Vec::with_capacity(holes.rim.len());
     let mut laplacian = vec![[0.0f32; 3]; holes.len()];
     let mut pixels = Vec::with_capacity(holes.len());
@@ -740,7 +734,6 @@ pub(crate) fn vote_finish(level: &mut Level, field: &Field, nnf: &Nnf, holes: &H
             [acc[0] / acc[3], acc[1] / acc[3], acc[2] / acc[3]]
         })
         .collect();
-    super::trace("f: mismatch");
     write(level, pixels);
     Finish {
         mismatch,

@@ -14,7 +14,7 @@
 use rayon::prelude::*;
 
 use super::level::Level;
-use crate::tflite::simd::{simd, simd_kernel};
+use crate::tflite::simd::simd;
 
 /// No neighbour (outside the level, or neither hole nor rim).
 const NONE: u32 = u32::MAX;
@@ -25,8 +25,6 @@ const RIM: u32 = 1 << 31;
 /// The hole of a level: its pixels, grouped by 4-connected part, and their neighbours.
 #[derive(Debug)]
 pub(crate) struct Holes {
-    w: usize,
-    h: usize,
     /// The hole's pixels (`y · w + x`), part by part, each part in scan order.
     pub pixels: Vec<u32>,
     /// Part `k` is `pixels[parts[k]..parts[k + 1]]`.
@@ -154,8 +152,6 @@ impl Holes {
             })
             .collect();
         Self {
-            w,
-            h,
             pixels,
             parts,
             nbr,
@@ -260,12 +256,8 @@ pub(crate) fn membranes(
             c[7] += 1.0;
         }
     }
-    super::trace("m: coarse+rim");
     let init = push_pull(w, h, coarse, &holes.pixels);
-    super::trace("m: push_pull");
-    let r = Some(membrane(holes, init, &rim, sweeps));
-    super::trace("m: sweeps");
-    r
+    Some(membrane(holes, init, &rim, sweeps))
 }
 
 /// Adds the correction `d` (lanes 4–6 of [`membranes`], per hole pixel) to the hole pixels of
