@@ -180,7 +180,10 @@ impl Level {
                 let (y0, y1) = (2 * y, (2 * y + 1).min(self.h - 1));
                 let rows = if y1 > y0 { 2 } else { 1 };
                 let (a, b) = (self.offset(0, y0), self.offset(0, y1));
-                let (ha, hb) = (&self.hole[y0 * self.w..(y0 + 1) * self.w], &self.hole[y1 * self.w..(y1 + 1) * self.w]);
+                let (ha, hb) = (
+                    &self.hole[y0 * self.w..(y0 + 1) * self.w],
+                    &self.hole[y1 * self.w..(y1 + 1) * self.w],
+                );
                 let (aa, ab) = (
                     &self.allowed[y0 * self.w..(y0 + 1) * self.w],
                     &self.allowed[y1 * self.w..(y1 + 1) * self.w],

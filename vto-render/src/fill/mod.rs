@@ -320,7 +320,10 @@ fn groups(
             }
             let mut k = j;
             while k < above.len() && above[k].0 <= a1 {
-                let (p, q) = (root(&mut parent, first[y] + i), root(&mut parent, first[y - 1] + k));
+                let (p, q) = (
+                    root(&mut parent, first[y] + i),
+                    root(&mut parent, first[y - 1] + k),
+                );
                 if p != q {
                     parent[p.max(q)] = p.min(q);
                 }
@@ -351,10 +354,13 @@ fn groups(
         let b = parts.iter().fold((w, h, 0, 0), |c, &(b, _)| {
             (c.0.min(b.0), c.1.min(b.1), c.2.max(b.2), c.3.max(b.3))
         });
-        let all = runs.iter().enumerate().fold(b, |c, (y, r)| match (r.first(), r.last()) {
-            (Some(f), Some(l)) => (c.0.min(f.0), c.1.min(y), c.2.max(l.1), c.3.max(y + 1)),
-            _ => c,
-        });
+        let all = runs
+            .iter()
+            .enumerate()
+            .fold(b, |c, (y, r)| match (r.first(), r.last()) {
+                (Some(f), Some(l)) => (c.0.min(f.0), c.1.min(y), c.2.max(l.1), c.3.max(y + 1)),
+                _ => c,
+            });
         return vec![(all, total)];
     }
     // Merge while two crops overlap.
@@ -368,7 +374,12 @@ fn groups(
                 if overlap(crop_of(parts[i].0), crop_of(parts[j].0)) {
                     let (b, n) = parts.remove(j);
                     let a = &mut parts[i];
-                    a.0 = (a.0 .0.min(b.0), a.0 .1.min(b.1), a.0 .2.max(b.2), a.0 .3.max(b.3));
+                    a.0 = (
+                        a.0 .0.min(b.0),
+                        a.0 .1.min(b.1),
+                        a.0 .2.max(b.2),
+                        a.0 .3.max(b.3),
+                    );
                     a.1 += n;
                     merged = true;
                     break 'outer;
@@ -428,7 +439,9 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
             let (lo, hi) = levels.split_at_mut(k + 1);
             fill_from_coarser(&mut lo[k], &hi[0]);
         }
-        let field = fields[k].take().unwrap_or_else(|| Field::new(&levels[k], r));
+        let field = fields[k]
+            .take()
+            .unwrap_or_else(|| Field::new(&levels[k], r));
         if field.sources.is_empty() {
             // No patch to copy: the smooth fill (coarsest) or the coarser level stays.
             prev = None;

@@ -282,7 +282,11 @@ pub(crate) fn search(
     let bands = h.div_ceil(BAND);
     let mut before = vec![NONE; bands * w];
     for b in 0..bands {
-        let y = if reverse { (b + 1) * BAND } else { (b * BAND).wrapping_sub(1) };
+        let y = if reverse {
+            (b + 1) * BAND
+        } else {
+            (b * BAND).wrapping_sub(1)
+        };
         if y < h {
             before[b * w..(b + 1) * w].copy_from_slice(&nnf.src[y * w..(y + 1) * w]);
         }
@@ -368,7 +372,14 @@ fn search_band((pass, band, src, dist): (&Pass, usize, &mut [u32], &mut [u32])) 
                 if s != NONE {
                     let sx = (s as usize % w) as isize + step;
                     if sx >= 0 && (sx as usize) < w {
-                        try_source(level, field, (x, y), (sx as usize, s as usize / w), &mut best, &mut bd);
+                        try_source(
+                            level,
+                            field,
+                            (x, y),
+                            (sx as usize, s as usize / w),
+                            &mut best,
+                            &mut bd,
+                        );
                     }
                 }
             }
@@ -383,7 +394,14 @@ fn search_band((pass, band, src, dist): (&Pass, usize, &mut [u32], &mut [u32])) 
                 if s != NONE {
                     let sy = (s as usize / w) as isize + step;
                     if sy >= 0 && (sy as usize) < h {
-                        try_source(level, field, (x, y), (s as usize % w, sy as usize), &mut best, &mut bd);
+                        try_source(
+                            level,
+                            field,
+                            (x, y),
+                            (s as usize % w, sy as usize),
+                            &mut best,
+                            &mut bd,
+                        );
                     }
                 }
             }
@@ -493,7 +511,15 @@ impl<'a> Votes<'a> {
         (y0, y1): (usize, usize),
         lap: &[i16],
     ) -> (Vec<f32>, Vec<f32>) {
-        struct Kernel<'a, const LAP: bool>((&'a Votes<'a>, &'a Level, &'a Field, (usize, usize), &'a [i16]));
+        struct Kernel<'a, const LAP: bool>(
+            (
+                &'a Votes<'a>,
+                &'a Level,
+                &'a Field,
+                (usize, usize),
+                &'a [i16],
+            ),
+        );
         impl<const LAP: bool> pulp::WithSimd for Kernel<'_, LAP> {
             type Output = (Vec<f32>, Vec<f32>);
             #[inline(always)]
@@ -515,7 +541,11 @@ fn accumulate_rows<const LAP: bool>(
     let (w, h, r, stride) = (field.w, field.h, field.r, level.stride());
     let img = &level.img;
     let mut acc = vec![0.0f32; 4 * (y1 - y0) * w];
-    let mut acc_lap = if LAP { vec![0.0f32; 4 * (y1 - y0) * w] } else { Vec::new() };
+    let mut acc_lap = if LAP {
+        vec![0.0f32; 4 * (y1 - y0) * w]
+    } else {
+        Vec::new()
+    };
     for ty in y0.saturating_sub(r)..(y1 + r).min(h) {
         let (py0, py1) = (y0.max(ty.saturating_sub(r)), y1.min(ty + r + 1));
         for tx in 0..w {
@@ -619,14 +649,22 @@ fn lap_row((level, ok, y, row): (&Level, &[bool], usize, &mut [i16])) {
     let n = 4 * (w - 2);
     let p = level.offset(1, y);
     let img = &level.img;
-    let (c, l, r) = (&img[p..p + n], &img[p - 4..p - 4 + n], &img[p + 4..p + 4 + n]);
+    let (c, l, r) = (
+        &img[p..p + n],
+        &img[p - 4..p - 4 + n],
+        &img[p + 4..p + 4 + n],
+    );
     let (u, d) = (&img[p - s..p - s + n], &img[p + s..p + s + n]);
     let out = &mut row[4 * (pad + 1)..4 * (pad + 1) + n];
     for k in 0..n {
         out[k] = i16::from(l[k]) + i16::from(r[k]) + i16::from(u[k]) + i16::from(d[k])
             - 4 * i16::from(c[k]);
     }
-    let (above, here, below) = (&ok[(y - 1) * w..y * w], &ok[y * w..(y + 1) * w], &ok[(y + 1) * w..(y + 2) * w]);
+    let (above, here, below) = (
+        &ok[(y - 1) * w..y * w],
+        &ok[y * w..(y + 1) * w],
+        &ok[(y + 1) * w..(y + 2) * w],
+    );
     for x in 1..w - 1 {
         if !(here[x - 1] && here[x + 1] && above[x] && below[x]) {
             out[4 * (x - 1)..4 * x].fill(0);
@@ -684,7 +722,11 @@ pub(crate) fn vote_finish(level: &mut Level, field: &Field, nnf: &Nnf, holes: &H
                         // Every hole pixel is covered by targets with sources.
                         debug_assert!(a[3] > 0.0);
                         let l = &acc_lap[4 * (i - y0 * w)..];
-                        Some(Out::Hole(i, to_u8(a), [l[0] / a[3], l[1] / a[3], l[2] / a[3]]))
+                        Some(Out::Hole(
+                            i,
+                            to_u8(a),
+                            [l[0] / a[3], l[1] / a[3], l[2] / a[3]],
+                        ))
                     } else if need[i] {
                         let c = lv.rgb(i - (i / w) * w, i / w);
                         Some(Out::Rim([0, 1, 2].map(|k| f32::from(c[k]) - a[k] / a[3])))

@@ -215,7 +215,10 @@ pub(crate) fn membranes(
     sweeps: usize,
 ) -> Option<Vec<[f32; 8]>> {
     let (w, h) = (level.w, level.h);
-    if !(0..w * h).into_par_iter().any(|i| !level.hole[i] && level.allowed[i]) {
+    if !(0..w * h)
+        .into_par_iter()
+        .any(|i| !level.hole[i] && level.allowed[i])
+    {
         return None;
     }
     let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
@@ -288,18 +291,21 @@ pub(crate) fn poisson(level: &mut Level, holes: &Holes, lap: &[[f32; 3]], sweeps
     };
     let rim: Vec<[f32; 4]> = holes.rim.iter().map(|&i| rgb(i)).collect();
     let mut cur: Vec<[f32; 4]> = holes.pixels.iter().map(|&i| rgb(i)).collect();
-    holes.parts_of(&mut cur).into_par_iter().for_each(|(start, cur)| {
-        let system = System::new(&holes.nbr[start..start + cur.len()], &rim);
-        // The equation of pixel n: cur = (Σ neighbours − lap · count / 4) / count, with the
-        // rim's part and the Laplacian's folded into its constant.
-        let mut b = system.fixed.clone();
-        for (n, b) in b.iter_mut().enumerate() {
-            for k in 0..3 {
-                b[k] -= lap[start + n][k] / 4.0;
+    holes
+        .parts_of(&mut cur)
+        .into_par_iter()
+        .for_each(|(start, cur)| {
+            let system = System::new(&holes.nbr[start..start + cur.len()], &rim);
+            // The equation of pixel n: cur = (Σ neighbours − lap · count / 4) / count, with the
+            // rim's part and the Laplacian's folded into its constant.
+            let mut b = system.fixed.clone();
+            for (n, b) in b.iter_mut().enumerate() {
+                for k in 0..3 {
+                    b[k] -= lap[start + n][k] / 4.0;
+                }
             }
-        }
-        simd(Sweeps((cur, &system, &b, 1.7, sweeps)));
-    });
+            simd(Sweeps((cur, &system, &b, 1.7, sweeps)));
+        });
     for (s, c) in cur.into_iter().enumerate() {
         let i = holes.pixels[s] as usize;
         level.set_rgb(i % w, i / w, to_u8(&c[..3]));
@@ -353,7 +359,15 @@ impl<const N: usize> System<N> {
 
 /// Over-relaxed Gauss–Seidel sweeps, in order, of the equations `cur[n] = b[n] + inv[n] ·
 /// Σ cur[neighbours]` (relaxation factor `omega`).
-struct Sweeps<'a, const N: usize>((&'a mut [[f32; N]], &'a System<N>, &'a [[f32; N]], f32, usize));
+struct Sweeps<'a, const N: usize>(
+    (
+        &'a mut [[f32; N]],
+        &'a System<N>,
+        &'a [[f32; N]],
+        f32,
+        usize,
+    ),
+);
 
 impl<const N: usize> pulp::WithSimd for Sweeps<'_, N> {
     type Output = ();
@@ -397,10 +411,13 @@ fn membrane(
     rim: &[[f32; 8]],
     sweeps: usize,
 ) -> Vec<[f32; 8]> {
-    holes.parts_of(&mut cur).into_par_iter().for_each(|(start, cur)| {
-        let system = System::new(&holes.nbr[start..start + cur.len()], rim);
-        simd(Sweeps((cur, &system, &system.fixed, 1.6, sweeps)));
-    });
+    holes
+        .parts_of(&mut cur)
+        .into_par_iter()
+        .for_each(|(start, cur)| {
+            let system = System::new(&holes.nbr[start..start + cur.len()], rim);
+            simd(Sweeps((cur, &system, &system.fixed, 1.6, sweeps)));
+        });
     cur
 }
 
@@ -408,7 +425,12 @@ fn membrane(
 /// grid (per field, premultiplied colours with their weight in the fourth lane, the sums of
 /// the 2×2 children); returns the values pulled down at each pixel of `at` (pixels with no
 /// data of their own). Only the cells the pull reads are computed.
-fn push_pull<const N: usize>(w: usize, h: usize, coarse: Vec<[f32; N]>, at: &[u32]) -> Vec<[f32; N]> {
+fn push_pull<const N: usize>(
+    w: usize,
+    h: usize,
+    coarse: Vec<[f32; N]>,
+    at: &[u32],
+) -> Vec<[f32; N]> {
     if w == 1 && h == 1 {
         return vec![[0.0; N]; at.len()];
     }
@@ -462,7 +484,10 @@ fn push_pull<const N: usize>(w: usize, h: usize, coarse: Vec<[f32; N]>, at: &[u3
                     mark[yy * cw + xx] = true;
                 }
             }
-            cells = (0..cw * ch).filter(|&i| mark[i]).map(|i| i as u32).collect();
+            cells = (0..cw * ch)
+                .filter(|&i| mark[i])
+                .map(|i| i as u32)
+                .collect();
             needed.push(cells.clone());
             fine_w = cw;
         }
@@ -513,7 +538,11 @@ fn push_pull<const N: usize>(w: usize, h: usize, coarse: Vec<[f32; N]>, at: &[u3
                     // is trusted fully.
                     let a = d[g + 3].min(1.0);
                     for c in 0..3 {
-                        let own = if d[g + 3] > 0.0 { d[g + c] / d[g + 3] } else { 0.0 };
+                        let own = if d[g + 3] > 0.0 {
+                            d[g + c] / d[g + 3]
+                        } else {
+                            0.0
+                        };
                         out[g + c] = own * a + u[g + c] * (1.0 - a);
                     }
                 }
