@@ -28,8 +28,8 @@
 //! - **CPU, with rayon, no GPU kernel.** The work is a data-dependent search with early exits
 //!   over a few ten thousand pixels; on lavapipe (the CPU Vulkan device this service often
 //!   runs on) our vision stack's wgpu kernels ran 20–80× slower than its native ones (see
-//!   `docs/performance.md`). The native path does not meet the speed goal yet (a 1024²
-//!   photo with 5 % masked in ≤ 150 ms on two cores; `scripts/bench-inpaint.sh`).
+//!   `docs/performance.md`). The speed goal (a 1024² photo with 5 % masked in ≤ 150 ms on
+//!   two cores; `scripts/bench-inpaint.sh`) is not shown yet: ~255 ms of CPU per such fill.
 //! - **Deterministic.** Rows are searched in bands of fixed height and every random draw is
 //!   a hash of the seed and the pixel, so the result does not depend on the thread count.
 //! - **Pixels outside the mask never change**: the result is the photo with only the masked
@@ -394,8 +394,8 @@ fn groups(
 
 /// EM iterations and PatchMatch passes per EM iteration at a level: many at the coarsest
 /// (cheap, and it decides the layout), fewer going up, none at the finest below a coarser
-/// level (it votes the coarser level's matches, upsampled, once: a search there cost a
-/// third of the time and scored lower on the benchmark, see `docs/fill.md`).
+/// level (it votes the coarser level's matches, upsampled, once: a search there cost about
+/// 15 % of the time and scored lower on the benchmark, see `docs/fill.md`).
 fn schedule(k: usize, top: usize, pixels: usize) -> (usize, usize) {
     if k == top && pixels <= 128 * 128 {
         (6, 2)
