@@ -176,8 +176,8 @@ pub fn fill_with(
         .into_par_iter()
         .map(|y| {
             let (mut holes, mut sources) = (0usize, 0usize);
-            for i in y * w..(y + 1) * w {
-                if m[i] >= THRESHOLD {
+            for (i, &v) in m.iter().enumerate().take((y + 1) * w).skip(y * w) {
+                if v >= THRESHOLD {
                     holes += 1;
                 } else if allowed(i) {
                     sources += 1;

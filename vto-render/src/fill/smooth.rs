@@ -88,8 +88,8 @@ impl Holes {
             }
             a
         }
-        for k in 0..n {
-            let i = scan[k] as usize;
+        for (k, &i) in scan.iter().enumerate() {
+            let i = i as usize;
             let (x, y) = (i % w, i / w);
             for (ok, j) in [(x > 0, i.wrapping_sub(1)), (y > 0, i.wrapping_sub(w))] {
                 if ok && hole[j] {
@@ -104,13 +104,13 @@ impl Holes {
         let mut part_of = vec![0u32; n];
         let mut sizes: Vec<usize> = Vec::new();
         let mut label = vec![u32::MAX; n];
-        for k in 0..n {
+        for (k, part) in part_of.iter_mut().enumerate() {
             let rt = root(&mut parent, k as u32) as usize;
             if label[rt] == u32::MAX {
                 label[rt] = sizes.len() as u32;
                 sizes.push(0);
             }
-            part_of[k] = label[rt];
+            *part = label[rt];
             sizes[label[rt] as usize] += 1;
         }
         let mut parts = Vec::with_capacity(sizes.len() + 1);
@@ -254,8 +254,8 @@ pub(crate) fn membranes(
             let c = &mut coarse[(y / 2) * cw + x / 2];
             for k in 0..3 {
                 c[4 + k] += d[k];
-                v[4 + k] = d[k];
             }
+            v[4..7].copy_from_slice(d);
             c[7] += 1.0;
         }
     }
@@ -359,15 +359,16 @@ impl<const N: usize> System<N> {
 
 /// Over-relaxed Gauss–Seidel sweeps, in order, of the equations `cur[n] = b[n] + inv[n] ·
 /// Σ cur[neighbours]` (relaxation factor `omega`).
-struct Sweeps<'a, const N: usize>(
-    (
-        &'a mut [[f32; N]],
-        &'a System<N>,
-        &'a [[f32; N]],
-        f32,
-        usize,
-    ),
+/// The values, the system, its constants, the relaxation factor and the number of sweeps.
+type SweepArgs<'a, const N: usize> = (
+    &'a mut [[f32; N]],
+    &'a System<N>,
+    &'a [[f32; N]],
+    f32,
+    usize,
 );
+
+struct Sweeps<'a, const N: usize>(SweepArgs<'a, N>);
 
 impl<const N: usize> pulp::WithSimd for Sweeps<'_, N> {
     type Output = ();
