@@ -19,8 +19,7 @@
 //!    there.
 //! 4. Each finer level starts from the coarser one's matches, doubled (so the texture copied
 //!    at the fine level continues what the coarse level decided), voted with the fine
-//!    level's own pixels.
-//!
+//!    level's own pixels. The finest level only votes these matches, without a search.
 //! 5. At full resolution, the vote's error on the rim is spread over the hole (a membrane) and
 //!    the voted Laplacian is integrated (Poisson sweeps): no seams, gradients continue.
 //! 6. The result mixes the patch synthesis with a smooth fill ([`FillOptions::detail`]).
@@ -29,8 +28,8 @@
 //! - **CPU, with rayon, no GPU kernel.** The work is a data-dependent search with early exits
 //!   over a few ten thousand pixels; on lavapipe (the CPU Vulkan device this service often
 //!   runs on) our vision stack's wgpu kernels ran 20–80× slower than its native ones (see
-//!   `docs/performance.md`). The native path does not meet the speed goal yet (a 1024²
-//!   photo with 5 % masked in ≤ 150 ms on two cores; `scripts/bench-inpaint.sh`).
+//!   `docs/performance.md`). The speed goal (a 1024² photo with 5 % masked in ≤ 150 ms on
+//!   two cores; `scripts/bench-inpaint.sh`) is not shown yet: ~255 ms of CPU per such fill.
 //! - **Deterministic.** Rows are searched in bands of fixed height and every random draw is
 //!   a hash of the seed and the pixel, so the result does not depend on the thread count.
 //! - **Pixels outside the mask never change**: the result is the photo with only the masked
@@ -46,6 +45,7 @@ mod smooth;
 mod tests;
 
 use image::{GrayImage, RgbImage, RgbaImage};
+use rayon::prelude::*;
 
 use level::Level;
 use patchmatch::{Field, Nnf};
@@ -91,8 +91,8 @@ pub struct FillOptions {
     pub seed: u64,
     /// How much of the copied texture the result keeps, against a smooth fill (a diffusion
     /// from the rim): 1 is the patch synthesis alone, 0 the smooth fill alone. Texture copied
-    /// deep into a large hole is plausible but rarely the truth; the default, 0.5, keeps its
-    /// structure and half its contrast (see `docs/fill.md` for the measurements).
+    /// deep into a large hole is plausible but rarely the truth; the default, 0.3, keeps its
+    /// structure at 30 % of its contrast (see `docs/fill.md` for the measurements).
     pub detail: f32,
 }
 
@@ -101,7 +101,7 @@ impl Default for FillOptions {
         Self {
             patch_radius: 3,
             seed: 0x5eed_f111,
-            detail: 0.5,
+            detail: 0.3,
         }
     }
 }
@@ -168,91 +168,241 @@ pub fn fill_with(
         }
     }
     let (w, h) = (pw as usize, ph as usize);
-    let hole = |x: usize, y: usize| mask.as_raw()[y * w + x] >= THRESHOLD;
-    let allowed = |x: usize, y: usize| guide.is_none_or(|g| g.as_raw()[y * w + x] >= THRESHOLD);
-    // The hole's bounding box.
-    let (mut x0, mut y0, mut x1, mut y1) = (w, h, 0, 0);
-    let mut sources = 0usize;
-    for y in 0..h {
-        for x in 0..w {
-            if hole(x, y) {
-                x0 = x0.min(x);
-                y0 = y0.min(y);
-                x1 = x1.max(x + 1);
-                y1 = y1.max(y + 1);
-            } else if allowed(x, y) {
-                sources += 1;
+    let m = mask.as_raw();
+    let g = guide.map(|g| g.as_raw().as_slice());
+    let allowed = |i: usize| g.is_none_or(|g| g[i] >= THRESHOLD);
+    // The numbers of hole pixels and of sources.
+    let (holes, sources) = (0..h)
+        .into_par_iter()
+        .map(|y| {
+            let (mut holes, mut sources) = (0usize, 0usize);
+            for (i, &v) in m.iter().enumerate().take((y + 1) * w).skip(y * w) {
+                if v >= THRESHOLD {
+                    holes += 1;
+                } else if allowed(i) {
+                    sources += 1;
+                }
             }
-        }
-    }
-    if x1 == 0 {
+            (holes, sources)
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    if holes == 0 {
         return Ok(photo.clone());
     }
     if sources == 0 {
         return Err(FillError::NoSource);
     }
     let r = options.patch_radius.max(1) as usize;
-    // A margin of half the hole's size (at least a few patches) around it: the sources.
-    let margin = ((x1 - x0).max(y1 - y0) / 2).max(8 * (2 * r + 1));
-    let mut crop = (
-        x0.saturating_sub(margin),
-        y0.saturating_sub(margin),
-        (x1 + margin).min(w),
-        (y1 + margin).min(h),
-    );
-    let in_crop = |c: (usize, usize, usize, usize)| {
-        let mut n = 0usize;
-        for y in c.1..c.3 {
-            for x in c.0..c.2 {
-                n += usize::from(!hole(x, y) && allowed(x, y));
-            }
-        }
-        n
+    let in_crop = |c: (usize, usize, usize, usize)| -> usize {
+        (c.1..c.3)
+            .into_par_iter()
+            .map(|y| {
+                (c.0..c.2)
+                    .filter(|&x| m[y * w + x] < THRESHOLD && allowed(y * w + x))
+                    .count()
+            })
+            .sum()
     };
-    let holes: usize = mask.as_raw().iter().filter(|&&m| m >= THRESHOLD).count();
-    if in_crop(crop) < holes.max(1) {
-        crop = (0, 0, w, h);
-    }
-    let (cx, cy, cw, ch) = (crop.0, crop.1, crop.2 - crop.0, crop.3 - crop.1);
-    let mut rgb = Vec::with_capacity(cw * ch * 3);
-    let mut hole_map = Vec::with_capacity(cw * ch);
-    let mut allowed_map = Vec::with_capacity(cw * ch);
-    for y in cy..cy + ch {
-        for x in cx..cx + cw {
-            let is_hole = hole(x, y);
-            // The hole's own pixels are never read: they start black.
-            let p = if is_hole {
-                [0, 0, 0]
+    // Each group of holes is filled on its own crop: its bounding box and a margin of half
+    // its size (at least a few patches) around it, where the sources are.
+    let crop_of = |(x0, y0, x1, y1): (usize, usize, usize, usize)| {
+        let margin = ((x1 - x0).max(y1 - y0) / 2).max(8 * (2 * r + 1));
+        (
+            x0.saturating_sub(margin),
+            y0.saturating_sub(margin),
+            (x1 + margin).min(w),
+            (y1 + margin).min(h),
+        )
+    };
+    let mut crops: Vec<(usize, usize, usize, usize)> = groups(m, w, h, crop_of)
+        .into_iter()
+        .map(|(b, n)| {
+            let c = crop_of(b);
+            if in_crop(c) < n.max(1) {
+                (0, 0, w, h)
             } else {
-                photo.get_pixel(x as u32, y as u32).0
-            };
-            rgb.extend_from_slice(&p);
-            hole_map.push(is_hole);
-            allowed_map.push(allowed(x, y));
-        }
-    }
-    let level = Level::new(cw, ch, r, &rgb, hole_map, allowed_map);
-    let done = complete(level, r, options.seed, options.detail.clamp(0.0, 1.0));
-    let mut out = photo.clone();
-    for y in 0..ch {
-        for x in 0..cw {
-            if done.hole[y * cw + x] {
-                out.put_pixel((cx + x) as u32, (cy + y) as u32, image::Rgb(done.rgb(x, y)));
+                c
             }
-        }
+        })
+        .collect();
+    if crops.contains(&(0, 0, w, h)) {
+        crops = vec![(0, 0, w, h)];
+    }
+    let detail = options.detail.clamp(0.0, 1.0);
+    let done: Vec<((usize, usize), Level)> = crops
+        .par_iter()
+        .enumerate()
+        .map(|(k, &(x0, y0, x1, y1))| {
+            let level = Level::from_photo(photo, (x0, y0, x1 - x0, y1 - y0), r, m, g, THRESHOLD);
+            let seed = if k == 0 {
+                options.seed
+            } else {
+                patchmatch::mix(options.seed ^ k as u64)
+            };
+            ((x0, y0), complete(level, r, seed, detail))
+        })
+        .collect();
+    let mut out = photo.clone();
+    for ((cx, cy), done) in &done {
+        let (cx, cy, cw) = (*cx, *cy, done.w);
+        out.par_chunks_mut(3 * w)
+            .skip(cy)
+            .take(done.h)
+            .enumerate()
+            .for_each(|(y, row)| {
+                for x in 0..cw {
+                    if done.hole[y * cw + x] {
+                        row[3 * (cx + x)..3 * (cx + x) + 3].copy_from_slice(&done.rgb(x, y));
+                    }
+                }
+            });
     }
     Ok(out)
 }
 
+/// The most groups of holes filled on crops of their own; with more, one crop holds them all.
+const MAX_GROUPS: usize = 64;
+
+/// The groups of holes of `mask` (`w × h`, set at ≥ [`THRESHOLD`]) whose crops (`crop_of`
+/// their bounding box) do not overlap: the 8-connected parts of the mask, merged while
+/// their crops overlap. Each as its bounding box `(x0, y0, x1, y1)` and its number of
+/// pixels, in the order of their first pixel. One group of all when there are more than
+/// [`MAX_GROUPS`].
+fn groups(
+    mask: &[u8],
+    w: usize,
+    h: usize,
+    crop_of: impl Fn((usize, usize, usize, usize)) -> (usize, usize, usize, usize),
+) -> Vec<((usize, usize, usize, usize), usize)> {
+    // The runs of set pixels of every row.
+    let runs: Vec<Vec<(usize, usize)>> = (0..h)
+        .into_par_iter()
+        .map(|y| {
+            let row = &mask[y * w..(y + 1) * w];
+            let mut out = Vec::new();
+            let mut x = 0;
+            while x < w {
+                if row[x] >= THRESHOLD {
+                    let start = x;
+                    while x < w && row[x] >= THRESHOLD {
+                        x += 1;
+                    }
+                    out.push((start, x));
+                } else {
+                    x += 1;
+                }
+            }
+            out
+        })
+        .collect();
+    // Union–find over the runs: a run joins the runs of the row above it touches (8-connected).
+    let mut first = Vec::with_capacity(h + 1);
+    let mut n = 0;
+    for r in &runs {
+        first.push(n);
+        n += r.len();
+    }
+    first.push(n);
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut a: usize) -> usize {
+        while parent[a] != a {
+            parent[a] = parent[parent[a]];
+            a = parent[a];
+        }
+        a
+    }
+    for y in 1..h {
+        let (above, here) = (&runs[y - 1], &runs[y]);
+        let mut j = 0;
+        for (i, &(a0, a1)) in here.iter().enumerate() {
+            while j < above.len() && above[j].1 < a0 {
+                j += 1;
+            }
+            let mut k = j;
+            while k < above.len() && above[k].0 <= a1 {
+                let (p, q) = (
+                    root(&mut parent, first[y] + i),
+                    root(&mut parent, first[y - 1] + k),
+                );
+                if p != q {
+                    parent[p.max(q)] = p.min(q);
+                }
+                k += 1;
+            }
+        }
+    }
+    // The parts' bounding boxes and sizes, in the order of their first run.
+    let mut slot = vec![usize::MAX; n];
+    let mut parts: Vec<((usize, usize, usize, usize), usize)> = Vec::new();
+    for (y, r) in runs.iter().enumerate() {
+        for (i, &(a0, a1)) in r.iter().enumerate() {
+            let p = root(&mut parent, first[y] + i);
+            if slot[p] == usize::MAX {
+                slot[p] = parts.len();
+                parts.push(((a0, y, a1, y + 1), 0));
+            }
+            let (b, size) = &mut parts[slot[p]];
+            *b = (b.0.min(a0), b.1.min(y), b.2.max(a1), b.3.max(y + 1));
+            *size += a1 - a0;
+        }
+        if parts.len() > MAX_GROUPS {
+            break;
+        }
+    }
+    if parts.len() > MAX_GROUPS {
+        let total = runs.iter().flatten().map(|&(a, b)| b - a).sum();
+        let b = parts.iter().fold((w, h, 0, 0), |c, &(b, _)| {
+            (c.0.min(b.0), c.1.min(b.1), c.2.max(b.2), c.3.max(b.3))
+        });
+        let all = runs
+            .iter()
+            .enumerate()
+            .fold(b, |c, (y, r)| match (r.first(), r.last()) {
+                (Some(f), Some(l)) => (c.0.min(f.0), c.1.min(y), c.2.max(l.1), c.3.max(y + 1)),
+                _ => c,
+            });
+        return vec![(all, total)];
+    }
+    // Merge while two crops overlap.
+    let overlap = |a: (usize, usize, usize, usize), b: (usize, usize, usize, usize)| {
+        a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
+    };
+    loop {
+        let mut merged = false;
+        'outer: for i in 0..parts.len() {
+            for j in i + 1..parts.len() {
+                if overlap(crop_of(parts[i].0), crop_of(parts[j].0)) {
+                    let (b, n) = parts.remove(j);
+                    let a = &mut parts[i];
+                    a.0 = (
+                        a.0 .0.min(b.0),
+                        a.0 .1.min(b.1),
+                        a.0 .2.max(b.2),
+                        a.0 .3.max(b.3),
+                    );
+                    a.1 += n;
+                    merged = true;
+                    break 'outer;
+                }
+            }
+        }
+        if !merged {
+            return parts;
+        }
+    }
+}
+
 /// EM iterations and PatchMatch passes per EM iteration at a level: many at the coarsest
-/// (cheap, and it decides the layout), fewer going up, one at the finest.
+/// (cheap, and it decides the layout), fewer going up, none at the finest below a coarser
+/// level (it votes the coarser level's matches, upsampled, once: a search there cost about
+/// 15 % of the time and scored lower on the benchmark, see `docs/fill.md`).
 fn schedule(k: usize, top: usize, pixels: usize) -> (usize, usize) {
     if k == top && pixels <= 128 * 128 {
         (6, 2)
     } else if k == top {
         (3, 1)
     } else if k == 0 {
-        (1, 1)
+        (0, 0)
     } else {
         (2, 1)
     }
@@ -262,6 +412,8 @@ fn schedule(k: usize, top: usize, pixels: usize) -> (usize, usize) {
 fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
     let thick = level::thickness(&finest.hole, finest.w, finest.h) as usize;
     let mut levels = vec![finest];
+    // The field of each level (they do not change: the hole and the guide are fixed).
+    let mut fields: Vec<Option<Field>> = vec![None];
     // Down to where the hole is about two pixels thick, while a level keeps enough room.
     while (thick >> (levels.len() - 1)) > 2 {
         let last = &levels[levels.len() - 1];
@@ -269,11 +421,13 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
             break;
         }
         let coarse = last.reduce();
-        let holes = coarse.hole.iter().filter(|&&b| b).count();
-        if Field::new(&coarse, r).sources.len() < holes.max(64) {
+        let holes = coarse.hole.par_iter().filter(|&&b| b).count();
+        let field = Field::new(&coarse, r);
+        if field.sources.len() < holes.max(64) {
             break;
         }
         levels.push(coarse);
+        fields.push(Some(field));
     }
     let top = levels.len() - 1;
     // Structure: the coarsest level's hole diffuses in from its rim.
@@ -285,7 +439,9 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
             let (lo, hi) = levels.split_at_mut(k + 1);
             fill_from_coarser(&mut lo[k], &hi[0]);
         }
-        let field = Field::new(&levels[k], r);
+        let field = fields[k]
+            .take()
+            .unwrap_or_else(|| Field::new(&levels[k], r));
         if field.sources.is_empty() {
             // No patch to copy: the smooth fill (coarsest) or the coarser level stays.
             prev = None;
@@ -296,19 +452,23 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
         let mut nnf = match prev.take() {
             Some((c, cw, ch)) => {
                 let nnf = patchmatch::upsample(&c, cw, ch, &field, lseed);
-                patchmatch::vote(level, &field, &nnf, true);
+                if k > 0 {
+                    // A first vote with this level's own pixels, for the search to compare
+                    // against (the finest level votes once, at the end).
+                    patchmatch::vote(level, &field, &nnf, true);
+                }
                 nnf
             }
             None => patchmatch::random_init(&field, lseed),
         };
+        // The distances weigh the vote (at the finest level, against the coarser level's
+        // result, upsampled).
         patchmatch::measure(level, &field, &mut nnf);
         let (em, passes) = schedule(k, top, level.w * level.h);
         // The coarsest level searches widely (it decides the layout), the finer ones near
         // the upsampled match.
         let radius = if k == top {
             level.w.max(level.h).min(96)
-        } else if k == 0 {
-            8
         } else {
             16
         };
@@ -318,6 +478,9 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
                 let reverse = (e * passes + p) % 2 == 1;
                 patchmatch::search(level, &field, &mut nnf, radius, s, reverse);
             }
+            if k == 0 && e + 1 == em {
+                break;
+            }
             patchmatch::vote(level, &field, &nnf, false);
             if k > 0 || e + 1 < em {
                 patchmatch::measure(level, &field, &mut nnf);
@@ -326,15 +489,14 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
         if k == 0 {
             // Structure at full resolution: the copied texture meets the rim without a
             // seam and slow colour changes continue through the hole.
-            let mismatch = patchmatch::rim_mismatch(level, &field, &nnf);
-            let lap = patchmatch::vote_laplacian(level, &field, &nnf);
-            smooth::correct(level, mismatch, 16);
-            smooth::poisson(level, &lap, 24);
+            let holes = smooth::Holes::new(level);
+            let finish = patchmatch::vote_finish(level, &field, &nnf, &holes);
+            let smooth = smooth::membranes(level, &holes, Some(&finish.mismatch), 16)
+                .expect("the finest level has sources");
+            smooth::correct(level, &holes, &smooth);
+            smooth::poisson(level, &holes, &finish.laplacian, 24);
             if detail < 1.0 {
-                let mut plain = level.clone();
-                if smooth::smooth_fill(&mut plain, 16) {
-                    blend(level, &plain, detail);
-                }
+                blend(level, &holes, &smooth, detail);
             }
         }
         prev = Some((nnf, level.w, level.h));
@@ -342,18 +504,15 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
     levels.swap_remove(0)
 }
 
-/// Mixes the hole pixels of `level` with those of `plain`: `detail` of the first.
-fn blend(level: &mut Level, plain: &Level, detail: f32) {
-    for y in 0..level.h {
-        for x in 0..level.w {
-            if level.hole[y * level.w + x] {
-                let (a, b) = (level.rgb(x, y), plain.rgb(x, y));
-                let v = [0, 1, 2].map(|k| {
-                    (detail * f32::from(a[k]) + (1.0 - detail) * f32::from(b[k])).round() as u8
-                });
-                level.set_rgb(x, y, v);
-            }
-        }
+/// Mixes the hole pixels of `level` with the smooth fill (lanes 0–2 of `smooth`, per pixel
+/// of `holes`, rounded): `detail` of the first.
+fn blend(level: &mut Level, holes: &smooth::Holes, smooth: &[[f32; 8]], detail: f32) {
+    let w = level.w;
+    for (&i, s) in holes.pixels.iter().zip(smooth) {
+        let (x, y) = (i as usize % w, i as usize / w);
+        let (a, b) = (level.rgb(x, y), s.map(|v| v.round().clamp(0.0, 255.0)));
+        let v = [0, 1, 2].map(|k| (detail * f32::from(a[k]) + (1.0 - detail) * b[k]).round() as u8);
+        level.set_rgb(x, y, v);
     }
     level.refresh_padding();
 }

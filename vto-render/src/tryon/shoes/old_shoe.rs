@@ -272,7 +272,7 @@ fn fill_hole(photo: &mut RgbaImage, hole: &GrayImage) {
     }
     // The crop: the hole's box plus the stage's own margin (half the hole's size, at least
     // eight patches), so the stage sees what it would on the whole photo.
-    // The stage's default detail (half the copied texture's contrast): with all of it
+    // The stage's default detail (30 % of the copied texture's contrast): with all of it
     // (1.0), the white collar of an old high-top above the cut was copied down into the
     // hole as a white block on the walking photo.
     let opts = FillOptions::default();
