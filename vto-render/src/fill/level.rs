@@ -23,6 +23,27 @@ pub(crate) struct Level {
 }
 
 impl Level {
+    /// A level from its padded RGBA image, hole and allowed region, its padding refreshed.
+    fn assemble(
+        w: usize,
+        h: usize,
+        pad: usize,
+        img: Vec<u8>,
+        hole: Vec<bool>,
+        allowed: Vec<bool>,
+    ) -> Self {
+        let mut level = Self {
+            w,
+            h,
+            pad,
+            img,
+            hole,
+            allowed,
+        };
+        level.refresh_padding();
+        level
+    }
+
     /// A level from RGB pixels (`w × h × 3`), the hole and the allowed region.
     #[cfg(test)]
     pub fn new(
@@ -42,16 +63,7 @@ impl Level {
                 img[d..d + 3].copy_from_slice(&rgb[s..s + 3]);
             }
         }
-        let mut level = Self {
-            w,
-            h,
-            pad,
-            img,
-            hole,
-            allowed,
-        };
-        level.refresh_padding();
-        level
+        Self::assemble(w, h, pad, img, hole, allowed)
     }
 
     /// The level of the `(x, y, w, h)` crop of `photo`: the hole where `mask` (the photo's
@@ -98,16 +110,7 @@ impl Level {
                     }
                 }
             });
-        let mut level = Self {
-            w,
-            h,
-            pad,
-            img,
-            hole,
-            allowed,
-        };
-        level.refresh_padding();
-        level
+        Self::assemble(w, h, pad, img, hole, allowed)
     }
 
     /// The padded row width in pixels.
@@ -283,6 +286,24 @@ pub(crate) fn dilate(map: &[bool], w: usize, h: usize, r: usize) -> Vec<bool> {
     out
 }
 
+/// The runs `[start, end)` of consecutive indices below `n` where `set` holds, in order.
+pub(crate) fn runs_where(n: usize, set: impl Fn(usize) -> bool) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut x = 0;
+    while x < n {
+        if set(x) {
+            let start = x;
+            while x < n && set(x) {
+                x += 1;
+            }
+            out.push((start, x));
+        } else {
+            x += 1;
+        }
+    }
+    out
+}
+
 /// The largest chessboard distance from a hole pixel to the nearest pixel that is not a hole
 /// (half the hole's thickness), by two chamfer passes.
 pub(crate) fn thickness(hole: &[bool], w: usize, h: usize) -> u32 {
@@ -290,22 +311,7 @@ pub(crate) fn thickness(hole: &[bool], w: usize, h: usize) -> u32 {
     // The runs of hole pixels of each row: only they need a distance (0 elsewhere).
     let runs: Vec<Vec<(usize, usize)>> = hole
         .par_chunks(w)
-        .map(|row| {
-            let mut out = Vec::new();
-            let mut x = 0;
-            while x < w {
-                if row[x] {
-                    let start = x;
-                    while x < w && row[x] {
-                        x += 1;
-                    }
-                    out.push((start, x));
-                } else {
-                    x += 1;
-                }
-            }
-            out
-        })
+        .map(|row| runs_where(w, |x| row[x]))
         .collect();
     let big = u32::MAX / 2;
     let mut d = vec![0u32; w * h];

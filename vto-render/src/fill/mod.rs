@@ -279,20 +279,7 @@ fn groups(
         .into_par_iter()
         .map(|y| {
             let row = &mask[y * w..(y + 1) * w];
-            let mut out = Vec::new();
-            let mut x = 0;
-            while x < w {
-                if row[x] >= THRESHOLD {
-                    let start = x;
-                    while x < w && row[x] >= THRESHOLD {
-                        x += 1;
-                    }
-                    out.push((start, x));
-                } else {
-                    x += 1;
-                }
-            }
-            out
+            level::runs_where(w, |x| row[x] >= THRESHOLD)
         })
         .collect();
     // Union–find over the runs: a run joins the runs of the row above it touches (8-connected).

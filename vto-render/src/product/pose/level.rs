@@ -164,16 +164,7 @@ mod tests {
     }
 
     fn cloud(points: Vec<Vec3>) -> Cloud {
-        let lo = points.iter().fold(Vec3::splat(f32::MAX), |a, p| a.min(*p));
-        let hi = points.iter().fold(Vec3::splat(f32::MIN), |a, p| a.max(*p));
-        Cloud {
-            a: vec![1.0; points.len()],
-            n: vec![Vec3::ZERO; points.len()],
-            c: points,
-            lo,
-            hi,
-            weight: 1.0,
-        }
+        Cloud::of_points(points)
     }
 
     #[test]

@@ -93,6 +93,21 @@ impl Cloud {
         (!cloud.c.is_empty()).then_some(cloud)
     }
 
+    /// A cloud of unit-area points with no normals (tests of the pose readers).
+    #[cfg(test)]
+    pub(crate) fn of_points(points: Vec<Vec3>) -> Cloud {
+        let lo = points.iter().fold(Vec3::splat(f32::MAX), |a, p| a.min(*p));
+        let hi = points.iter().fold(Vec3::splat(f32::MIN), |a, p| a.max(*p));
+        Cloud {
+            a: vec![1.0; points.len()],
+            n: vec![Vec3::ZERO; points.len()],
+            c: points,
+            lo,
+            hi,
+            weight: 1.0,
+        }
+    }
+
     fn ext(&self, axis: usize) -> f32 {
         (self.hi[axis] - self.lo[axis]).max(1e-12)
     }
