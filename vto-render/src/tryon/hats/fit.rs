@@ -126,9 +126,7 @@ pub struct HatModel {
 }
 
 /// Where the triangles of `product` cross the horizontal plane at height `y`: a point on
-/// each edge that crosses it. Unlike the vertices near `y`, these sample the surface at
-/// that height however coarse the mesh is (a low-poly cap has no vertex in most of its
-/// wall's slices).
+/// each edge that crosses it.
 fn crossing(product: &Product, y: f32) -> Vec<Vec3> {
     let mut out = Vec::new();
     for prim in &product.primitives {
@@ -147,17 +145,43 @@ fn crossing(product: &Product, y: f32) -> Vec<Vec3> {
     out
 }
 
-/// The heights of the wall's slices: from 6 % to 21 % of the crown's `height` above
-/// `base_y` (brims and visors reach out below that band, not in it).
-fn wall_slices(base_y: f32, height: f32) -> impl Iterator<Item = f32> {
-    (0..5).map(move |s| base_y + height * (0.075 + 0.03 * s as f32))
+/// How a horizontal slice of a hat's surface is sampled.
+enum Slicer<'a> {
+    /// The vertices within the slice (dense meshes; the measure the samples were made to).
+    Vertices(&'a [Vec3]),
+    /// The triangles' edges crossing the slice's middle: a low-poly hat (a cap of 1,400
+    /// triangles) has no vertex in most of its wall's slices.
+    Crossings(&'a Product),
+}
+
+impl Slicer<'_> {
+    /// The surface points of the slice `[y0, y1)`.
+    fn points(&self, y0: f32, y1: f32) -> Vec<Vec3> {
+        match self {
+            Slicer::Vertices(points) => points
+                .iter()
+                .filter(|p| p.y >= y0 && p.y < y1)
+                .copied()
+                .collect(),
+            Slicer::Crossings(product) => crossing(product, (y0 + y1) / 2.0),
+        }
+    }
+}
+
+/// The wall's slices: five, from 6 % to 21 % of the crown's `height` above `base_y`, each
+/// 3 % thick (brims and visors reach out below that band, not in it).
+fn wall_slices(base_y: f32, height: f32) -> impl Iterator<Item = (f32, f32)> {
+    (0..5).map(move |s| {
+        let y0 = base_y + height * (0.06 + 0.03 * s as f32);
+        (y0, y0 + height * 0.03)
+    })
 }
 
 /// The breadth (x) of the hat's wall: per slice ([`wall_slices`]), twice the largest
-/// |x − cx| of the surface ([`crossing`]) near the middle of the depth; the smallest over
-/// the slices. `None` when no slice crosses the surface there.
+/// |x − cx| of the surface near the middle of the depth; the smallest over the slices.
+/// `None` when no slice holds surface there.
 fn wall_breadth(
-    product: &Product,
+    slicer: &Slicer,
     base_y: f32,
     height: f32,
     cx: f32,
@@ -165,8 +189,9 @@ fn wall_breadth(
     half_depth: f32,
 ) -> Option<f32> {
     let mut best: Option<f32> = None;
-    for y in wall_slices(base_y, height) {
-        let m = crossing(product, y)
+    for (y0, y1) in wall_slices(base_y, height) {
+        let m = slicer
+            .points(y0, y1)
             .iter()
             .filter(|p| (p.z - cz).abs() < 0.35 * half_depth)
             .map(|p| (p.x - cx).abs())
@@ -184,7 +209,7 @@ fn wall_breadth(
 /// wall is then twice the other side's reach. Slices with surface on one side of `cz` only
 /// are skipped.
 fn wall_length(
-    product: &Product,
+    slicer: &Slicer,
     base_y: f32,
     height: f32,
     cx: f32,
@@ -192,8 +217,9 @@ fn wall_length(
     half_width: f32,
 ) -> Option<f32> {
     let mut best: Option<f32> = None;
-    for y in wall_slices(base_y, height) {
-        let (lo, hi) = crossing(product, y)
+    for (y0, y1) in wall_slices(base_y, height) {
+        let (lo, hi) = slicer
+            .points(y0, y1)
             .iter()
             .filter(|p| (p.x - cx).abs() < 0.35 * half_width)
             .fold((f32::MAX, f32::MIN), |(lo, hi), p| {
@@ -238,6 +264,7 @@ pub fn read_model(product: &Product) -> Option<HatModel> {
     // At or below y = 0 (within 1 % of the height: a scan's lowest point 0.2 mm up is there).
     let origin_low = lo.y <= 0.01 * height && lo.y > -0.5 * height && hi.y > 0.5 * height;
     let half_depth = size.z / 2.0;
+    let slicers = [Slicer::Vertices(&points), Slicer::Crossings(product)];
     // The crown's centre (the box of the upper half: a visor or a long brim stays below).
     let (clo, chi) =
         points
@@ -256,7 +283,9 @@ pub fn read_model(product: &Product) -> Option<HatModel> {
     } else {
         // The opening: the lowest point of the wall, i.e. of the vertices inside the crown's
         // outline (its breadth first measured well above any brim), at the box's centre.
-        let rough = wall_breadth(product, lo.y + 0.15 * height, height, cx, cz, half_depth)
+        let rough = slicers
+            .iter()
+            .find_map(|s| wall_breadth(s, lo.y + 0.15 * height, height, cx, cz, half_depth))
             .unwrap_or(size.x);
         let (a, b) = (rough / 2.0, rough / 2.0 * 1.32);
         let wall_y = points
@@ -279,11 +308,20 @@ pub fn read_model(product: &Product) -> Option<HatModel> {
         (Vec3::new(cx, y, cz), Some(why))
     };
     let crown = hi.y - origin.y;
-    let breadth = wall_breadth(product, origin.y, crown, origin.x, origin.z, half_depth)
-        .filter(|b| *b > 0.2 * size.x)
+    // The vertices first; where they do not sample the wall (a low-poly hat), the triangles.
+    let breadth = slicers
+        .iter()
+        .find_map(|s| {
+            wall_breadth(s, origin.y, crown, origin.x, origin.z, half_depth)
+                .filter(|b| *b > 0.2 * size.x)
+        })
         .unwrap_or(size.x);
-    let length = wall_length(product, origin.y, crown, origin.x, origin.z, size.x / 2.0)
-        .filter(|l| *l > 0.5 * breadth)
+    let length = slicers
+        .iter()
+        .find_map(|s| {
+            wall_length(s, origin.y, crown, origin.x, origin.z, size.x / 2.0)
+                .filter(|l| *l > 0.5 * breadth)
+        })
         .unwrap_or(breadth * HEAD_LENGTH_PER_FACE_WIDTH / HEAD_BREADTH_PER_FACE_WIDTH);
     let kind = kind_of(product);
     Some(HatModel {
