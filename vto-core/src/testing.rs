@@ -182,6 +182,48 @@ pub async fn funded_caller(
         .expect("authenticating with a fresh key")
 }
 
+/// A service on in-memory backends with a [`crate::FakeClock`] and sequential ids, one engine
+/// registered for one category, and a caller funded by [`funded_caller`]: the world the
+/// service's integration tests start from.
+pub struct Bench {
+    /// The clock the backends and the service read.
+    pub clock: std::sync::Arc<crate::FakeClock>,
+    /// The in-memory backends (their store and queue, to look into).
+    pub mem: crate::MemoryBackends,
+    /// The service.
+    pub svc: crate::service::TryOnService,
+    /// A funded, authenticated caller.
+    pub caller: crate::service::Caller,
+}
+
+/// A [`Bench`] whose only engine is `engine` for `category`, its caller funded with `funds`,
+/// the service configured by default.
+pub async fn bench(
+    category: crate::Category,
+    engine: std::sync::Arc<dyn Engine>,
+    funds: rust_decimal::Decimal,
+) -> Bench {
+    let clock = std::sync::Arc::new(crate::FakeClock::default());
+    let mem = crate::Backends::in_memory_with(
+        clock.clone(),
+        std::sync::Arc::new(crate::SequentialIds::default()),
+    );
+    let mut engines = crate::Engines::new();
+    engines.register(category, engine);
+    let svc = crate::service::TryOnService::new(
+        mem.backends.clone(),
+        engines,
+        crate::ServiceConfig::default(),
+    );
+    let caller = funded_caller(&svc, funds).await;
+    Bench {
+        clock,
+        mem,
+        svc,
+        caller,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,13 +20,13 @@ struct Setup {
 }
 
 async fn setup() -> Setup {
-    let clock = Arc::new(FakeClock::default());
-    let mem = Backends::in_memory_with(clock.clone(), Arc::new(SequentialIds::default()));
-    let mut engines = Engines::new();
-    // Registered only so the category is accepted; no worker runs in these tests.
-    engines.register(Category::Dress, Arc::new(NeverEngine));
-    let svc = TryOnService::new(mem.backends.clone(), engines, ServiceConfig::default());
-    let caller = testing::funded_caller(&svc, "1.00".parse().unwrap()).await;
+    // The engine is registered only so the category is accepted; no worker runs in these tests.
+    let b = testing::bench(
+        Category::Dress,
+        Arc::new(NeverEngine),
+        "1.00".parse().unwrap(),
+    )
+    .await;
     let request: CreateRequest = serde_json::from_value(json!({
         "category": "dress",
         "person_image": "data:image/png;base64,cGVyc29u",
@@ -34,10 +34,10 @@ async fn setup() -> Setup {
     }))
     .unwrap();
     Setup {
-        clock,
-        mem,
-        svc,
-        caller,
+        clock: b.clock,
+        mem: b.mem,
+        svc: b.svc,
+        caller: b.caller,
         request,
     }
 }

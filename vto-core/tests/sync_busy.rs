@@ -50,18 +50,15 @@ struct Setup {
 /// A funded account on a service whose glasses engine is busy once, then renders; a sync
 /// glasses request.
 async fn setup() -> Setup {
-    let clock = Arc::new(FakeClock::default());
-    let mem = Backends::in_memory_with(clock.clone(), Arc::new(SequentialIds::default()));
-    let mut engines = Engines::new();
-    engines.register(
+    let b = testing::bench(
         Category::Glasses,
         Arc::new(BusyThenEcho {
             busy_for: 1,
             calls: AtomicUsize::new(0),
         }),
-    );
-    let svc = TryOnService::new(mem.backends.clone(), engines, ServiceConfig::default());
-    let caller = testing::funded_caller(&svc, "1.00".parse().unwrap()).await;
+        "1.00".parse().unwrap(),
+    )
+    .await;
     let request: CreateRequest = serde_json::from_value(json!({
         "category": "glasses",
         "person_image": testing::data_url("image/png", &testing::png(4, 4, [200, 150, 120])),
@@ -69,10 +66,10 @@ async fn setup() -> Setup {
     }))
     .unwrap();
     Setup {
-        clock,
-        mem,
-        svc,
-        caller,
+        clock: b.clock,
+        mem: b.mem,
+        svc: b.svc,
+        caller: b.caller,
         request,
     }
 }
