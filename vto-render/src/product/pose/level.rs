@@ -54,16 +54,7 @@ impl Levelling {
 impl Levelling {
     /// `product` turned by [`Levelling::rotation`].
     pub fn apply(&self, product: &Product) -> Product {
-        let mut out = product.clone();
-        for p in &mut out.primitives {
-            for v in &mut p.positions {
-                *v = (self.rotation * Vec3::from(*v)).to_array();
-            }
-            for n in &mut p.normals {
-                *n = (self.rotation * Vec3::from(*n)).to_array();
-            }
-        }
-        out
+        super::turned(product, self.rotation)
     }
 }
 

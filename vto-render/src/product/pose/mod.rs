@@ -237,19 +237,11 @@ impl Pose {
 
     /// `product` turned into the canonical frame (a clone when it is already there).
     pub fn apply(&self, product: &Product) -> Product {
-        let mut out = product.clone();
         if self.turns() {
-            let r = self.rotation();
-            for p in &mut out.primitives {
-                for v in &mut p.positions {
-                    *v = (r * Vec3::from(*v)).to_array();
-                }
-                for n in &mut p.normals {
-                    *n = (r * Vec3::from(*n)).to_array();
-                }
-            }
+            turned(product, self.rotation())
+        } else {
+            product.clone()
         }
-        out
     }
 
     /// The metadata: for up and front, the file's axis, its source and why; whether the
@@ -281,6 +273,20 @@ impl Pose {
             })),
         })
     }
+}
+
+/// A copy of `product` with its positions and normals turned by the rotation `r`.
+pub(crate) fn turned(product: &Product, r: Mat3) -> Product {
+    let mut out = product.clone();
+    for p in &mut out.primitives {
+        for v in &mut p.positions {
+            *v = (r * Vec3::from(*v)).to_array();
+        }
+        for n in &mut p.normals {
+            *n = (r * Vec3::from(*n)).to_array();
+        }
+    }
+    out
 }
 
 /// Centimetres per file unit for a product whose `extent` (in file units) must measure

@@ -57,17 +57,7 @@ impl Squaring {
 
     /// `product` turned by [`Squaring::rotation`].
     pub fn apply(&self, product: &Product) -> Product {
-        let r = self.rotation();
-        let mut out = product.clone();
-        for p in &mut out.primitives {
-            for v in &mut p.positions {
-                *v = (r * Vec3::from(*v)).to_array();
-            }
-            for n in &mut p.normals {
-                *n = (r * Vec3::from(*n)).to_array();
-            }
-        }
-        out
+        super::turned(product, self.rotation())
     }
 }
 
