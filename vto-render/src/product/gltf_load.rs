@@ -164,14 +164,8 @@ pub(super) fn load(bytes: &[u8], limits: &Limits, format: Format) -> Result<Prod
     .unwrap_or_else(|_| Err(malformed("the glTF reader failed on this file")))
 }
 
-/// Extensions vto cannot read: a file that requires one is refused, naming it.
-pub const REFUSED_EXTENSIONS: &[(&str, &str)] = &[(
-    "KHR_texture_basisu",
-    "KTX2 / Basis Universal textures; export PNG, JPEG or WebP textures",
-)];
-
 /// Extensions vto reads when present, required or not: decoders (Draco, meshopt,
-/// quantization, WebP) and the material extensions it renders or converts. Every other
+/// quantization, WebP, KTX2 / Basis Universal) and the material extensions it renders or converts. Every other
 /// extension is ignored with a note when merely used, and refused when required (see
 /// `docs/products.md`).
 pub const RENDERED_EXTENSIONS: &[&str] = &[
@@ -180,6 +174,7 @@ pub const RENDERED_EXTENSIONS: &[&str] = &[
     "KHR_meshopt_compression",
     "KHR_mesh_quantization",
     "EXT_texture_webp",
+    "KHR_texture_basisu",
     "KHR_materials_transmission",
     "KHR_materials_pbrSpecularGlossiness",
     "KHR_texture_transform",
@@ -201,16 +196,11 @@ fn json_chunk(bytes: &[u8], format: Format) -> Result<&[u8], ProductError> {
         .ok_or_else(|| malformed("GLB JSON chunk is truncated"))
 }
 
-/// Refuses a file that requires an extension vto cannot read (checked against
-/// [`REFUSED_EXTENSIONS`] and [`RENDERED_EXTENSIONS`]).
+/// Refuses a file that requires an extension vto cannot read (one not in
+/// [`RENDERED_EXTENSIONS`]).
 fn check_required(json: &Value) -> Result<(), ProductError> {
     let required = json["extensionsRequired"].as_array();
     for ext in required.into_iter().flatten().filter_map(|e| e.as_str()) {
-        if let Some((_, what)) = REFUSED_EXTENSIONS.iter().find(|(n, _)| *n == ext) {
-            return Err(ProductError::Unsupported(format!(
-                "the model requires the glTF extension {ext} ({what})"
-            )));
-        }
         if !RENDERED_EXTENSIONS.contains(&ext) {
             return Err(ProductError::Unsupported(format!(
                 "the model requires the glTF extension {ext}, which vto does not render"

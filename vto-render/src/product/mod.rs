@@ -19,6 +19,7 @@ use crate::math::{normalize_or, Vec3};
 mod accessor;
 mod draco;
 mod gltf_load;
+mod ktx2;
 mod material;
 mod meshopt;
 pub mod meta;
