@@ -149,6 +149,7 @@ fn material(alpha_mode: u32) -> RasterMaterial {
         pbr: [0.0, 0.5, 0.5, 0.0],
         tex: [0; 4],
         flags: [alpha_mode, 1, 0, 0],
+        ..bytemuck::Zeroable::zeroed()
     }
 }
 
