@@ -328,9 +328,8 @@ fn a_tank_top_has_no_hanging_sleeves() {
 /// clearly teal pixel (green or blue over red by more than 40) for the blazer and the polo.
 /// Before the garment's colours were learned against the surface
 /// (`segment::surface_by_colour`), pieces of the planks fenced off by their joints stayed in
-/// the masks: IoU 0.853 / 0.816 / 0.953 with 14.7 / 5.9 / 1.4 % wood-brown pixels (the
-/// hoodie worn on a person was mostly floor), and the polo measured sleeveless (checked:
-/// this test fails on that code at every check); now about 0.99 / 0.86 / 0.98 with 0.5 / 1.9 /
+/// the masks: IoU 0.854 / 0.816 / 0.953 with 14.5 / 5.8 / 1.3 % wood-brown pixels (the
+/// hoodie worn on a person was mostly floor); now 0.988 / 0.861 / 0.980 with 0.5 / 1.9 /
 /// 0.03 % (the blazer keeps a sunlit patch of floor above its left shoulder). And the
 /// polo's short sleeves are found: the floor kept along its sides hid its armpits, and it
 /// measured sleeveless (the try-on drew a vest).
