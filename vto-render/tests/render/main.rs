@@ -21,6 +21,7 @@ mod hats;
 mod jewelry;
 mod looks;
 mod own_eyewear;
+mod own_hat;
 mod people;
 mod product_photos;
 mod product_pose;
