@@ -7,10 +7,11 @@
 //! are judged alike.
 //!
 //! # Colours
-//! - **Skin**: the median colours of small patches on the forehead (landmarks 151, 9, 108,
-//!   337) and on the cheeks; a pixel within [`SKIN_DIST`] (RGB) of either is skin-like.
+//! - **Skin**: the median colours of small patches between the brows and down the nose (landmarks 9, 8, 168,
+//!   197) and on the cheeks; a pixel close to either ([`skin_like`]: in colour, or in hue at
+//!   another brightness) is skin-like.
 //! - **Hair**: a histogram (8 levels per channel) of the person's pixels beside the face,
-//!   between the brows and a third of a face height below them, beyond the face's sides —
+//!   from 0.1 to 0.45 face heights below the brows, beyond the face's sides —
 //!   hair where there is some (a hat rarely reaches there; a beanie over the ears does, and
 //!   is then missed). A pixel whose bin holds at least [`HAIR_BIN_SHARE`] of those samples
 //!   is hair-like.
@@ -37,22 +38,36 @@ use image::{GrayImage, RgbaImage};
 pub use crate::tryon::own_eyewear::detect::{inside, P2};
 use crate::vision::Mask;
 
-/// A pixel this close (RGB distance) to the forehead's or the cheeks' median colour is skin.
-pub const SKIN_DIST: f32 = 42.0;
+/// A pixel this close (RGB distance) to the brows' or the cheeks' median colour is skin.
+pub const SKIN_DIST: f32 = 20.0;
+/// A pixel of the skin's chromaticity within this (r and g shares) is skin, at a brightness
+/// within [`SKIN_LUMA_RATIO`] of the skin's.
+pub const SKIN_CHROMA: f32 = 0.035;
+/// The brightness range (over the skin's) of skin in shade or light.
+pub const SKIN_LUMA_RATIO: (f32, f32) = (0.45, 1.7);
 /// A colour bin holding at least this share of the hair (or background) samples is hair-like
 /// (background-like).
-pub const HAIR_BIN_SHARE: f32 = 0.01;
+pub const HAIR_BIN_SHARE: f32 = 0.02;
 /// Fewer hair samples than this: no hair is known (a bald head, short hair under a hat).
 pub const MIN_HAIR_SAMPLES: usize = 40;
 /// The share of the crown zone the hat covers, ramped to 0–1 between these.
 pub const CROWN_SHARE: (f32, f32) = (0.35, 0.75);
 /// The hat's area beyond the head's outline over the head's area, ramped between these.
 pub const BEYOND_SHARE: (f32, f32) = (0.03, 0.2);
+/// A brim's overhang (face heights; see [`overhang`]) on the side where it is smaller (a
+/// brim overhangs on both sides; a raised arm or a head in profile on one), ramped to 0–1
+/// between these; from the lower end on, the silhouette beyond a brimmed head counts as hat
+/// whatever its colour. Without hats the real portraits measured at most 0.139 on both
+/// sides (`docs/own-hat.md`).
+pub const OVERHANG: (f32, f32) = (0.15, 0.25);
+/// How far (face heights) below the brows a brim beyond the head's outline may droop.
+pub const BRIM_DROOP: f32 = 0.35;
 /// Faces less tall than this (pixels, landmarks 10–152) are not judged.
 pub const MIN_FACE_PX: f32 = 30.0;
 
-/// Forehead landmarks where the skin is sampled.
-const FOREHEAD: [usize; 4] = [151, 9, 108, 337];
+/// Landmarks between and just above the brows where the skin is sampled (the forehead's
+/// upper landmarks, 10, 151, 108, 337, are under a hat worn low).
+const FOREHEAD: [usize; 4] = [9, 8, 168, 197];
 /// Cheek landmarks where the skin is sampled.
 const CHEEKS: [usize; 4] = [205, 425, 187, 411];
 /// The brows' upper edges.
@@ -191,7 +206,8 @@ impl Palette {
 
     /// Whether `c`'s bin holds at least `share` of the samples (never, under `min` samples).
     pub fn holds(&self, c: [u8; 3], share: f32, min: usize) -> bool {
-        self.samples >= min && self.bins[Self::bin(c)] as f32 >= share * self.samples as f32
+        let n = self.bins[Self::bin(c)];
+        self.samples >= min && n >= 4 && n as f32 >= share * self.samples as f32
     }
 }
 
@@ -204,6 +220,9 @@ pub struct Found {
     pub crown_share: f32,
     /// The hat's area beyond the head's outline, over the head's area.
     pub beyond_share: f32,
+    /// How far (face heights) the silhouette reaches beyond the head's outline at a brim's
+    /// height more than beside the face below it, image-left side first.
+    pub overhang: [f32; 2],
     /// The hat's pixels (holes closed; not yet grown for the fill).
     pub hat: Region,
     /// The face's frame.
@@ -250,9 +269,31 @@ fn median_colour(photo: &RgbaImage, lm: &[[f32; 3]], ids: &[usize], r: i64) -> O
     }))
 }
 
-/// Whether `c` is skin-like against the medians `skin`.
+fn luma(c: [f32; 3]) -> f32 {
+    0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]
+}
+
+/// The chromaticity (r and g shares) of `c`.
+fn chroma(c: [f32; 3]) -> [f32; 2] {
+    let s = c[0] + c[1] + c[2] + 3.0;
+    [(c[0] + 1.0) / s, (c[1] + 1.0) / s]
+}
+
+/// Whether `c` is skin-like against the medians `skin`: within [`SKIN_DIST`] (RGB) of one,
+/// or of its chromaticity (within [`SKIN_CHROMA`]) at a brightness between
+/// [`SKIN_LUMA_RATIO`]`.0` and `.1` times its own (skin in shade or in light, not a black
+/// felt hat over dark skin nor a straw hat over light skin: they differ in hue).
 pub fn skin_like(skin: &[[f32; 3]; 2], c: [u8; 3]) -> bool {
-    skin.iter().any(|&m| dist(c, m) < SKIN_DIST)
+    let cf = c.map(f32::from);
+    skin.iter().any(|&m| {
+        if dist(c, m) < SKIN_DIST {
+            return true;
+        }
+        let ratio = (luma(cf) + 8.0) / (luma(m) + 8.0);
+        let (a, b) = (chroma(cf), chroma(m));
+        let d = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt();
+        (SKIN_LUMA_RATIO.0..=SKIN_LUMA_RATIO.1).contains(&ratio) && d < SKIN_CHROMA
+    })
 }
 
 fn ramp(x: f32, lo: f32, hi: f32) -> f32 {
@@ -291,8 +332,8 @@ pub fn detect(
         frame.to_image(a_brow, 1.6),
         frame.to_image(1.6, -1.6),
         frame.to_image(1.6, 1.6),
-        frame.to_image(a_brow - 0.4, side_l - 0.45),
-        frame.to_image(a_brow - 0.4, side_r + 0.45),
+        frame.to_image(a_brow - 0.4, -1.6),
+        frame.to_image(a_brow - 0.4, 1.6),
     ];
     let lo = corners
         .iter()
@@ -327,20 +368,33 @@ pub fn detect(
                 }
                 continue;
             }
-            let beside = (q[1] < side_l - 0.03 && q[1] > side_l - 0.4)
-                || (q[1] > side_r + 0.03 && q[1] < side_r + 0.4);
-            if m >= 0.5 && q[0] < a_brow && q[0] > a_brow - 0.33 && beside && !skin_like(&skin, c) {
+            let beside = (q[1] < side_l - 0.02 && q[1] > side_l - 0.3)
+                || (q[1] > side_r + 0.02 && q[1] < side_r + 0.3);
+            if m >= 0.5
+                && q[0] < a_brow - 0.1
+                && q[0] > a_brow - 0.45
+                && beside
+                && !skin_like(&skin, c)
+            {
                 hair.add(c);
             }
         }
     }
+    // A brim: the silhouette reaches much farther beyond the head's outline at the brim's
+    // height than beside the face below it (hair falls on; a brim overhangs).
+    let overhang = overhang(&frame, &person, (pw, ph), outline, a_brow);
+    let brimmed = overhang[0].min(overhang[1]) >= OVERHANG.0;
     // The candidates.
     let (w, h) = (x1 - x0, y1 - y0);
     let mut cand = Region::new(x0, y0, w, h);
     for y in y0..y1 {
         for x in x0..x1 {
             let q = frame.to_frame([x as f32 + 0.5, y as f32 + 0.5]);
-            if q[0] < a_brow || q[0] > 1.6 || q[1].abs() > 1.6 {
+            // Beyond the outline of a brimmed head, hair-like colours are the brim's, and the
+            // brim may droop below the brows.
+            let brim = brimmed && !inside(outline, [x as f32 + 0.5, y as f32 + 0.5]);
+            let floor = if brim { a_brow - BRIM_DROOP } else { a_brow };
+            if q[0] < floor || q[0] > 1.6 || q[1].abs() > 1.6 {
                 continue;
             }
             let m = person(x, y);
@@ -348,8 +402,11 @@ pub fn detect(
                 continue;
             }
             let c = rgb(photo, x, y);
-            let is = !skin_like(&skin, c)
-                && !hair.holds(c, HAIR_BIN_SHARE, MIN_HAIR_SAMPLES)
+            // Above a brimmed head's forehead top the crown sits; beyond its outline above the
+            // brows, the brim, whose shaded underside may have the skin's hue.
+            let crown = brimmed && q[0] >= 0.0;
+            let is = (!skin_like(&skin, c) || (brim && q[0] >= a_brow))
+                && (brim || crown || !hair.holds(c, HAIR_BIN_SHARE, MIN_HAIR_SAMPLES))
                 && (m >= 0.8 || !background.holds(c, HAIR_BIN_SHARE, MIN_HAIR_SAMPLES));
             cand.on[((y - y0) * w + (x - x0)) as usize] = is;
         }
@@ -375,6 +432,19 @@ pub fn detect(
             }
         }
     }
+    if brimmed {
+        // The brim seeds the hat too (a black felt hat over black hair: the crown zone is
+        // hair-like, the brim beyond the head is not hair).
+        for y in y0..y1 {
+            for x in x0..x1 {
+                let i = ((y - y0) * w + (x - x0)) as usize;
+                if cand.on[i] && !hat.on[i] && !inside(outline, [x as f32 + 0.5, y as f32 + 0.5]) {
+                    hat.on[i] = true;
+                    queue.push_back((x - x0, y - y0));
+                }
+            }
+        }
+    }
     while let Some((x, y)) = queue.pop_front() {
         for (dx, dy) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1)] {
             let (nx, ny) = (x as i64 + dx, y as i64 + dy);
@@ -389,11 +459,17 @@ pub fn detect(
         }
     }
     close_holes(&mut hat);
-    // Never below the brows.
+    // Never below the brows (a brim beyond the head: never below its droop).
     for y in 0..h {
         for x in 0..w {
-            let q = frame.to_frame([(x0 + x) as f32 + 0.5, (y0 + y) as f32 + 0.5]);
-            if q[0] < a_brow {
+            let c = [(x0 + x) as f32 + 0.5, (y0 + y) as f32 + 0.5];
+            let q = frame.to_frame(c);
+            let floor = if brimmed && !inside(outline, c) {
+                a_brow - BRIM_DROOP
+            } else {
+                a_brow
+            };
+            if q[0] < floor {
                 hat.on[(y * w + x) as usize] = false;
             }
         }
@@ -415,12 +491,19 @@ pub fn detect(
         }
     }
     let beyond_share = beyond as f32 / head_area;
-    let confidence = 0.7 * ramp(crown_share, CROWN_SHARE.0, CROWN_SHARE.1)
+    let by_colour = 0.7 * ramp(crown_share, CROWN_SHARE.0, CROWN_SHARE.1)
         + 0.3 * ramp(beyond_share, BEYOND_SHARE.0, BEYOND_SHARE.1);
+    let by_brim = ramp(overhang[0].min(overhang[1]), OVERHANG.0, OVERHANG.1);
+    let confidence = if hat.count() == 0 {
+        0.0
+    } else {
+        by_colour.max(by_brim)
+    };
     Some(Found {
         confidence,
         crown_share,
         beyond_share,
+        overhang,
         hat,
         frame,
         hair,
@@ -471,4 +554,69 @@ pub fn polygon_area(p: &[P2]) -> f32 {
         s += a[0] * b[1] - b[0] * a[1];
     }
     (s / 2.0).abs()
+}
+
+/// How far the person's silhouette reaches beyond the head's `outline` (face heights, along
+/// the face's across axis) at a brim's height (the most, over three neighbouring rows, from
+/// the brows to 0.45 face heights above the forehead top) more than beside the face below
+/// the brows (the median from 0.15 to 0.5 face heights below them): image-left side first.
+/// Hair falls on below a brim's height, a brim overhangs.
+pub fn overhang(
+    frame: &HeadFrame,
+    person: &dyn Fn(u32, u32) -> f32,
+    size: (u32, u32),
+    outline: &[P2],
+    a_brow: f32,
+) -> [f32; 2] {
+    let step = 1.0 / frame.height;
+    let on = |a: f32, b: f32| {
+        let p = frame.to_image(a, b);
+        if p[0] < 0.0 || p[1] < 0.0 || p[0] >= size.0 as f32 || p[1] >= size.1 as f32 {
+            return None;
+        }
+        Some(person(p[0] as u32, p[1] as u32) >= 0.5)
+    };
+    // How far beyond the outline the silhouette goes along the row at `a`, on side `s`.
+    let extent = |a: f32, s: f32| -> f32 {
+        let mut b = 0.0;
+        while b < 2.0 && inside(outline, frame.to_image(a, s * b)) {
+            b += step;
+        }
+        let edge = b;
+        let (mut last, mut gap) = (edge, 0);
+        while b < edge + 1.6 {
+            match on(a, s * b) {
+                Some(true) => {
+                    last = b;
+                    gap = 0;
+                }
+                Some(false) => {
+                    gap += 1;
+                    if gap > 3 {
+                        break;
+                    }
+                }
+                None => break,
+            }
+            b += step;
+        }
+        last - edge
+    };
+    let rows = |lo: f32, hi: f32| {
+        let n = ((hi - lo) / (2.0 * step)).ceil().max(1.0) as usize;
+        (0..=n).map(move |i| lo + (hi - lo) * i as f32 / n as f32)
+    };
+    [-1.0f32, 1.0].map(|s| {
+        let top: Vec<f32> = rows(a_brow, 0.45).map(|a| extent(a, s)).collect();
+        let brim = top
+            .windows(3)
+            .map(|w| w[0].min(w[1]).min(w[2]))
+            .fold(0.0f32, f32::max);
+        let mut low: Vec<f32> = rows(a_brow - 0.5, a_brow - 0.15)
+            .map(|a| extent(a, s))
+            .collect();
+        low.sort_by(f32::total_cmp);
+        let below = low.get(low.len() / 2).copied().unwrap_or(0.0);
+        brim - below
+    })
 }

@@ -44,6 +44,9 @@ pub struct OwnHat {
     pub crown_share: Option<f32>,
     /// The traced hat's area beyond the head's outline, over the head's area.
     pub beyond_share: Option<f32>,
+    /// The silhouette's overhang beyond the head at a brim's height (face heights), image-left
+    /// side first ([`detect::overhang`]).
+    pub overhang: Option<[f32; 2]>,
     /// Whether a hat was found (confidence ≥ [`AUTO_THRESHOLD`]).
     pub found: bool,
     /// Whether it was removed.
@@ -71,6 +74,7 @@ impl OwnHat {
             "confidence": r3(self.confidence),
             "crown_share": r3(self.crown_share),
             "beyond_share": r3(self.beyond_share),
+            "overhang": self.overhang.map(|o| o.map(|v| (f64::from(v) * 1000.0).round() / 1000.0)),
             "kept_because": self.kept_because,
             "area_px": self.area_px,
             "filled_pixels": self.filled_pixels,
@@ -94,6 +98,7 @@ pub fn take_off(
         confidence: None,
         crown_share: None,
         beyond_share: None,
+        overhang: None,
         found: false,
         removed: false,
         kept_because: None,
@@ -115,6 +120,7 @@ pub fn take_off(
     report.confidence = Some(found.confidence);
     report.crown_share = Some(found.crown_share);
     report.beyond_share = Some(found.beyond_share);
+    report.overhang = Some(found.overhang);
     report.found = found.confidence >= AUTO_THRESHOLD;
     report.area_px = found.hat.count();
     let remove = match mode {
