@@ -157,6 +157,21 @@ fn a_drawn_hat_is_found_and_what_the_new_hat_leaves_uncovered_is_no_longer_the_o
         )
         .unwrap();
         assert!(never.photo.is_none() && !never.placement.own_hat.removed);
+        // What the code before this stage did (the photo as it is, like `never`): the same
+        // measure fails there, nearly every such pixel is still the old hat.
+        let kept = drawn
+            .iter()
+            .zip(&covered)
+            .enumerate()
+            .filter(|(i, (&d, &c))| {
+                d && !c && near_hat_colour(worn.photo.get_pixel(*i as u32 % w, *i as u32 / w))
+            })
+            .count();
+        assert!(
+            kept * 100 > 90 * beyond,
+            "{}: without removal {kept} of {beyond} keep the old hat's colour",
+            hat.name()
+        );
     }
 }
 
