@@ -52,54 +52,20 @@ pub fn hat_mask(found: &Found, outline: &[P2], width: u32, height: u32) -> HatMa
     // Row-wise then column-wise dilation on the box.
     let (bw, bh) = ((x_hi - x_lo) as usize, (y_hi - y_lo) as usize);
     let mut rows = vec![false; bw * bh];
+    let set = |y: usize, bx: usize| {
+        let x = bx as i64 - g;
+        x >= 0 && x < i64::from(r.w) && r.on[y * r.w as usize + x as usize]
+    };
     for y in 0..r.h as usize {
         let by = y + g as usize;
-        let mut last: Option<i64> = None;
         // Distance to the nearest set pixel along the row, both ways.
-        let mut near = vec![i64::MAX; bw];
-        for bx in 0..bw {
-            let x = bx as i64 - g;
-            if x >= 0 && x < i64::from(r.w) && r.on[y * r.w as usize + x as usize] {
-                last = Some(bx as i64);
-            }
-            if let Some(l) = last {
-                near[bx] = bx as i64 - l;
-            }
-        }
-        last = None;
-        for bx in (0..bw).rev() {
-            let x = bx as i64 - g;
-            if x >= 0 && x < i64::from(r.w) && r.on[y * r.w as usize + x as usize] {
-                last = Some(bx as i64);
-            }
-            if let Some(l) = last {
-                near[bx] = near[bx].min(l - bx as i64);
-            }
-        }
-        for bx in 0..bw {
-            rows[by * bw + bx] = near[bx] <= g;
+        let near = nearest(bw, |bx| set(y, bx));
+        for (cell, &d) in rows[by * bw..(by + 1) * bw].iter_mut().zip(&near) {
+            *cell = d <= g;
         }
     }
     for bx in 0..bw {
-        let mut near = vec![i64::MAX; bh];
-        let mut last: Option<i64> = None;
-        for by in 0..bh {
-            if rows[by * bw + bx] {
-                last = Some(by as i64);
-            }
-            if let Some(l) = last {
-                near[by] = by as i64 - l;
-            }
-        }
-        last = None;
-        for by in (0..bh).rev() {
-            if rows[by * bw + bx] {
-                last = Some(by as i64);
-            }
-            if let Some(l) = last {
-                near[by] = near[by].min(l - by as i64);
-            }
-        }
+        let near = nearest(bh, |by| rows[by * bw + bx]);
         for (by, &d) in near.iter().enumerate() {
             let (x, y) = (x_lo + bx as i64, y_lo + by as i64);
             if d > g || x < 0 || y < 0 || x >= w || y >= h {
@@ -121,6 +87,31 @@ pub fn hat_mask(found: &Found, outline: &[P2], width: u32, height: u32) -> HatMa
         head,
         pixels,
     }
+}
+
+/// For each of `n` cells, the distance to the nearest cell where `on` holds (`i64::MAX`
+/// when none does).
+fn nearest(n: usize, on: impl Fn(usize) -> bool) -> Vec<i64> {
+    let mut near = vec![i64::MAX; n];
+    let mut last: Option<usize> = None;
+    for (i, d) in near.iter_mut().enumerate() {
+        if on(i) {
+            last = Some(i);
+        }
+        if let Some(l) = last {
+            *d = (i - l) as i64;
+        }
+    }
+    last = None;
+    for (i, d) in near.iter_mut().enumerate().rev() {
+        if on(i) {
+            last = Some(i);
+        }
+        if let Some(l) = last {
+            *d = (*d).min((l - i) as i64);
+        }
+    }
+    near
 }
 
 fn to_rgb(photo: &RgbaImage) -> RgbImage {
