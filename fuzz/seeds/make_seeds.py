@@ -124,6 +124,19 @@ def models(png_tex):
     }
     put("gltf", "textured_quad.glb", glb(doc, bin_))
 
+    # The same quad with its texture as KTX2 / Basis Universal UASTC + Zstandard only
+    # (KHR_texture_basisu, required): the fixture of vto-render's KTX2 tests.
+    ktx2 = (HERE.parent.parent / "vto-render/tests/data/ktx2/uastc_zstd.ktx2").read_bytes()
+    kbin = pos + nrm + uv + idx + ktx2 + b"\0" * (-len(ktx2) % 4)
+    kdoc = json.loads(json.dumps(doc))
+    kdoc["textures"] = [{"sampler": 0, "extensions": {"KHR_texture_basisu": {"source": 0}}}]
+    kdoc["images"] = [{"bufferView": 4, "mimeType": "image/ktx2"}]
+    kdoc["extensionsUsed"] = ["KHR_texture_transform", "KHR_texture_basisu"]
+    kdoc["extensionsRequired"] = ["KHR_texture_basisu"]
+    kdoc["buffers"] = [{"byteLength": len(kbin)}]
+    kdoc["bufferViews"][4]["byteLength"] = len(ktx2)
+    put("gltf", "textured_quad_ktx2.glb", glb(kdoc, kbin))
+
     # The same geometry as glTF JSON with a data: URI buffer, unindexed, a BLEND material
     # with transmission, and a matrix node.
     tri = f32(0, 0, 0, 0.1, 0, 0, 0, 0.1, 0)

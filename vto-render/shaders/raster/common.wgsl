@@ -18,13 +18,21 @@ struct Vert {
 struct Material {
     // Linear RGBA base colour factor.
     base: vec4<f32>,
-    // metallic, roughness, alpha cutoff, unused.
+    // metallic, roughness, alpha cutoff, dielectric reflectance head on (0: glTF's 0.04).
     pbr: vec4<f32>,
     // texel offset, width, height, has texture (0/1).
     tex: vec4<u32>,
     // alpha mode (0 opaque, 1 mask, 2 blend), double sided, shading (0 standard, 1 cut gem),
     // unused.
     flags: vec4<u32>,
+    // clearcoat strength, clearcoat roughness, sheen roughness, unused (0: none).
+    coat: vec4<f32>,
+    // linear sheen colour (black: none), unused.
+    sheen: vec4<f32>,
+    // linear emitted colour (black: none), unused.
+    glow: vec4<f32>,
+    // the emissive texture, as `tex`.
+    glow_tex: vec4<u32>,
 }
 
 struct Params {

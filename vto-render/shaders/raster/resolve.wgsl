@@ -157,8 +157,10 @@ fn shade_opaque(t: u32, p: vec2<f32>) -> vec3<f32> {
     let rough = m.pbr.y;
     let l = params.key_dir.xyz;
     let ndl = max(dot(n, l), 0.0);
-    let diffuse = base * (params.ambient.rgb + params.key_color.rgb * ndl) * (1.0 - metallic);
-    let f0 = mix(vec3<f32>(0.04), base, metallic);
+    let light = params.ambient.rgb + params.key_color.rgb * ndl;
+    var diffuse = base * light * (1.0 - metallic);
+    let dielectric = select(0.04, m.pbr.w, m.pbr.w > 0.0);
+    let f0 = mix(vec3<f32>(dielectric), base, metallic);
     let ndv = max(dot(n, v), 0.0);
     // Schlick's Fresnel with the grazing reflectance lowered on rough surfaces (fabric, felt
     // and matte plastics do not turn mirror-like at grazing angles).
@@ -169,7 +171,35 @@ fn shade_opaque(t: u32, p: vec2<f32>) -> vec3<f32> {
     // (polished metal, roughness ≲ 0.2, keeps most of the environment's contrast).
     let env_sharp = environment(reflect(-v, n), metallic);
     let env = fres * mix(env_sharp, environment_mean(), smoothstep(0.05, 0.6, rough));
-    return diffuse + spec + env;
+    var colour = diffuse + spec + env;
+    // Sheen (velvet, felt, knit): light caught by fibres at grazing angles, broader the
+    // rougher the sheen; the base below loses what the sheen reflects.
+    let sheen = m.sheen.rgb;
+    if (max(sheen.r, max(sheen.g, sheen.b)) > 0.0) {
+        let rim = pow(1.0 - ndv, mix(4.0, 1.0, m.coat.z));
+        let scale = 1.0 - 0.157 * max(sheen.r, max(sheen.g, sheen.b));
+        colour = colour * scale + sheen * light * rim;
+    }
+    // Clearcoat (lacquer): a second, clear dielectric layer with its own highlight and
+    // reflection on top, dimming what lies below by what it reflects.
+    let coat = m.coat.x;
+    if (coat > 0.0) {
+        let fc = (0.04 + 0.96 * pow(1.0 - ndv, 5.0)) * coat;
+        let coat_rough = m.coat.y;
+        let coat_env = mix(
+            environment(reflect(-v, n), 0.0),
+            environment_mean(),
+            smoothstep(0.05, 0.6, coat_rough),
+        );
+        let coat_spec = params.key_color.rgb * blinn(n, v, coat_rough) * 0.04 * coat;
+        colour = colour * (1.0 - fc) + fc * coat_env + coat_spec;
+    }
+    // Emission: light of its own, whatever the photo's light (a watch's luminous hands).
+    var glow = m.glow.rgb;
+    if (m.glow_tex.w != 0u) {
+        glow = glow * sample_texels(m.glow_tex, s.uv).rgb;
+    }
+    return colour + glow;
 }
 
 struct TransparentLight {

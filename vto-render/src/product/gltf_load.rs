@@ -164,14 +164,8 @@ pub(super) fn load(bytes: &[u8], limits: &Limits, format: Format) -> Result<Prod
     .unwrap_or_else(|_| Err(malformed("the glTF reader failed on this file")))
 }
 
-/// Extensions vto cannot read: a file that requires one is refused, naming it.
-pub const REFUSED_EXTENSIONS: &[(&str, &str)] = &[(
-    "KHR_texture_basisu",
-    "KTX2 / Basis Universal textures; export PNG, JPEG or WebP textures",
-)];
-
 /// Extensions vto reads when present, required or not: decoders (Draco, meshopt,
-/// quantization, WebP) and the material extensions it renders or converts. Every other
+/// quantization, WebP, KTX2 / Basis Universal) and the material extensions it renders or converts. Every other
 /// extension is ignored with a note when merely used, and refused when required (see
 /// `docs/products.md`).
 pub const RENDERED_EXTENSIONS: &[&str] = &[
@@ -180,6 +174,7 @@ pub const RENDERED_EXTENSIONS: &[&str] = &[
     "KHR_meshopt_compression",
     "KHR_mesh_quantization",
     "EXT_texture_webp",
+    "KHR_texture_basisu",
     "KHR_materials_transmission",
     "KHR_materials_pbrSpecularGlossiness",
     "KHR_texture_transform",
@@ -201,16 +196,11 @@ fn json_chunk(bytes: &[u8], format: Format) -> Result<&[u8], ProductError> {
         .ok_or_else(|| malformed("GLB JSON chunk is truncated"))
 }
 
-/// Refuses a file that requires an extension vto cannot read (checked against
-/// [`REFUSED_EXTENSIONS`] and [`RENDERED_EXTENSIONS`]).
+/// Refuses a file that requires an extension vto cannot read (one not in
+/// [`RENDERED_EXTENSIONS`]).
 fn check_required(json: &Value) -> Result<(), ProductError> {
     let required = json["extensionsRequired"].as_array();
     for ext in required.into_iter().flatten().filter_map(|e| e.as_str()) {
-        if let Some((_, what)) = REFUSED_EXTENSIONS.iter().find(|(n, _)| *n == ext) {
-            return Err(ProductError::Unsupported(format!(
-                "the model requires the glTF extension {ext} ({what})"
-            )));
-        }
         if !RENDERED_EXTENSIONS.contains(&ext) {
             return Err(ProductError::Unsupported(format!(
                 "the model requires the glTF extension {ext}, which vto does not render"
@@ -446,6 +436,27 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
             None => None,
         };
         let t = transmission_factor(m);
+        let (mut finish, glow) = mat::finish(m);
+        if t > 0.0 && finish.emissive.iter().any(|&c| c > 0.0) {
+            // A lens draws only its tint and reflection: light it gave off would wash it out.
+            finish.emissive = [0.0; 3];
+            meta.notes.push(format!(
+                "material {i} {name:?}: emission on a transmissive material is not rendered"
+            ));
+        } else if let Some(g) = glow {
+            // The emissive texture is read with the base colour's UVs (one UV set per
+            // primitive): the same set and transform, or no base colour texture.
+            let same = tex.is_none_or(|b| b.set == g.set && b.transform == g.transform);
+            if same {
+                finish.emissive_texture = load_texture(g.texture, &mut textures, true)?.0;
+                tex = tex.or(Some(g));
+            } else {
+                meta.notes.push(format!(
+                    "material {i} {name:?}: the emissive texture uses other UVs than the base \
+                     colour and is not rendered (its factor is)"
+                ));
+            }
+        }
         let alpha_mode = match m["alphaMode"].as_str() {
             Some("MASK") => AlphaMode::Mask,
             Some("BLEND") => AlphaMode::Blend,
@@ -453,15 +464,24 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
         };
         let material = if t > 0.0 {
             // A transmissive surface (lens, gem) draws in the transparent layer.
+            let through = mat::volume_attenuation(m);
+            let tinted = std::array::from_fn(|k| {
+                if k < 3 {
+                    base_color[k] * through[k]
+                } else {
+                    base_color[k]
+                }
+            });
             Material {
                 name,
-                base_color: transmission_tint(base_color, t),
+                base_color: transmission_tint(tinted, t),
                 base_color_texture: None,
                 metallic: 0.0,
                 roughness: roughness.clamp(0.0, 1.0),
                 alpha_mode: AlphaMode::Blend,
                 alpha_cutoff: 0.5,
                 double_sided: m["doubleSided"].as_bool().unwrap_or(false),
+                finish,
             }
         } else {
             Material {
@@ -473,6 +493,7 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
                 alpha_mode,
                 alpha_cutoff: num(&m["alphaCutoff"], 0.5),
                 double_sided: m["doubleSided"].as_bool().unwrap_or(false),
+                finish,
             }
         };
         uv_refs.push(if t > 0.0 { None } else { tex });

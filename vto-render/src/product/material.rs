@@ -7,10 +7,16 @@
 //!   diffuse and specular brightness; a specular-glossiness texture contributes its mean.
 //! - `KHR_texture_transform` on the base colour texture is applied to the UVs at load time, and
 //!   its `texCoord` (or the texture's own) picks which `TEXCOORD_n` the primitive keeps.
-//! - Everything else a material says that the rasterizer has no place for (emission, normal
-//!   maps, sheen, clearcoat…) is listed in the product's notes.
+//! - The finish on top of the base ([`Finish`](super::Finish)): `KHR_materials_clearcoat`,
+//!   `_sheen`, `_ior`, emission (`emissiveFactor`, `emissiveTexture` read with the base
+//!   colour's UVs, `KHR_materials_emissive_strength`); and `KHR_materials_volume`'s
+//!   attenuation, which darkens a transmissive material's tint through its thickness.
+//! - Everything else a material says that the rasterizer has no place for (normal and
+//!   occlusion maps, the factors' textures, iridescence…) is listed in the product's notes.
 
 use serde_json::Value;
+
+use super::Finish;
 
 /// A 2×3 UV matrix (`KHR_texture_transform`: translation · rotation · scale).
 pub(super) type UvTransform = [[f32; 3]; 2];
@@ -146,7 +152,68 @@ pub(super) const RENDERED: &[&str] = &[
     "KHR_materials_transmission",
     "KHR_materials_pbrSpecularGlossiness",
     "KHR_texture_transform",
+    "KHR_materials_clearcoat",
+    "KHR_materials_sheen",
+    "KHR_materials_ior",
+    "KHR_materials_emissive_strength",
+    "KHR_materials_volume",
 ];
+
+fn num(v: &Value, default: f32) -> f32 {
+    v.as_f64().map_or(default, |x| x as f32).clamp(-1e6, 1e6)
+}
+
+fn rgb(v: &Value, default: f32) -> [f32; 3] {
+    std::array::from_fn(|k| num(&v[k], default).max(0.0))
+}
+
+/// A material's finish, and where its emissive texture is (read by the caller, with the base
+/// colour's UVs).
+pub(super) fn finish(material: &Value) -> (Finish, Option<TexRef>) {
+    let ext = &material["extensions"];
+    let coat = &ext["KHR_materials_clearcoat"];
+    let sheen = &ext["KHR_materials_sheen"];
+    let strength = num(
+        &ext["KHR_materials_emissive_strength"]["emissiveStrength"],
+        1.0,
+    )
+    .max(0.0);
+    let emissive = rgb(&material["emissiveFactor"], 0.0).map(|c| c * strength);
+    let ior = num(&ext["KHR_materials_ior"]["ior"], 1.5);
+    let finish = Finish {
+        clearcoat: num(&coat["clearcoatFactor"], 0.0).clamp(0.0, 1.0),
+        clearcoat_roughness: num(&coat["clearcoatRoughnessFactor"], 0.0).clamp(0.0, 1.0),
+        sheen_color: if sheen.is_object() {
+            rgb(&sheen["sheenColorFactor"], 0.0).map(|c| c.min(1.0))
+        } else {
+            [0.0; 3]
+        },
+        sheen_roughness: num(&sheen["sheenRoughnessFactor"], 0.0).clamp(0.0, 1.0),
+        emissive,
+        emissive_texture: None,
+        // 0 is glTF's "infinite" index (a perfect mirror); a dielectric below 1 is not.
+        ior: if ior == 0.0 { 1e3 } else { ior.clamp(1.0, 1e3) },
+    };
+    let texture = (emissive.iter().any(|&c| c > 0.0))
+        .then(|| texture_ref(&material["emissiveTexture"]))
+        .flatten();
+    (finish, texture)
+}
+
+/// What light keeps of each colour through a transmissive material's volume
+/// (`KHR_materials_volume`): `attenuationColor` ^ (`thicknessFactor` / `attenuationDistance`);
+/// white for a thin-walled material (thickness 0) or without the extension.
+pub(super) fn volume_attenuation(material: &Value) -> [f32; 3] {
+    let v = &material["extensions"]["KHR_materials_volume"];
+    let thickness = num(&v["thicknessFactor"], 0.0).max(0.0);
+    let distance = v["attenuationDistance"]
+        .as_f64()
+        .map_or(f32::INFINITY, |d| d as f32);
+    if !v.is_object() || thickness == 0.0 || !(distance > 0.0 && distance.is_finite()) {
+        return [1.0; 3];
+    }
+    rgb(&v["attenuationColor"], 1.0).map(|c| c.clamp(0.0, 1.0).powf(thickness / distance))
+}
 
 /// What this material asks for that vto does not draw, for the product's notes.
 pub(super) fn notes(index: usize, material: &Value) -> Vec<String> {
@@ -157,12 +224,6 @@ pub(super) fn notes(index: usize, material: &Value) -> Vec<String> {
         for ext in exts.keys().filter(|e| !RENDERED.contains(&e.as_str())) {
             out.push(format!("{who}: {ext} is not rendered (ignored)"));
         }
-    }
-    let emissive = material["emissiveFactor"]
-        .as_array()
-        .is_some_and(|a| a.iter().any(|v| v.as_f64().unwrap_or(0.0) > 0.0));
-    if emissive || material["emissiveTexture"].is_object() {
-        out.push(format!("{who}: emission is not rendered (ignored)"));
     }
     for (key, what) in [
         ("normalTexture", "normal map"),
@@ -221,14 +282,60 @@ mod tests {
     }
 
     #[test]
-    fn unrendered_extensions_and_emission_are_noted() {
+    fn unrendered_extensions_are_noted_and_rendered_ones_not() {
         let n = notes(
             3,
             &json!({"name": "cap", "emissiveFactor": [1, 0, 0],
-                "extensions": {"KHR_materials_sheen": {}, "KHR_materials_transmission": {}}}),
+                "extensions": {"KHR_materials_iridescence": {}, "KHR_materials_sheen": {},
+                    "KHR_materials_clearcoat": {}, "KHR_materials_transmission": {}}}),
         );
-        assert!(n.iter().any(|s| s.contains("KHR_materials_sheen")), "{n:?}");
-        assert!(n.iter().any(|s| s.contains("emission")), "{n:?}");
-        assert!(!n.iter().any(|s| s.contains("transmission")), "{n:?}");
+        assert!(
+            n.iter().any(|s| s.contains("KHR_materials_iridescence")),
+            "{n:?}"
+        );
+        for drawn in ["sheen", "clearcoat", "transmission", "emission"] {
+            assert!(!n.iter().any(|s| s.contains(drawn)), "{drawn}: {n:?}");
+        }
+    }
+
+    #[test]
+    fn clearcoat_sheen_ior_and_emission_are_read() {
+        let (f, tex) = finish(&json!({
+            "emissiveFactor": [1, 0.5, 0],
+            "emissiveTexture": {"index": 4, "texCoord": 1},
+            "extensions": {
+                "KHR_materials_clearcoat": {"clearcoatFactor": 1.0,
+                    "clearcoatRoughnessFactor": 0.04},
+                "KHR_materials_sheen": {"sheenColorFactor": [0.5, 0.4, 0.3],
+                    "sheenRoughnessFactor": 0.8},
+                "KHR_materials_emissive_strength": {"emissiveStrength": 4.0},
+                "KHR_materials_ior": {"ior": 2.4}}}));
+        assert_eq!((f.clearcoat, f.clearcoat_roughness), (1.0, 0.04));
+        assert_eq!((f.sheen_color, f.sheen_roughness), ([0.5, 0.4, 0.3], 0.8));
+        assert_eq!(f.emissive, [4.0, 2.0, 0.0]);
+        assert!(
+            (f.reflectance() - 0.1696).abs() < 1e-3,
+            "diamond: {}",
+            f.reflectance()
+        );
+        assert_eq!(tex.map(|t| (t.texture, t.set)), Some((4, 1)));
+        // Without the extensions: nothing added, glTF's 4 % reflectance; an emissive texture
+        // under a black factor emits nothing and is not read.
+        let (f, tex) = finish(&json!({"emissiveTexture": {"index": 0}}));
+        assert_eq!(f, Finish::default());
+        assert!((f.reflectance() - 0.04).abs() < 1e-6);
+        assert!(tex.is_none());
+    }
+
+    #[test]
+    fn a_thick_coloured_volume_darkens_what_it_transmits() {
+        let m = |thickness: f32| {
+            json!({"extensions": {"KHR_materials_volume": {"thicknessFactor": thickness,
+                "attenuationDistance": 0.5, "attenuationColor": [0.25, 1.0, 0.5]}}})
+        };
+        assert_eq!(volume_attenuation(&m(0.0)), [1.0; 3], "thin-walled");
+        let a = volume_attenuation(&m(1.0));
+        assert!((a[0] - 0.0625).abs() < 1e-6 && a[1] == 1.0 && (a[2] - 0.25).abs() < 1e-6);
+        assert_eq!(volume_attenuation(&json!({})), [1.0; 3]);
     }
 }

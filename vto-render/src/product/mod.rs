@@ -19,6 +19,7 @@ use crate::math::{normalize_or, Vec3};
 mod accessor;
 mod draco;
 mod gltf_load;
+mod ktx2;
 mod material;
 mod meshopt;
 pub mod meta;
@@ -134,6 +135,54 @@ pub struct Material {
     pub alpha_cutoff: f32,
     /// Whether back faces are shown (the rasterizer never culls; this only flips normals).
     pub double_sided: bool,
+    /// The layers and light on top of the base (clearcoat, sheen, emission, index of
+    /// refraction): none by default.
+    pub finish: Finish,
+}
+
+/// What a material adds to its metal-rough base: glTF's `KHR_materials_clearcoat`,
+/// `_sheen`, `_ior` and emission (`emissiveFactor` × `emissiveTexture` ×
+/// `KHR_materials_emissive_strength`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finish {
+    /// Clearcoat layer strength in [0, 1] (lacquer over a frame or a shoe).
+    pub clearcoat: f32,
+    /// The clearcoat's roughness in [0, 1].
+    pub clearcoat_roughness: f32,
+    /// Linear sheen colour (velvet, felt, knit: light caught at grazing angles); black is none.
+    pub sheen_color: [f32; 3],
+    /// The sheen's roughness in [0, 1].
+    pub sheen_roughness: f32,
+    /// Linear emitted colour, strength included.
+    pub emissive: [f32; 3],
+    /// Index into [`Product::textures`] of the emissive texture (read with the base colour's
+    /// UVs).
+    pub emissive_texture: Option<usize>,
+    /// Index of refraction of a dielectric (glTF's default 1.5: 4 % reflectance head on).
+    pub ior: f32,
+}
+
+impl Finish {
+    /// The head-on reflectance of the material as a dielectric: ((n − 1) / (n + 1))² (0.04
+    /// at glTF's default index 1.5).
+    pub fn reflectance(&self) -> f32 {
+        ((self.ior - 1.0) / (self.ior + 1.0)).powi(2)
+    }
+}
+
+impl Default for Finish {
+    /// No coat, no sheen, no emission, glTF's index of refraction 1.5.
+    fn default() -> Self {
+        Finish {
+            clearcoat: 0.0,
+            clearcoat_roughness: 0.0,
+            sheen_color: [0.0; 3],
+            sheen_roughness: 0.0,
+            emissive: [0.0; 3],
+            emissive_texture: None,
+            ior: 1.5,
+        }
+    }
 }
 
 impl Default for Material {
@@ -148,6 +197,7 @@ impl Default for Material {
             alpha_mode: AlphaMode::Opaque,
             alpha_cutoff: 0.5,
             double_sided: false,
+            finish: Finish::default(),
         }
     }
 }

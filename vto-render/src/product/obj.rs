@@ -146,6 +146,7 @@ pub(super) fn load(bytes: &[u8], limits: &Limits) -> Result<Product, ProductErro
             alpha_mode: AlphaMode::Opaque,
             alpha_cutoff: 0.5,
             double_sided: true,
+            finish: Default::default(),
         }],
         textures: Vec::new(),
         meta: ProductMeta {

@@ -1,11 +1,12 @@
 //! Texture images: which image a glTF texture shows (`EXT_texture_webp`'s source first, then
-//! the core `source`; `KHR_texture_basisu` alone is refused by name), and decoding it (PNG,
-//! JPEG, WebP through the `image` crate) with its size checked from the header **before** the
-//! pixels are allocated, and the total over all textures against [`Limits`].
+//! the core `source`, then `KHR_texture_basisu`'s KTX2 source), and decoding it (PNG, JPEG,
+//! WebP through the `image` crate; KTX2 / Basis Universal transcoded to RGBA by the pure-Rust
+//! `basisu` crate) with its size checked from the header **before** the pixels are allocated,
+//! and the total over all textures against [`Limits`].
 
 use serde_json::Value;
 
-use super::{Limits, ProductError, Texture};
+use super::{ktx2, Limits, ProductError, Texture};
 
 fn malformed(e: impl std::fmt::Display) -> ProductError {
     ProductError::Malformed(e.to_string())
@@ -25,11 +26,8 @@ pub(super) fn image_of(json: &Value, texture: usize) -> Result<usize, ProductErr
     if let Some(i) = t["source"].as_u64() {
         return Ok(i as usize);
     }
-    if t["extensions"]["KHR_texture_basisu"].is_object() {
-        return Err(ProductError::Unsupported(format!(
-            "texture {texture} is KHR_texture_basisu (KTX2 / Basis Universal) only, which vto \
-             does not decode; export PNG, JPEG or WebP textures"
-        )));
+    if let Some(i) = t["extensions"]["KHR_texture_basisu"]["source"].as_u64() {
+        return Ok(i as usize);
     }
     Err(malformed(format!("texture {texture} has no image")))
 }
@@ -41,17 +39,32 @@ pub(super) fn decode(
     limits: &Limits,
     total_px: &mut u64,
 ) -> Result<Texture, ProductError> {
+    if encoded.starts_with(&ktx2::MAGIC) {
+        return ktx2::decode(encoded, |w, h| count(w, h, limits, total_px));
+    }
     let reader = image::ImageReader::new(std::io::Cursor::new(encoded))
         .with_guessed_format()
         .map_err(malformed)?;
-    if reader.format().is_none() && encoded.starts_with(b"\xabKTX 20") {
-        return Err(ProductError::Unsupported(
-            "KTX2 texture (KHR_texture_basisu), which vto does not decode".into(),
-        ));
-    }
     let (w, h) = reader
         .into_dimensions()
         .map_err(|e| malformed(format!("texture: {e}")))?;
+    count(w, h, limits, total_px)?;
+    let img = image::load_from_memory(encoded)
+        .map_err(|e| malformed(format!("texture: {e}")))?
+        .to_rgba8();
+    if (img.width(), img.height()) != (w, h) {
+        return Err(malformed("texture size differs from its header"));
+    }
+    Ok(Texture {
+        width: img.width(),
+        height: img.height(),
+        rgba: img.into_raw(),
+    })
+}
+
+/// Checks a `w` × `h` texture against the side limit and adds its pixels to `total_px`,
+/// checked against the total limit: called from the header, before any pixel is decoded.
+fn count(w: u32, h: u32, limits: &Limits, total_px: &mut u64) -> Result<(), ProductError> {
     if w.max(h) > limits.max_texture_side {
         return Err(ProductError::TooLarge {
             what: "texture side",
@@ -67,17 +80,7 @@ pub(super) fn decode(
             limit: limits.max_texture_pixels,
         });
     }
-    let img = image::load_from_memory(encoded)
-        .map_err(|e| malformed(format!("texture: {e}")))?
-        .to_rgba8();
-    if (img.width(), img.height()) != (w, h) {
-        return Err(malformed("texture size differs from its header"));
-    }
-    Ok(Texture {
-        width: img.width(),
-        height: img.height(),
-        rgba: img.into_raw(),
-    })
+    Ok(())
 }
 
 /// The mean linear specular RGB and glossiness of a specular-glossiness texture.
@@ -115,16 +118,42 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn webp_source_wins_and_basisu_alone_is_refused_by_name() {
+    fn webp_source_wins_and_a_basisu_source_is_used_when_it_is_the_only_one() {
         let doc = json!({"textures": [
             {"source": 0, "extensions": {"EXT_texture_webp": {"source": 1}}},
             {"extensions": {"KHR_texture_basisu": {"source": 2}}},
-            {"source": 3, "extensions": {"KHR_texture_basisu": {"source": 2}}}]});
+            {"source": 3, "extensions": {"KHR_texture_basisu": {"source": 2}}},
+            {"sampler": 0}]});
         assert_eq!(image_of(&doc, 0).unwrap(), 1);
-        let e = image_of(&doc, 1).unwrap_err();
-        assert_eq!(e.code(), "product_unsupported");
-        assert!(e.to_string().contains("KHR_texture_basisu"), "{e}");
+        assert_eq!(image_of(&doc, 1).unwrap(), 2, "the KTX2 image");
         assert_eq!(image_of(&doc, 2).unwrap(), 3, "a PNG fallback is used");
+        assert_eq!(image_of(&doc, 3).unwrap_err().code(), "product_malformed");
+    }
+
+    /// A KTX2 header (no payload) with the given vkFormat and size.
+    fn ktx2_header(vk_format: u32, w: u32, h: u32) -> Vec<u8> {
+        let mut b = ktx2::MAGIC.to_vec();
+        for v in [vk_format, 1, w, h, 0, 0, 1, 1, 0] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn ktx2_files_that_are_not_basis_universal_are_refused_with_a_reason() {
+        // vkFormat 37 = R8G8B8A8_UNORM: a GPU format, which KHR_texture_basisu does not allow.
+        let e = decode(&ktx2_header(37, 4, 4), &Limits::default(), &mut 0).unwrap_err();
+        assert_eq!(e.code(), "product_unsupported", "{e}");
+        assert!(e.to_string().contains("vkFormat 37"), "{e}");
+        // A Basis header with no payload: malformed, not a panic.
+        let e = decode(&ktx2_header(0, 4, 4), &Limits::default(), &mut 0).unwrap_err();
+        assert_eq!(e.code(), "product_malformed", "{e}");
+        assert_eq!(
+            decode(&ktx2::MAGIC[..10], &Limits::default(), &mut 0)
+                .unwrap_err()
+                .code(),
+            "product_malformed"
+        );
     }
 
     #[test]

@@ -63,15 +63,23 @@ const _: () = assert!(std::mem::size_of::<RasterVertex>() == 64);
 pub struct RasterMaterial {
     /// Linear RGBA base colour.
     pub base: [f32; 4],
-    /// Metallic, roughness, alpha cutoff, unused.
+    /// Metallic, roughness, alpha cutoff, dielectric reflectance head on (0: glTF's 0.04).
     pub pbr: [f32; 4],
     /// Texel offset, width, height, has texture.
     pub tex: [u32; 4],
     /// Alpha mode (0 opaque, 1 mask, 2 blend), double sided, shading model (0 standard,
     /// [`SHADING_GEM`] a cut gem), unused.
     pub flags: [u32; 4],
+    /// Clearcoat strength, clearcoat roughness, sheen roughness, unused (all 0: none).
+    pub coat: [f32; 4],
+    /// Linear sheen colour, unused (black: no sheen).
+    pub sheen: [f32; 4],
+    /// Linear emitted colour, unused (black: no emission).
+    pub glow: [f32; 4],
+    /// The emissive texture as `tex`: texel offset, width, height, has texture.
+    pub glow_tex: [u32; 4],
 }
-const _: () = assert!(std::mem::size_of::<RasterMaterial>() == 64);
+const _: () = assert!(std::mem::size_of::<RasterMaterial>() == 128);
 
 /// `RasterMaterial::flags[2]` of a cut gem: each flat facet shows the environment from its
 /// own direction (bright and dark facets, colour fringes), its outline dark.

@@ -104,14 +104,16 @@ pub fn materials(product: &Product) -> (Vec<RasterMaterial>, Vec<u32>) {
         .materials
         .iter()
         .map(|m| {
-            let tex = m
-                .base_color_texture
-                .and_then(|i| product.textures.get(i).map(|t| (i, t)))
-                .map_or([0; 4], |(i, t)| [offsets[i], t.width, t.height, 1]);
+            let slot = |texture: Option<usize>| {
+                texture
+                    .and_then(|i| product.textures.get(i).map(|t| (i, t)))
+                    .map_or([0; 4], |(i, t)| [offsets[i], t.width, t.height, 1])
+            };
+            let f = &m.finish;
             RasterMaterial {
                 base: m.base_color,
-                pbr: [m.metallic, m.roughness, m.alpha_cutoff, 0.0],
-                tex,
+                pbr: [m.metallic, m.roughness, m.alpha_cutoff, f.reflectance()],
+                tex: slot(m.base_color_texture),
                 flags: [
                     match m.alpha_mode {
                         AlphaMode::Opaque => 0,
@@ -122,6 +124,10 @@ pub fn materials(product: &Product) -> (Vec<RasterMaterial>, Vec<u32>) {
                     0,
                     0,
                 ],
+                coat: [f.clearcoat, f.clearcoat_roughness, f.sheen_roughness, 0.0],
+                sheen: [f.sheen_color[0], f.sheen_color[1], f.sheen_color[2], 0.0],
+                glow: [f.emissive[0], f.emissive[1], f.emissive[2], 0.0],
+                glow_tex: slot(f.emissive_texture),
             }
         })
         .collect();

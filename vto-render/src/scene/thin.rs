@@ -377,6 +377,7 @@ mod tests {
             pbr: [0.0; 4],
             tex: [0; 4],
             flags: [0; 4],
+            ..bytemuck::Zeroable::zeroed()
         }]
     }
 

@@ -450,6 +450,7 @@ pub(super) fn body_scene(
             pbr: [0.0, *rough, 0.5, 0.0],
             tex: [0; 4],
             flags: [0, 1, 0, 0],
+            ..bytemuck::Zeroable::zeroed()
         })
         .collect();
     Scene {

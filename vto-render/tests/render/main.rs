@@ -20,6 +20,7 @@ mod hair_arms;
 mod hats;
 mod jewelry;
 mod looks;
+mod materials;
 mod own_eyewear;
 mod own_hat;
 mod people;

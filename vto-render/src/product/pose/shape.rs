@@ -45,6 +45,9 @@ pub struct Cloud {
     pub hi: Vec3,
     /// How many of the product's triangles each sampled one stands for (the stride).
     pub weight: f32,
+    /// Whether each triangle is see-through (a blended material: a watch's crystal, a
+    /// gem, a lens).
+    pub clear: Vec<bool>,
 }
 
 /// The most triangles read (an even stride over the rest).
@@ -68,9 +71,14 @@ impl Cloud {
             lo,
             hi,
             weight: stride as f32,
+            clear: Vec::new(),
         };
         let mut i = 0usize;
         for p in &product.primitives {
+            let clear = product
+                .materials
+                .get(p.material)
+                .is_some_and(|m| m.alpha_mode == crate::product::AlphaMode::Blend);
             for t in p.indices.chunks_exact(3) {
                 i += 1;
                 if i % stride != 0 {
@@ -88,6 +96,7 @@ impl Cloud {
                 cloud.c.push((a + b + c) / 3.0);
                 cloud.a.push(area);
                 cloud.n.push(cr.normalize_or_zero());
+                cloud.clear.push(clear);
             }
         }
         (!cloud.c.is_empty()).then_some(cloud)
@@ -101,6 +110,7 @@ impl Cloud {
         Cloud {
             a: vec![1.0; points.len()],
             n: vec![Vec3::ZERO; points.len()],
+            clear: vec![false; points.len()],
             c: points,
             lo,
             hi,
@@ -683,6 +693,9 @@ fn band(c: &Cloud) -> Pose {
             .map(|p| sign * (p[axis] - centre[axis]))
             .fold(0.0f32, f32::max)
     };
+    if let Some(front) = crystal(c, centre, a, b) {
+        return pose(PoseCategory::Band, up, front, false);
+    }
     let mut r = [
         (reach(a, 1.0), a, 1.0f32),
         (reach(a, -1.0), a, -1.0),
@@ -716,6 +729,49 @@ fn band(c: &Cloud) -> Pose {
         );
         pose(PoseCategory::Band, up, front, true)
     }
+}
+
+/// The front of a band that carries a see-through part off its hole's centre — a watch's
+/// crystal, a ring's stone: the side of the hole (±`a` or ±`b`) the clear parts' area lies
+/// toward, when their centroid is at least a third of the hole's reach off the centre and
+/// clearly nearer one side than the other. A strap's buckle or tail can reach farther than
+/// the case ([`band`]'s fallback); the crystal is where the dial is.
+fn crystal(c: &Cloud, centre: Vec3, a: usize, b: usize) -> Option<AxisChoice> {
+    let (mut sum, mut area) = (Vec3::ZERO, 0.0f32);
+    for ((p, &w), &clear) in c.c.iter().zip(&c.a).zip(&c.clear) {
+        if clear {
+            sum += *p * w;
+            area += w;
+        }
+    }
+    let total: f32 = c.a.iter().sum();
+    if area <= 0.002 * total {
+        return None;
+    }
+    let off = sum / area - centre;
+    let (da, db) = (off[a], off[b]);
+    let radius = 0.5 * c.ext(a).min(c.ext(b));
+    if da.hypot(db) < radius / 3.0 {
+        return None;
+    }
+    // Clearly toward one of the four sides (within 30° of it).
+    let (axis, along, across) = if da.abs() >= db.abs() {
+        (a, da, db)
+    } else {
+        (b, db, da)
+    };
+    if across.abs() > 0.58 * along.abs() {
+        return None;
+    }
+    let dir = Dir::along(axis, along);
+    Some(AxisChoice {
+        dir,
+        source: PoseSource::Shape,
+        why: format!(
+            "the see-through part (a crystal or a stone) lies toward {} of the hole",
+            dir.as_str()
+        ),
+    })
 }
 
 /// A ring-like shape measured round its hole (in the file's units).

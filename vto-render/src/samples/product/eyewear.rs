@@ -249,6 +249,7 @@ fn mat(name: &str, base_color: [f32; 4], metallic: f32, roughness: f32) -> Mater
         alpha_mode: AlphaMode::Opaque,
         alpha_cutoff: 0.5,
         double_sided: true,
+        finish: Default::default(),
     }
 }
 

@@ -80,6 +80,7 @@ fn fabric(name: &str, texture: usize, roughness: f32) -> Material {
         alpha_mode: AlphaMode::Opaque,
         alpha_cutoff: 0.5,
         double_sided: true,
+        finish: Default::default(),
     }
 }
 

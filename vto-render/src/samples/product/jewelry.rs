@@ -335,6 +335,7 @@ fn metal_mat(color: [f32; 4]) -> Material {
         alpha_mode: AlphaMode::Opaque,
         alpha_cutoff: 0.5,
         double_sided: true,
+        finish: Default::default(),
     }
 }
 
@@ -348,6 +349,7 @@ fn gem_mat(color: [f32; 4]) -> Material {
         alpha_mode: AlphaMode::Opaque,
         alpha_cutoff: 0.5,
         double_sided: true,
+        finish: Default::default(),
     }
 }
 
