@@ -94,6 +94,7 @@ pub fn data_url(data: &[u8]) {
             product_image: value.clone(),
             webhook_url: value.clone(),
             remove_own_eyewear: value.clone(),
+            remove_own_hat: value.clone(),
             product_kind: value.clone(),
         };
         validate(&req);

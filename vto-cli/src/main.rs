@@ -122,6 +122,10 @@ struct TryOnArgs {
     /// detected), `never` or `always` (the API's `remove_own_eyewear`).
     #[arg(long, default_value = "auto")]
     remove_own_eyewear: String,
+    /// Hats: take off the person's own hat first — `auto` (when detected), `never` or
+    /// `always` (the API's `remove_own_hat`).
+    #[arg(long, default_value = "auto")]
+    remove_own_hat: String,
     /// Jewelry and hats: what the product is, overriding what the model says (the API's
     /// `product_kind`): `ring`, `earrings`, `stud`, `hoop`, `drop`, `necklace`, `bracelet`,
     /// `watch` (jewelry); `cap`, `brimmed`, `beanie` (hats).
@@ -748,6 +752,7 @@ fn main() -> anyhow::Result<()> {
             &a.person,
             &a.product,
             &a.remove_own_eyewear,
+            &a.remove_own_hat,
             a.product_kind.as_deref(),
             &a.output,
             &config.models_dir(),

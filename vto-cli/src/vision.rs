@@ -195,6 +195,7 @@ pub fn try_on(
     person: &str,
     product: &str,
     remove_own_eyewear: &str,
+    remove_own_hat: &str,
     product_kind: Option<&str>,
     out: &Path,
     models: &Path,
@@ -222,6 +223,9 @@ pub fn try_on(
         remove_own_eyewear: remove_own_eyewear
             .parse()
             .map_err(|e| anyhow::anyhow!("--remove-own-eyewear: {e}"))?,
+        remove_own_hat: remove_own_hat
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--remove-own-hat: {e}"))?,
         product_kind,
     };
     let Some(tryon) = vto_render::engine::builtin_tryon(cat) else {

@@ -101,8 +101,8 @@ pub use ratelimit::{
     Quota, RateLimiter, RateLimits,
 };
 pub use request::{
-    CreateRequest, InputRef, ProductKind, RemoveOwnEyewear, RenderOptions, RequestLimits,
-    ValidatedRequest,
+    CreateRequest, InputRef, ProductKind, RemoveOwnEyewear, RemoveOwnHat, RenderOptions,
+    RequestLimits, ValidatedRequest,
 };
 pub use result::{ResultImage, ResultList, ResultObject, MAX_LIST_LIMIT};
 pub use results::{FsResultStore, MemoryResultStore, ResultStore, StoredResult};

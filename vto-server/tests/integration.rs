@@ -1368,6 +1368,10 @@ async fn remove_own_eyewear_is_validated_and_reaches_the_engine() {
         doc["components"]["schemas"]["CreateRequest"]["properties"]["remove_own_eyewear"]["enum"],
         json!(["auto", "never", "always"])
     );
+    assert_eq!(
+        doc["components"]["schemas"]["CreateRequest"]["properties"]["remove_own_hat"]["enum"],
+        json!(["auto", "never", "always"])
+    );
     server.shutdown().await;
 }
 

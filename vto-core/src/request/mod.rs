@@ -9,7 +9,8 @@ mod options;
 
 use inputs::{parse_input, parse_webhook};
 pub use options::{
-    ProductKind, RemoveOwnEyewear, RenderOptions, UnknownProductKind, UnknownRemoveOwnEyewear,
+    ProductKind, RemoveOwnEyewear, RemoveOwnHat, RenderOptions, UnknownProductKind,
+    UnknownRemoveOwnEyewear, UnknownRemoveOwnHat,
 };
 use std::fmt;
 
@@ -39,6 +40,10 @@ pub struct CreateRequest {
     /// before a glasses or sunglasses try-on (accepted, and ignored, for other categories).
     #[serde(default)]
     pub remove_own_eyewear: Option<serde_json::Value>,
+    /// `auto` (default), `never` or `always`: whether to take off the hat the person already
+    /// wears before a hats try-on (accepted, and ignored, for other categories).
+    #[serde(default)]
+    pub remove_own_hat: Option<serde_json::Value>,
     /// What the product is, overriding what the model file says or its shape suggests
     /// (optional; [`ProductKind`]: `jewelry` takes `ring`, `earrings`, `stud`, `hoop`, `drop`,
     /// `necklace`, `bracelet`, `watch`; `hats` takes `cap`, `brimmed`, `beanie`; the other
@@ -304,6 +309,23 @@ impl CreateRequest {
                 .unwrap_or_default(),
         };
 
+        let remove_own_hat = match present(&self.remove_own_hat) {
+            None => RemoveOwnHat::default(),
+            Some(_) => string_field(&self.remove_own_hat, "remove_own_hat", &mut errors)
+                .and_then(|s| match s.parse::<RemoveOwnHat>() {
+                    Ok(v) => Some(v),
+                    Err(e) => {
+                        errors.push(FieldError::new(
+                            ValidationCode::InvalidValue,
+                            "remove_own_hat",
+                            e.to_string(),
+                        ));
+                        None
+                    }
+                })
+                .unwrap_or_default(),
+        };
+
         let product_kind = match present(&self.product_kind) {
             None => None,
             Some(_) => {
@@ -354,6 +376,7 @@ impl CreateRequest {
                     webhook_url: webhook,
                     options: RenderOptions {
                         remove_own_eyewear,
+                        remove_own_hat,
                         product_kind,
                     },
                 })

@@ -62,6 +62,61 @@ impl FromStr for RemoveOwnEyewear {
     }
 }
 
+/// What to do with a hat the person already wears, before a `hats` try-on (`remove_own_hat`
+/// in the request; other categories ignore it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RemoveOwnHat {
+    /// Remove it when the detector is confident enough that there is one (the default; the
+    /// threshold is documented in `docs/own-hat.md`).
+    #[default]
+    Auto,
+    /// Never remove it: the new hat is drawn over the photo as it is.
+    Never,
+    /// Remove whatever the detector traced, however unsure it is.
+    Always,
+}
+
+impl RemoveOwnHat {
+    /// Every value, in the order the documentation lists them.
+    pub const ALL: [RemoveOwnHat; 3] = [
+        RemoveOwnHat::Auto,
+        RemoveOwnHat::Never,
+        RemoveOwnHat::Always,
+    ];
+
+    /// The wire value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RemoveOwnHat::Auto => "auto",
+            RemoveOwnHat::Never => "never",
+            RemoveOwnHat::Always => "always",
+        }
+    }
+}
+
+impl fmt::Display for RemoveOwnHat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A value that is not one of [`RemoveOwnHat::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown remove_own_hat value {0:?}; expected one of: auto, never, always")]
+pub struct UnknownRemoveOwnHat(pub String);
+
+impl FromStr for RemoveOwnHat {
+    type Err = UnknownRemoveOwnHat;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        RemoveOwnHat::ALL
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| UnknownRemoveOwnHat(s.to_string()))
+    }
+}
+
 /// What the product is, when the shop knows it better than the model file says
 /// (`product_kind` in the request): overrides the file's `extras.vto.kind`, its node names and
 /// the shape inference. Each kind belongs to one category ([`ProductKind::category`]).
@@ -177,6 +232,9 @@ pub struct RenderOptions {
     /// What to do with the person's own glasses (eyewear categories).
     #[serde(default)]
     pub remove_own_eyewear: RemoveOwnEyewear,
+    /// What to do with the person's own hat (`hats`).
+    #[serde(default)]
+    pub remove_own_hat: RemoveOwnHat,
     /// What the product is, when the request says (jewelry and hats); `None`: read from the
     /// model.
     #[serde(default, skip_serializing_if = "Option::is_none")]

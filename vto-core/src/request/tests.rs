@@ -198,6 +198,40 @@ fn remove_own_eyewear_defaults_to_auto_and_rejects_other_values() {
 }
 
 #[test]
+fn remove_own_hat_defaults_to_auto_and_rejects_other_values() {
+    let base = json!({"category": "hats", "person_image": PERSON, "product_model": PRODUCT});
+    let v = req(base.clone())
+        .validate(&RequestLimits::default())
+        .unwrap();
+    assert_eq!(v.options.remove_own_hat, RemoveOwnHat::Auto);
+    for value in RemoveOwnHat::ALL {
+        let mut body = base.clone();
+        body["remove_own_hat"] = json!(value.as_str());
+        let v = req(body).validate(&RequestLimits::default()).unwrap();
+        assert_eq!(v.options.remove_own_hat, value);
+    }
+    for (bad, code) in [
+        (json!("sometimes"), ValidationCode::InvalidValue),
+        (json!("Never"), ValidationCode::InvalidValue),
+        (json!(1), ValidationCode::InvalidType),
+    ] {
+        let mut body = base.clone();
+        body["remove_own_hat"] = bad;
+        let e = req(body).validate(&RequestLimits::default()).unwrap_err();
+        assert_eq!(codes(&e), vec![(code, "remove_own_hat")]);
+    }
+    // A job stored before the option existed reads back with the default.
+    let v = req(base).validate(&RequestLimits::default()).unwrap();
+    let mut stored = serde_json::to_value(&v).unwrap();
+    stored["options"]
+        .as_object_mut()
+        .unwrap()
+        .remove("remove_own_hat");
+    let back: ValidatedRequest = serde_json::from_value(stored).unwrap();
+    assert_eq!(back, v);
+}
+
+#[test]
 fn product_kind_must_belong_to_the_category() {
     let body = |category: &str, kind: serde_json::Value| {
         req(json!({"category": category, "person_image": PERSON,

@@ -405,6 +405,7 @@ impl Renderer {
         }
         let options = Options {
             remove_own_eyewear: request.remove_own_eyewear,
+            remove_own_hat: request.remove_own_hat,
             product_kind: request.product_kind,
             ..self.options
         };

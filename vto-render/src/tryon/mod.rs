@@ -92,6 +92,9 @@ pub struct Options {
     /// What to do with the person's own glasses before an eyewear try-on (`auto`: remove
     /// them when detected; see [`own_eyewear`]). Per request.
     pub remove_own_eyewear: own_eyewear::RemoveOwnEyewear,
+    /// What to do with the person's own hat before a hats try-on (`auto`: remove it when
+    /// detected; see [`hats::own_hat`]). Per request.
+    pub remove_own_hat: vto_core::RemoveOwnHat,
     /// What the product is, when the request says (`product_kind`; jewelry and hats):
     /// overrides the file's `extras.vto.kind`, its names and the shape. Per request.
     pub product_kind: Option<vto_core::ProductKind>,
@@ -104,6 +107,7 @@ impl Default for Options {
             shadow_strength: 0.35,
             arms: crate::garment::shade::arm::ArmsMode::Auto,
             remove_own_eyewear: own_eyewear::RemoveOwnEyewear::Auto,
+            remove_own_hat: vto_core::RemoveOwnHat::Auto,
             product_kind: None,
         }
     }

@@ -22,6 +22,7 @@ mod jewelry;
 mod looks;
 mod materials;
 mod own_eyewear;
+mod own_hat;
 mod people;
 mod product_photos;
 mod product_pose;

@@ -25,12 +25,18 @@
 //! else the model's extras, its names or its shape ([`fit::read_model`]); a model that does not follow the conventions of `docs/products.md`
 //! is auto-fitted (its opening at the bottom of its bounding box), and the metadata says so.
 //!
+//! # The wearer's own hat
+//! A hat the person already wears is detected and, as the request's `remove_own_hat` says,
+//! taken off first ([`own_hat`]); the new hat is then put on the cleaned photo, resting on
+//! the assumed hair ([`fit::HAIR_CM`]: the person mask measured the old hat, not the hair).
+//!
 //! # Occlusion and shadow
 //! The skull (under the hair) and the face's head occluder hide the back of the
 //! crown and the brim behind the head; the hat's contact shadow, wider than the eyewear's,
 //! darkens the forehead and the hair under the brim.
 
 pub mod fit;
+pub mod own_hat;
 
 use image::RgbaImage;
 use serde_json::json;
@@ -50,6 +56,8 @@ use fit::{
     band, crown_scale, read_model, HatKind, KindSource, Skull, HAIR_CM, HAIR_RANGE_CM,
     HEAD_BREADTH_PER_FACE_WIDTH,
 };
+use own_hat::outline::head_outline;
+use own_hat::{take_off, OwnHat};
 
 /// The share of the hair's measured thickness a hat rests on (see [`hair_thickness`]).
 pub const HAIR_SHARE: f32 = 0.6;
@@ -133,6 +141,8 @@ pub struct HatPlacement {
     pub roi: [u32; 4],
     /// How the model was turned into the hat pose (crown up +Y, visor toward +Z).
     pub pose: Pose,
+    /// What happened to the hat the person already wore.
+    pub own_hat: OwnHat,
 }
 
 fn dist3(a: [f32; 3], b: [f32; 3]) -> f32 {
@@ -234,9 +244,19 @@ pub fn prepare(
     if let Some(k) = options.product_kind.and_then(HatKind::from_request) {
         model.kind = (k, KindSource::Request);
     }
-    let hair = mask
+    let measured = mask
         .and_then(|m| hair_thickness(m, cam, &skull, forehead))
         .unwrap_or(HAIR_CM);
+    // The wearer's own hat off first (the photo untouched when none is removed).
+    let outline = head_outline(cam, &skull.grown(measured));
+    let (cleaned, own_hat) = take_off(photo, lm, mask, &outline, options.remove_own_hat);
+    // Under a removed hat the mask measured the hat, not the hair.
+    let hair = if own_hat.removed { HAIR_CM } else { measured };
+    let cleaned_head = cleaned
+        .as_ref()
+        .map(|c| HeadScene::new(c, face))
+        .transpose()?;
+    let head = cleaned_head.as_ref().unwrap_or(&head);
     let band = band(model.kind.0, &skull, forehead, hair);
     // Breadth to the head's; the length follows the head's too, within 0.9–1.25 × the
     // breadth's scale (a hat stretches a little front to back, it does not deform).
@@ -284,9 +304,10 @@ pub fn prepare(
             face_height_px,
             roi: scene.roi,
             pose,
+            own_hat,
         },
         scene: Some(scene),
-        photo: None,
+        photo: cleaned,
     })
 }
 
@@ -326,5 +347,6 @@ pub fn metadata(
         })),
         "occluded_fragments": stats.occluded_fragments,
         "drawn_fragments": stats.drawn_fragments,
+        "own_hat": p.own_hat.to_json(),
     })
 }
