@@ -19,7 +19,7 @@ use vto_render::gpu::GpuContext;
 use vto_render::product::write::write_glb;
 use vto_render::product::{self, AlphaMode};
 use vto_render::raster::{
-    cpu_ids, Lighting, Mesh, RasterMaterial, RasterVertex, Rasterizer, Scene, Shadow, Transparency,
+    cpu_ids, Mesh, RasterMaterial, RasterVertex, Rasterizer, Scene, Shadow, Transparency,
 };
 use vto_render::samples::product::eyewear::SampleFrame;
 use vto_render::scene::camera::HeadCamera;
@@ -204,11 +204,7 @@ fn synthetic_scene() -> Scene {
         occluders: vec![occluder],
         materials: vec![material(0), material(2)],
         texels: vec![],
-        lighting: Lighting {
-            ambient: [0.4; 3],
-            key_dir: [0.0, -0.6, -0.8],
-            key_color: [0.8; 3],
-        },
+        lighting: crate::support::studio_light(),
         transparency: Transparency::Clear,
         shadow: Shadow {
             offset: [1.0, 2.0],

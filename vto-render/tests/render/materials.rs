@@ -6,7 +6,7 @@
 use image::RgbaImage;
 use vto_render::gpu::GpuContext;
 use vto_render::product::{Finish, Format, Material, Product, Texture};
-use vto_render::raster::{Lighting, Mesh, RasterVertex, Rasterizer, Scene, Shadow, Transparency};
+use vto_render::raster::{Mesh, RasterVertex, Rasterizer, Scene, Shadow, Transparency};
 
 /// A 64 × 64 square at 50 cm, all of it with the normal `normal` (camera space: −z faces the
 /// camera), in material 0, drawn over a mid-grey photo; returns the mean linear-ish RGB
@@ -47,11 +47,7 @@ fn render(material: Material, textures: Vec<Texture>, normal: [f32; 3]) -> [f32;
         occluders: Vec::new(),
         materials,
         texels,
-        lighting: Lighting {
-            ambient: [0.4; 3],
-            key_dir: [0.0, -0.6, -0.8],
-            key_color: [0.8; 3],
-        },
+        lighting: crate::support::studio_light(),
         transparency: Transparency::Clear,
         shadow: Shadow {
             offset: [0.0, 0.0],

@@ -91,3 +91,13 @@ pub fn colour_distance(a: [f32; 3], b: [f32; 3]) -> f32 {
     let chroma = ((a[0] / sa - b[0] / sb).powi(2) + (a[1] / sa - b[1] / sb).powi(2)).sqrt();
     chroma * 4.0 + ((sa - sb) / 765.0).abs()
 }
+
+/// The light of the synthetic raster scenes: ambient 0.4, a key light of 0.8 from above
+/// and in front of the camera.
+pub fn studio_light() -> vto_render::raster::Lighting {
+    vto_render::raster::Lighting {
+        ambient: [0.4; 3],
+        key_dir: [0.0, -0.6, -0.8],
+        key_color: [0.8; 3],
+    }
+}
