@@ -122,7 +122,7 @@ fn the_opening_sits_above_the_forehead_and_is_as_wide_as_the_head() {
 }
 
 /// Output pixels covered by any product sample, from the CPU reference.
-fn footprint(p: &Placed<HatPlacement>, width: u32, height: u32) -> Vec<bool> {
+pub(crate) fn footprint(p: &Placed<HatPlacement>, width: u32, height: u32) -> Vec<bool> {
     let s = p.scene.as_ref().expect("a scene");
     let (ids, _) = cpu_ids(s);
     let [x0, y0, w, _] = s.roi;

@@ -11,12 +11,11 @@ use crate::support::{models_dir, renderer, testdata};
 use image::{Rgba, RgbaImage};
 use vto_core::{RemoveOwnHat, RenderOptions};
 use vto_render::engine::{decode_photo, encode_png};
-use vto_render::raster::cpu_ids;
 use vto_render::samples::product::hats::SampleHat;
+use vto_render::tryon::hats;
 use vto_render::tryon::hats::own_hat::detect::HeadFrame;
 use vto_render::tryon::hats::own_hat::AUTO_THRESHOLD;
-use vto_render::tryon::hats::{self, HatPlacement};
-use vto_render::tryon::{Hats, Options, Person, Placed, TryOn};
+use vto_render::tryon::{Hats, Options, Person, TryOn};
 
 /// The drawn hat's colour: a green that neither the astronaut's skin, hair, suit nor flag has.
 const HAT: [u8; 3] = [40, 150, 70];
@@ -69,23 +68,6 @@ fn wearing_a_drawn_hat(p: &Person) -> (Person, Vec<bool>) {
     (worn, drawn)
 }
 
-/// Output pixels covered by any of the new hat's samples, from the CPU reference.
-fn footprint(p: &Placed<HatPlacement>, width: u32, height: u32) -> Vec<bool> {
-    let s = p.scene.as_ref().expect("a scene");
-    let (ids, _) = cpu_ids(s);
-    let [x0, y0, w, _] = s.roi;
-    let ww = (w * s.ss) as usize;
-    let plane = ids.len() / 2;
-    let mut covered = vec![false; (width * height) as usize];
-    for k in 0..plane {
-        if ids[k] != u32::MAX || ids[plane + k] != u32::MAX {
-            let (x, y) = (x0 + (k % ww) as u32 / s.ss, y0 + (k / ww) as u32 / s.ss);
-            covered[(y * width + x) as usize] = true;
-        }
-    }
-    covered
-}
-
 fn near_hat_colour(p: &Rgba<u8>) -> bool {
     let d: f32 = (0..3)
         .map(|k| (f32::from(p[k]) - f32::from(HAT[k])).powi(2))
@@ -113,7 +95,7 @@ fn a_drawn_hat_is_found_and_what_the_new_hat_leaves_uncovered_is_no_longer_the_o
         println!("{}: {}", hat.name(), own.to_json());
         assert!(own.found && own.removed, "{}: {own:?}", hat.name());
         let cleaned = placed.photo.as_ref().expect("the photo without the hat");
-        let covered = footprint(&placed, w, h);
+        let covered = crate::hats::footprint(&placed, w, h);
         // The old hat beyond the new one's coverage: no longer the old hat's colour.
         let (mut beyond, mut still) = (0usize, 0usize);
         for (x, y, p) in cleaned.enumerate_pixels() {
