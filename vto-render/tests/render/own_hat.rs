@@ -287,3 +287,69 @@ fn hats_are_found_on_the_real_people_who_wear_them_and_not_on_the_others() {
     }
     assert!(wrong.is_empty(), "misjudged: {wrong:#?}");
 }
+
+/// Points (pixels) on the cowboy's straw brim where it droops below his brows beside his
+/// cheeks, each side's ends; and on his ears, which the brim frames.
+const COWBOY: &str = "portrait_older_man_cowboy_hat_sunglasses_unsplash.jpg";
+const COWBOY_BRIM_ENDS: [(u32, u32); 8] = [
+    (100, 400),
+    (150, 430),
+    (190, 470),
+    (200, 500),
+    (780, 410),
+    (820, 440),
+    (800, 500),
+    (790, 560),
+];
+const COWBOY_EARS: [(u32, u32); 4] = [(265, 500), (275, 540), (720, 500), (715, 540)];
+
+#[test]
+fn a_brim_drooping_beside_the_cheeks_goes_with_the_hat_and_the_ears_stay() {
+    let Some(img) = people_photo(COWBOY) else {
+        return;
+    };
+    let (png, meta) = try_on(&img, RemoveOwnHat::Auto);
+    assert_eq!(meta["own_hat"]["removed"], true, "{}", meta["own_hat"]);
+    let out = image::load_from_memory(&png).unwrap().to_rgba8();
+    // The wall behind him: the mean colour of the photo's left edge at brow height.
+    let wall = {
+        let mut s = [0.0f32; 3];
+        for y in 380..420 {
+            let p = img.get_pixel(5, y).0;
+            for k in 0..3 {
+                s[k] += f32::from(p[k]) / 40.0;
+            }
+        }
+        s
+    };
+    let d = |p: [u8; 4], q: [f32; 3]| -> f32 {
+        (0..3)
+            .map(|k| (f32::from(p[k]) - q[k]).powi(2))
+            .sum::<f32>()
+            .sqrt()
+    };
+    let mut straw = Vec::new();
+    for (x, y) in COWBOY_BRIM_ENDS {
+        // Straw in the photo, the wall (filled in) once the hat is off.
+        assert!(
+            d(img.get_pixel(x, y).0, wall) > 100.0,
+            "({x}, {y}) is not on the brim"
+        );
+        let got = out.get_pixel(x, y).0;
+        if d(got, wall) > 40.0 {
+            straw.push(((x, y), got));
+        }
+    }
+    assert!(
+        straw.is_empty(),
+        "the brim's drooping ends stay (wall {wall:?}): {straw:?}"
+    );
+    for (x, y) in COWBOY_EARS {
+        let (was, got) = (img.get_pixel(x, y).0, out.get_pixel(x, y).0);
+        let was = [0, 1, 2].map(|k| f32::from(was[k]));
+        assert!(
+            d(got, was) < 12.0,
+            "the ear at ({x}, {y}) changed: {was:?} → {got:?}"
+        );
+    }
+}

@@ -35,6 +35,7 @@ use std::collections::VecDeque;
 
 use image::{GrayImage, RgbaImage};
 
+use super::outline::grown;
 pub use crate::tryon::own_eyewear::detect::{inside, P2};
 use crate::vision::Mask;
 
@@ -62,6 +63,19 @@ pub const BEYOND_SHARE: (f32, f32) = (0.03, 0.2);
 pub const OVERHANG: (f32, f32) = (0.15, 0.25);
 /// How far (face heights) below the brows a brim beyond the head's outline may droop.
 pub const BRIM_DROOP: f32 = 0.35;
+/// How far (face heights) beyond the head's outline a pixel lies "far" from it: beyond the
+/// ears and the hair that hugs the head, where only a brim reaches at the brows' height
+/// and below.
+pub const FAR_BEYOND: f32 = 0.1;
+/// How far (face heights) below the brows a brim far beyond the head's outline may droop (a
+/// cowboy hat's brim ends curve down beside the cheeks).
+pub const FAR_BRIM_DROOP: f32 = 0.6;
+/// An ear beside a face side landmark (234, 454), in face heights: an ellipse whose centre
+/// lies `.0` below the landmark and `.2` outward, with half-axes `.1` (along the face) and
+/// `.3` (across).
+pub const EAR: (f32, f32, f32, f32) = (0.05, 0.25, 0.07, 0.13);
+/// The share of the brim's colour samples a bin needs to count as the brim's.
+pub const BRIM_BIN_SHARE: f32 = 0.003;
 /// Faces less tall than this (pixels, landmarks 10–152) are not judged.
 pub const MIN_FACE_PX: f32 = 30.0;
 
@@ -245,20 +259,26 @@ fn dist(c: [u8; 3], m: [f32; 3]) -> f32 {
         .sqrt()
 }
 
+/// Calls `f` with the colour of every pixel within `r` (a square) of `centre`.
+fn for_patch(photo: &RgbaImage, centre: [f32; 3], r: i64, mut f: impl FnMut([u8; 3])) {
+    let (w, h) = (photo.width() as i64, photo.height() as i64);
+    let (cx, cy) = (centre[0] as i64, centre[1] as i64);
+    for y in (cy - r).max(0)..(cy + r + 1).min(h) {
+        for x in (cx - r).max(0)..(cx + r + 1).min(w) {
+            f(rgb(photo, x as u32, y as u32));
+        }
+    }
+}
+
 /// The median colour of the patches of radius `r` round landmarks `ids`.
 fn median_colour(photo: &RgbaImage, lm: &[[f32; 3]], ids: &[usize], r: i64) -> Option<[f32; 3]> {
-    let (w, h) = (photo.width() as i64, photo.height() as i64);
     let mut s: [Vec<u8>; 3] = Default::default();
     for &i in ids {
-        let (cx, cy) = (lm[i][0] as i64, lm[i][1] as i64);
-        for y in (cy - r).max(0)..(cy + r + 1).min(h) {
-            for x in (cx - r).max(0)..(cx + r + 1).min(w) {
-                let c = rgb(photo, x as u32, y as u32);
-                for k in 0..3 {
-                    s[k].push(c[k]);
-                }
+        for_patch(photo, lm[i], r, |c| {
+            for k in 0..3 {
+                s[k].push(c[k]);
             }
-        }
+        });
     }
     if s[0].is_empty() {
         return None;
@@ -332,8 +352,8 @@ pub fn detect(
         frame.to_image(a_brow, 1.6),
         frame.to_image(1.6, -1.6),
         frame.to_image(1.6, 1.6),
-        frame.to_image(a_brow - 0.4, -1.6),
-        frame.to_image(a_brow - 0.4, 1.6),
+        frame.to_image(a_brow - FAR_BRIM_DROOP - 0.05, -1.6),
+        frame.to_image(a_brow - FAR_BRIM_DROOP - 0.05, 1.6),
     ];
     let lo = corners
         .iter()
@@ -353,6 +373,12 @@ pub fn detect(
         median_colour(photo, lm, &FOREHEAD, r)?,
         median_colour(photo, lm, &CHEEKS, r)?,
     ];
+    // The skin's own colours, bin by bin (the brim's ends beside the cheeks are told from the
+    // ears by them).
+    let mut skin_colours = Palette::new();
+    for &i in FOREHEAD.iter().chain(&CHEEKS) {
+        for_patch(photo, lm[i], 2 * r, |c| skin_colours.add(c));
+    }
     // The hair (beside the face, from the brows down a third of a face height) and the
     // background (outside the person, in the zone).
     let mut hair = Palette::new();
@@ -386,29 +412,83 @@ pub fn detect(
     let brimmed = overhang[0].min(overhang[1]) >= OVERHANG.0;
     // The candidates.
     let (w, h) = (x1 - x0, y1 - y0);
+    let far_outline = grown(outline, FAR_BEYOND * frame.height);
+    // Where the ears are: beside the face's sides (landmarks 234, 454), from a little above
+    // them to the nose's bottom. A shaded straw brim has an ear's colours, and the hair round
+    // an ear is not skin: below the brows nothing there is brim (a sliver of brim behind an
+    // ear may stay; an ear taken off would not convince anyone).
+    let ears = [lmf(234), lmf(454)];
+    let in_ear = |q: P2| {
+        ears.iter().any(|e| {
+            let out = if e[1] < 0.5 * (side_l + side_r) {
+                -1.0
+            } else {
+                1.0
+            };
+            let da = (q[0] - (e[0] - EAR.0)) / EAR.1;
+            let db = (q[1] - (e[1] + out * EAR.2)) / EAR.3;
+            da * da + db * db <= 1.0
+        })
+    };
+    let zone = |x: u32, y: u32| {
+        let c = [x as f32 + 0.5, y as f32 + 0.5];
+        let beyond = brimmed && !inside(outline, c);
+        let far = beyond && !inside(&far_outline, c);
+        (frame.to_frame(c), beyond, far)
+    };
+    // A brimmed head's brim colours: its pixels beyond the outline at the brows' height and
+    // above (below the brows, skin-like colours are not taken there: a straw brim beside
+    // the cheeks has the skin's hue, and the JPEG's blocks flip single tests).
+    let mut brim_colours = Palette::new();
     let mut cand = Region::new(x0, y0, w, h);
-    for y in y0..y1 {
-        for x in x0..x1 {
-            let q = frame.to_frame([x as f32 + 0.5, y as f32 + 0.5]);
-            // Beyond the outline of a brimmed head, hair-like colours are the brim's, and the
-            // brim may droop below the brows.
-            let brim = brimmed && !inside(outline, [x as f32 + 0.5, y as f32 + 0.5]);
-            let floor = if brim { a_brow - BRIM_DROOP } else { a_brow };
-            if q[0] < floor || q[0] > 1.6 || q[1].abs() > 1.6 {
-                continue;
+    for pass in 0..2 {
+        for y in y0..y1 {
+            for x in x0..x1 {
+                let (q, brim, far) = zone(x, y);
+                // Beyond the outline of a brimmed head, hair-like colours are the brim's, and
+                // the brim may droop below the brows (far beyond it, farther).
+                let floor = match (brim, far) {
+                    (_, true) if pass == 1 => a_brow - FAR_BRIM_DROOP,
+                    (true, _) => a_brow - BRIM_DROOP,
+                    _ => a_brow,
+                };
+                if q[0] < floor || q[0] > 1.6 || q[1].abs() > 1.6 {
+                    continue;
+                }
+                let m = person(x, y);
+                if m < 0.5 {
+                    continue;
+                }
+                let c = rgb(photo, x, y);
+                // Above a brimmed head's forehead top the crown sits; beyond its outline
+                // above the brows, the brim, whose shaded underside may have the skin's hue;
+                // far beyond it below the brows, the brim's own colours.
+                let crown = brimmed && q[0] >= 0.0;
+                // Below the brows, beyond the outline: the brim's colours; near the outline
+                // only where they are not the skin's own; round an ear, neither the skin's
+                // nor the hair's, and nothing else (not even what is not skin-like: the hair
+                // round an ear).
+                let ear = brim && q[0] < a_brow && in_ear(q);
+                let low_brim = pass == 1
+                    && brim
+                    && q[0] < a_brow
+                    && brim_colours.holds(c, BRIM_BIN_SHARE, MIN_HAIR_SAMPLES)
+                    && ((far && !ear) || !skin_colours.holds(c, BRIM_BIN_SHARE, MIN_HAIR_SAMPLES))
+                    && !(ear && hair.holds(c, HAIR_BIN_SHARE, MIN_HAIR_SAMPLES));
+                if ear && !low_brim {
+                    continue;
+                }
+                let is = (!skin_like(&skin, c) || (brim && q[0] >= a_brow) || low_brim)
+                    && (brim || crown || !hair.holds(c, HAIR_BIN_SHARE, MIN_HAIR_SAMPLES))
+                    && (m >= 0.8 || !background.holds(c, HAIR_BIN_SHARE, MIN_HAIR_SAMPLES));
+                cand.on[((y - y0) * w + (x - x0)) as usize] = is;
+                if pass == 0 && is && brim && q[0] >= a_brow {
+                    brim_colours.add(c);
+                }
             }
-            let m = person(x, y);
-            if m < 0.5 {
-                continue;
-            }
-            let c = rgb(photo, x, y);
-            // Above a brimmed head's forehead top the crown sits; beyond its outline above the
-            // brows, the brim, whose shaded underside may have the skin's hue.
-            let crown = brimmed && q[0] >= 0.0;
-            let is = (!skin_like(&skin, c) || (brim && q[0] >= a_brow))
-                && (brim || crown || !hair.holds(c, HAIR_BIN_SHARE, MIN_HAIR_SAMPLES))
-                && (m >= 0.8 || !background.holds(c, HAIR_BIN_SHARE, MIN_HAIR_SAMPLES));
-            cand.on[((y - y0) * w + (x - x0)) as usize] = is;
+        }
+        if !brimmed {
+            break;
         }
     }
     // The crown zone: above the forehead's middle.
@@ -458,16 +538,23 @@ pub fn detect(
             }
         }
     }
+    // Holes closed above the brows only (a band, a badge; not an ear framed by a brim).
+    let traced = hat.on.clone();
     close_holes(&mut hat);
+    for (i, on) in hat.on.iter_mut().enumerate() {
+        let (x, y) = (x0 + i as u32 % w, y0 + i as u32 / w);
+        if *on && !traced[i] && frame.to_frame([x as f32 + 0.5, y as f32 + 0.5])[0] < a_brow {
+            *on = false;
+        }
+    }
     // Never below the brows (a brim beyond the head: never below its droop).
     for y in 0..h {
         for x in 0..w {
-            let c = [(x0 + x) as f32 + 0.5, (y0 + y) as f32 + 0.5];
-            let q = frame.to_frame(c);
-            let floor = if brimmed && !inside(outline, c) {
-                a_brow - BRIM_DROOP
-            } else {
-                a_brow
+            let (q, brim, far) = zone(x0 + x, y0 + y);
+            let floor = match (brim, far) {
+                (_, true) => a_brow - FAR_BRIM_DROOP,
+                (true, _) => a_brow - BRIM_DROOP,
+                _ => a_brow,
             };
             if q[0] < floor {
                 hat.on[(y * w + x) as usize] = false;

@@ -32,6 +32,19 @@ pub fn head_outline(cam: &HeadCamera, skull: &Skull) -> Vec<P2> {
     convex_hull(pts)
 }
 
+/// The convex outline `outline` grown by `by` pixels all round (the hull of its corners moved
+/// `by` in 16 directions: within 2 % of `by` of the exact offset).
+pub fn grown(outline: &[P2], by: f32) -> Vec<P2> {
+    let mut pts = Vec::with_capacity(outline.len() * 16);
+    for p in outline {
+        for k in 0..16 {
+            let t = k as f32 / 16.0 * std::f32::consts::TAU;
+            pts.push([p[0] + by * t.cos(), p[1] + by * t.sin()]);
+        }
+    }
+    convex_hull(pts)
+}
+
 /// The convex hull of `pts` (Andrew's monotone chain); fewer than three points come back as
 /// they are.
 pub fn convex_hull(mut pts: Vec<P2>) -> Vec<P2> {
@@ -77,5 +90,16 @@ mod tests {
         ]);
         assert_eq!(h.len(), 4);
         assert!(!h.contains(&[0.5, 0.5]));
+    }
+
+    #[test]
+    fn a_grown_square_holds_points_within_the_distance_and_not_beyond() {
+        let square = vec![[0.0, 0.0], [10.0, 0.0], [10.0, 10.0], [0.0, 10.0]];
+        let g = grown(&square, 2.0);
+        use crate::tryon::own_eyewear::detect::inside;
+        assert!(inside(&g, [11.9, 5.0]) && inside(&g, [5.0, -1.9]));
+        assert!(!inside(&g, [12.1, 5.0]) && !inside(&g, [5.0, -2.1]));
+        // A corner grows round: (11.3, 11.3) is 1.84 away, (11.5, 11.5) 2.12.
+        assert!(inside(&g, [11.3, 11.3]) && !inside(&g, [11.5, 11.5]));
     }
 }
