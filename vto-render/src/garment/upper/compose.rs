@@ -57,6 +57,13 @@ const FACE_EDGE: f32 = 0.04;
 /// The least width (pixels) of the face's edge ([`FACE_EDGE`]).
 const FACE_EDGE_MIN_PX: f32 = 1.5;
 
+/// Over a changed pixel, hair of matte up to `.0` takes the strands' own colour, from `.1`
+/// on the photo's, and a blend of the two in between.
+const HAIR_EDGE: (f32, f32) = (0.25, 0.75);
+
+/// A hair matte from this value up hides what lies behind it.
+const HAIR_OPAQUE: f32 = 0.8;
+
 /// What [`compose`] did, for the metadata and tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ComposeStats {
@@ -749,18 +756,22 @@ fn paint(
             }
         }
         let photo_c = px(l.photo, i);
-        let hair = m.hair.at(i);
+        // Dense hair hides what is behind it: a matte from HAIR_OPAQUE up is all hair (the
+        // guided filter's matte falls short inside strands that let little through).
+        let hair = (m.hair.at(i) / HAIR_OPAQUE).min(1.0);
         if hair > 0.0 && c != photo_c {
-            // The hair over what changed: the photo where it is all hair, else the strands'
-            // own colour (not the old garment's behind them) over the new paint.
+            // The hair over what changed: the photo where it is mostly hair, the strands'
+            // own colour (not the old garment's behind them) at its soft edge, between the
+            // two in between (a strand's local mean is lighter than the strand itself where
+            // the hair is lit unevenly: taken for every pixel under 0.95, it lightened hair
+            // that a garment's changed outline now lies under).
             if hair > 0.5 {
                 stats.hair_kept += 1;
             }
-            let front = if hair > 0.95 {
-                photo_c
-            } else {
-                strands.as_ref().map_or(photo_c, |s| s[i])
-            };
+            let t = smoothstep(HAIR_EDGE.0, HAIR_EDGE.1, hair);
+            let front = strands.as_ref().map_or(photo_c, |s| {
+                [0, 1, 2].map(|ch| s[i][ch] * (1.0 - t) + photo_c[ch] * t)
+            });
             for ch in 0..3 {
                 c[ch] = c[ch] * (1.0 - hair) + front[ch] * hair;
             }
