@@ -62,7 +62,10 @@ fn report(name: &str, img: &RgbaImage) -> (String, Option<RgbaImage>, Option<Vec
             Err(e) => e.to_string(),
         }
     } else {
-        match measure_photo(&cut.fg, &cut.img, w, h) {
+        let t = std::time::Instant::now();
+        let result = measure_photo(&cut.fg, &cut.img, w, h);
+        let measure_ms = t.elapsed().as_secs_f64() * 1e3;
+        match result {
             Ok((lm, labels)) if std::env::var_os("VERBOSE").is_some() => {
                 // The sleeves tinted (left green, right blue) on the overlay.
                 let mut png = overlay(&cut.img, &cut.fg);
@@ -79,7 +82,7 @@ fn report(name: &str, img: &RgbaImage) -> (String, Option<RgbaImage>, Option<Vec
                 return (format!("{lm:?}"), Some(png), Some(mask_pgm(&cut.fg, w, h)));
             }
             Ok((lm, _)) => format!(
-                "top measured (shoulders {:.0}, length {:.0}, sleeves {:.2})",
+                "top measured in {measure_ms:.1} ms (shoulders {:.0}, length {:.0}, sleeves {:.2})",
                 lm.shoulder_width(),
                 lm.length(),
                 lm.sleeve_ratio()

@@ -24,6 +24,11 @@
 //!    white) stays garment. At the photo's resolution, shade the work image cannot reach
 //!    (an armpit's narrow wedge) is peeled from the background inwards while it darkens
 //!    smoothly.
+//!    On a textured surface (wood, fur, carpet: the background's own gradients are
+//!    strong) the planks' joints and the grain fence pieces of the floor off from the fill;
+//!    the garment's colours are then learned from its deep middle and the surface grown,
+//!    edges or not, through every pixel that is no garment colour and much nearer the
+//!    surface's (`surface_by_colour`), unless that cuts the garment in two.
 //! 4. **Cleanup**: what the fill did not reach is the garment; its largest component, without
 //!    thin parts (a hanger's hook, a string: removed by an opening whose radius is a hundredth
 //!    of the photo and restored where the garment is thick), holes filled (a print in the
@@ -461,6 +466,13 @@ fn segment_raw(feat: &Features) -> (Vec<bool>, Vec<Cluster>) {
                 if textured { &strong } else { &wide },
             );
             keep_whole(w, h, &mut reached, &again);
+            if textured {
+                let mut surface = bg.clone();
+                surface.extend(refit);
+                if let Some(more) = surface_by_colour(feat, &surface, &reached) {
+                    keep_whole(w, h, &mut reached, &more);
+                }
+            }
         }
     }
     // Back up to the outline: background-coloured pixels next to the fill join it.
@@ -478,6 +490,101 @@ fn segment_raw(feat: &Features) -> (Vec<bool>, Vec<Cluster>) {
         }
     }
     (reached.iter().map(|&r| !r).collect(), bg)
+}
+
+/// On a textured surface (a wood floor's planks and joints, a rug's tufts) the surface's
+/// own strong edges fence pieces of it off from the fill: left unreached, they count as
+/// garment, and the worn garment carried patches of floor. Here the garment's colours are
+/// learned too — k-means over the pixels of what the fill left that lie at least half as
+/// deep inside it as its deepest ([`depth_inside`]) — and the surface is
+/// grown from `reached`, edges or not, through every pixel that is no garment colour (over
+/// twice [`BG_DIST`] from each) and lies under half as far from the `surface`'s clusters.
+/// `None` when the garment's middle is too small to learn from.
+fn surface_by_colour(feat: &Features, surface: &[Cluster], reached: &[bool]) -> Option<Vec<bool>> {
+    let (w, h) = (feat.w, feat.h);
+    let garment: Vec<bool> = reached.iter().map(|&r| !r).collect();
+    let main = largest_component(&garment, w, h);
+    // The garment's middle: its pixels at least half as deep inside it as the deepest (a
+    // piece of floor kept along the outline is shallow, the torso deep).
+    let depth = depth_inside(&main, w, h);
+    let deepest = depth.iter().copied().max().unwrap_or(0);
+    let samples: Vec<[f32; 4]> = (0..w * h)
+        .filter(|&i| main[i] && 2 * depth[i] >= deepest)
+        .map(|i| feat.f[i])
+        .collect();
+    if samples.len() < (w * h / 100).max(4 * K) {
+        return None;
+    }
+    let (cloth, _) = kmeans(&samples, K);
+    let d_cloth = costs(feat, &cloth, false);
+    // The surface by colour alone too: a sunlit patch of the floor shows its grain stronger.
+    let d_surface: Vec<f32> = feat
+        .f
+        .iter()
+        .map(|f| {
+            surface
+                .iter()
+                .map(|c| c.dist(f).min(c.colour_dist(f)))
+                .fold(f32::MAX, f32::min)
+        })
+        .collect();
+    let like: Vec<bool> = d_surface
+        .iter()
+        .zip(&d_cloth)
+        .map(|(&s, &c)| c > 2.0 * BG_DIST && s < 0.5 * c)
+        .collect();
+    let mut out = reached.to_vec();
+    let mut stack: Vec<usize> = (0..w * h).filter(|&i| reached[i]).collect();
+    while let Some(i) = stack.pop() {
+        for j in neighbours4(i, w, h) {
+            if !out[j] && like[j] {
+                out[j] = true;
+                stack.push(j);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Each pixel's depth inside `fg`: its chamfer distance (3 a step across, 4 a diagonal
+/// one) to the nearest pixel outside `fg` or off the image; 0 outside.
+fn depth_inside(fg: &[bool], w: usize, h: usize) -> Vec<u32> {
+    let big = u32::MAX / 2;
+    let mut d: Vec<u32> = fg.iter().map(|&v| if v { big } else { 0 }).collect();
+    let at = |d: &[u32], x: isize, y: isize| -> u32 {
+        if x < 0 || y < 0 || x >= w as isize || y >= h as isize {
+            0
+        } else {
+            d[y as usize * w + x as usize]
+        }
+    };
+    for y in 0..h as isize {
+        for x in 0..w as isize {
+            let i = y as usize * w + x as usize;
+            if d[i] == 0 {
+                continue;
+            }
+            let v = (at(&d, x - 1, y) + 3)
+                .min(at(&d, x, y - 1) + 3)
+                .min(at(&d, x - 1, y - 1) + 4)
+                .min(at(&d, x + 1, y - 1) + 4);
+            d[i] = d[i].min(v);
+        }
+    }
+    for y in (0..h as isize).rev() {
+        for x in (0..w as isize).rev() {
+            let i = y as usize * w + x as usize;
+            if d[i] == 0 {
+                continue;
+            }
+            let v = (at(&d, x + 1, y) + 3)
+                .min(at(&d, x, y + 1) + 3)
+                .min(at(&d, x + 1, y + 1) + 4)
+                .min(at(&d, x - 1, y + 1) + 4);
+            d[i] = d[i].min(v);
+        }
+    }
+    d
 }
 
 /// Adds the background `again` found to `reached`, region by region (4-connected), largest
