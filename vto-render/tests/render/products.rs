@@ -517,6 +517,20 @@ fn corpus_jewels_are_read_as_their_kind() {
             JewelryKind::Hoop,
             None,
         ),
+        // A fretwork drop 0.175 units long, 1.9 × longer than wide, no hole: "in metres" a
+        // 17.5 cm necklace with no chain; a drop earring in other units.
+        (
+            "earring_meenakari_specgloss_mykolalehkyi.glb",
+            JewelryKind::Drop,
+            None,
+        ),
+        // A keycard pendant in metres (12.9 cm with its keyring, no chain, no hole found),
+        // card-shaped (1.6 × longer than wide): a necklace.
+        (
+            "pendant_keycard_afansaraya.glb",
+            JewelryKind::Necklace,
+            None,
+        ),
     ] {
         let p = load(&dir, name).0.unwrap();
         let kind = kind_of(&p);

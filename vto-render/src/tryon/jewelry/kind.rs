@@ -129,6 +129,11 @@ pub fn earring_of_shape(product: &Product) -> JewelryKind {
 /// The most a jewel in metres measures across: anything larger is in other units.
 pub const METRES_MAX: f32 = 0.6;
 
+/// How much longer than wide a hole-less shape over 9 cm "in metres" must be to be read as
+/// a drop earring in other units rather than a necklace (a 17.5-unit Jaipuri drop is 1.92 ×
+/// longer than wide; a keycard pendant, card-shaped, 1.62 ×).
+pub const LONG_UNHOLED: f32 = 1.8;
+
 /// The kind of `product` (see the module docs): extras, else names, else the shape
 /// ([`shape_kind`]).
 pub fn kind_of(product: &Product) -> (JewelryKind, KindSource) {
@@ -200,6 +205,9 @@ pub fn shape_kind(product: &Product) -> JewelryKind {
                 JewelryKind::Hoop
             }
         }
+        // A long shape over 9 cm with no hole is no necklace (a necklace's chain makes a
+        // loop; a pendant alone is shorter): a drop earring in other units.
+        None if metres && s[2] > 0.09 && s[2] > LONG_UNHOLED * s[1] => JewelryKind::Drop,
         None if metres => {
             if s[2] > 0.09 || (s[2] > 0.045 && s[2] <= 1.6 * s[1]) {
                 JewelryKind::Necklace

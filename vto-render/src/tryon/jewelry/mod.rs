@@ -7,7 +7,7 @@
 //! Scale: a model in metres (an earring 3–80 mm, a necklace 8–40 cm across) is worn at its
 //! real size (a necklace scaled with the person's face width, within ±15 %), its origin at
 //! the piercing / the neck base's centre when that lies where the conventions of
-//! `docs/products.md` say; otherwise it is auto-fitted (an earring 1 cm, hanging ones 2.5 cm
+//! `docs/products.md` say; otherwise it is auto-fitted (a stud 1 cm, a hoop 2.5 cm, a drop 4 cm
 //! tall, from their top centre; a necklace 12 cm wide, from its top centre) and the metadata
 //! says so. See [`earrings`] and [`necklace`] for the placement. Rings and bracelets are sized
 //! to the hand they are worn on (see [`hand`]); only they run the hand models
@@ -156,6 +156,8 @@ pub fn fit(product: &Product, kind: JewelryKind) -> JewelPlacement {
     let (range, target) = match kind {
         JewelryKind::Necklace => (0.08..=0.40, 12.0),
         JewelryKind::Stud => (0.003..=0.08, 1.0),
+        // Drop earrings are mostly 3–6 cm long; hoops 2–4 cm across.
+        JewelryKind::Drop => (0.003..=0.08, 4.0),
         _ => (0.003..=0.08, 2.5),
     };
     let real = range.contains(&largest);
