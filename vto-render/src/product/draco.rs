@@ -1,7 +1,8 @@
 //! `KHR_draco_mesh_compression`: a primitive whose attributes and indices are one Draco
 //! stream in a buffer view, decoded with the pure-Rust `draco-core` crate. The decoder is given
 //! our vertex and triangle limits as its own ceilings, so it refuses a stream that would expand
-//! past them while decoding, and the counts are checked again on what it returns.
+//! past them while decoding, and the counts are checked again on what it returns. Positions,
+//! normals, every `TEXCOORD_n` and `COLOR_0` are read.
 
 use draco_core::{DataType, DecodeLimits, DecoderBuffer, Mesh, MeshDecoder};
 use serde_json::Value;
@@ -24,6 +25,9 @@ pub(super) struct Decoded {
     pub normals: Option<Vec<[f32; 3]>>,
     /// `TEXCOORD_n` sets by `n`.
     pub tex_coords: Vec<(u32, Vec<[f32; 2]>)>,
+    /// `COLOR_0` as RGBA (alpha 1 when the stream has three components), if the stream has
+    /// it; normalized integers already scaled to 0–1.
+    pub colors: Option<Vec<[f32; 4]>>,
     /// Triangle list.
     pub indices: Vec<u32>,
 }
@@ -56,13 +60,19 @@ pub(super) fn decode(
             limit: limits.max_vertices as u64,
         });
     }
-    let attribute = |name: &str, n: usize| -> Result<Option<Vec<f32>>, ProductError> {
+    // `n` components per point (0: as many as the stream has), and how many that was.
+    let attribute = |name: &str, n: usize| -> Result<Option<(Vec<f32>, usize)>, ProductError> {
         let Some(id) = ext["attributes"][name].as_u64() else {
             return Ok(None);
         };
         let att = mesh
             .attribute_by_unique_id(id as u32)
             .ok_or_else(|| malformed(format!("Draco stream has no attribute {id} ({name})")))?;
+        let n = if n == 0 {
+            usize::from(att.num_components()).clamp(1, 4)
+        } else {
+            n
+        };
         let mut v = att.read_f32s(points, n);
         if att.normalized() {
             let max = match att.data_type() {
@@ -74,20 +84,26 @@ pub(super) fn decode(
             };
             v.iter_mut().for_each(|x| *x = (*x / max).max(-1.0));
         }
-        Ok(Some(v))
+        Ok(Some((v, n)))
     };
     let positions: Vec<[f32; 3]> = attribute("POSITION", 3)?
         .ok_or_else(|| malformed("Draco primitive without POSITION"))?
+        .0
         .chunks_exact(3)
         .map(|c| [c[0], c[1], c[2]])
         .collect();
-    let normals =
-        attribute("NORMAL", 3)?.map(|v| v.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect());
+    let normals = attribute("NORMAL", 3)?
+        .map(|(v, _)| v.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect());
+    let colors = attribute("COLOR_0", 0)?.map(|(v, n)| {
+        v.chunks_exact(n)
+            .map(|c| std::array::from_fn(|k| c.get(k).copied().unwrap_or(1.0)))
+            .collect()
+    });
     let mut tex_coords = Vec::new();
     if let Some(atts) = ext["attributes"].as_object() {
         for key in atts.keys() {
             if let Some(set) = key.strip_prefix("TEXCOORD_").and_then(|s| s.parse().ok()) {
-                if let Some(v) = attribute(key, 2)? {
+                if let Some((v, _)) = attribute(key, 2)? {
                     tex_coords.push((set, v.chunks_exact(2).map(|c| [c[0], c[1]]).collect()));
                 }
             }
@@ -101,6 +117,7 @@ pub(super) fn decode(
         positions,
         normals,
         tex_coords,
+        colors,
         indices,
     })
 }

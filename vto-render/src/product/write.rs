@@ -3,7 +3,9 @@
 //!
 //! Every mesh becomes one node under a single root node (named and given `extras` by
 //! [`GlbRoot`]), with an optional node translation, so files written here exercise the loader's
-//! node transforms too. Textures are embedded as PNG.
+//! node transforms too. Textures are embedded as PNG. A primitive's second UV set and its
+//! vertex colours are written as `TEXCOORD_1` and `COLOR_0` (float `VEC4`), and each texture
+//! names the set it reads (`texCoord`); of a material's finish, only emission is written.
 
 use base64::Engine as _;
 use serde_json::json;
@@ -67,8 +69,24 @@ fn gltf_parts(
         let iv = view(&mut bin, &idx, Some(34963));
         accessors.push(json!({"bufferView": iv, "componentType": 5125, "count": p.indices.len(), "type": "SCALAR"}));
         let a0 = accessors.len() - 4;
+        let mut attributes = json!({"POSITION": a0, "NORMAL": a0 + 1, "TEXCOORD_0": a0 + 2});
+        // The optional attributes, after the indices (the accessors above keep their order).
+        if p.uvs1.len() == n {
+            let v = view(&mut bin, &f32_bytes(&p.uvs1), Some(34962));
+            accessors.push(
+                json!({"bufferView": v, "componentType": 5126, "count": n, "type": "VEC2"}),
+            );
+            attributes["TEXCOORD_1"] = json!(accessors.len() - 1);
+        }
+        if p.colors.len() == n {
+            let v = view(&mut bin, &f32_bytes(&p.colors), Some(34962));
+            accessors.push(
+                json!({"bufferView": v, "componentType": 5126, "count": n, "type": "VEC4"}),
+            );
+            attributes["COLOR_0"] = json!(accessors.len() - 1);
+        }
         jmeshes.push(json!({"primitives": [{
-            "attributes": {"POSITION": a0, "NORMAL": a0 + 1, "TEXCOORD_0": a0 + 2},
+            "attributes": attributes,
             "indices": a0 + 3, "material": p.material, "mode": 4}]}));
         let mut node = json!({"mesh": mi});
         if *t != [0.0; 3] {
@@ -94,10 +112,11 @@ fn gltf_parts(
                 "roughnessFactor": m.roughness,
             });
             if let Some(t) = m.base_color_texture {
-                pbr["baseColorTexture"] = json!({"index": t});
+                pbr["baseColorTexture"] = json!({"index": t, "texCoord": m.base_color_uv});
             }
             let mut j =
                 json!({"name": m.name, "pbrMetallicRoughness": pbr, "doubleSided": m.double_sided});
+            write_emission(&mut j, m);
             match m.alpha_mode {
                 AlphaMode::Opaque => {}
                 AlphaMode::Mask => {
@@ -120,11 +139,14 @@ fn gltf_parts(
         "meshes": jmeshes,
         "accessors": accessors,
         "bufferViews": views,
-        "materials": jmats,
+        "materials": &jmats,
         "buffers": [{"byteLength": bin.len()}],
     });
     if !root.extras.is_null() {
         doc["nodes"][0]["extras"] = root.extras.clone();
+    }
+    if jmats.iter().any(|m| m["extensions"].is_object()) {
+        doc["extensionsUsed"] = json!(["KHR_materials_emissive_strength"]);
     }
     if let Some(m) = root.matrix {
         doc["nodes"][0]["matrix"] = json!(m);
@@ -140,6 +162,24 @@ fn gltf_parts(
             .collect::<Vec<_>>());
     }
     (doc, bin)
+}
+
+/// A material's emission: `emissiveFactor` (over 1: scaled into 0–1, the rest as
+/// `KHR_materials_emissive_strength`) and `emissiveTexture`.
+fn write_emission(j: &mut serde_json::Value, m: &Material) {
+    let e = m.finish.emissive;
+    let strength = e.iter().copied().fold(1.0f32, f32::max);
+    if e.iter().all(|&c| c <= 0.0) {
+        return;
+    }
+    j["emissiveFactor"] = json!(e.map(|c| c / strength));
+    if strength > 1.0 {
+        j["extensions"] =
+            json!({"KHR_materials_emissive_strength": {"emissiveStrength": strength}});
+    }
+    if let Some(t) = m.finish.emissive_texture {
+        j["emissiveTexture"] = json!({"index": t, "texCoord": m.finish.emissive_uv});
+    }
 }
 
 /// The root node of a written file: its name and extras.
