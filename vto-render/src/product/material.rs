@@ -381,6 +381,30 @@ mod tests {
     }
 
     #[test]
+    fn each_texture_reads_its_own_uv_set() {
+        let t = |texture, set, dx: Option<f32>| TexRef {
+            texture,
+            set,
+            transform: dx.map(|dx| [[1.0, 0.0, dx], [0.0, 1.0, 0.0]]),
+        };
+        // The same coordinates: one set, both textures read it.
+        let same = uv_sets(Some(t(0, 0, None)), Some(t(1, 0, None)));
+        assert_eq!((same.sources[1], same.base, same.emissive), (None, 0, 0));
+        // Emission on TEXCOORD_1: set 1.
+        let other = uv_sets(Some(t(0, 0, None)), Some(t(1, 1, None)));
+        assert_eq!((other.base, other.emissive), (0, 1));
+        assert_eq!(other.sources.map(|s| s.map(|s| s.set)), [Some(0), Some(1)]);
+        // The same TEXCOORD under another transform is other coordinates too.
+        let moved = uv_sets(Some(t(0, 0, None)), Some(t(1, 0, Some(0.5))));
+        assert_eq!(moved.emissive, 1);
+        assert_eq!(moved.sources[1].and_then(|s| s.transform), t(1, 0, Some(0.5)).transform);
+        // Emission alone reads set 0, from its own TEXCOORD_n.
+        let alone = uv_sets(None, Some(t(1, 1, None)));
+        assert_eq!((alone.emissive, alone.sources[0].map(|s| s.set)), (0, Some(1)));
+        assert_eq!(uv_sets(None, None), UvSets::default());
+    }
+
+    #[test]
     fn unrendered_extensions_are_noted_and_rendered_ones_not() {
         let n = notes(
             3,

@@ -249,6 +249,100 @@ pub(super) fn uv_set(
 mod tests {
     use super::*;
     use crate::product::material::{uv_sets, TexRef};
+    use base64::Engine as _;
+    use serde_json::json;
+
+    /// Three float colours, and the three vertices they colour.
+    const COLOURS: [[f32; 4]; 3] = [
+        [1.0, 0.0, 0.0, 1.0],
+        [0.0, 0.5, 1.0, 0.25],
+        [0.2, 0.4, 0.6, 1.0],
+    ];
+
+    /// A one-triangle `.gltf` whose `COLOR_0` is `bytes` as `componentType`, `type` (and
+    /// `normalized`), `stride` bytes apart.
+    fn triangle(component: u32, kind: &str, normalized: bool, stride: usize, bytes: &[u8]) -> Vec<u8> {
+        let mut bin: Vec<u8> = [[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+            .iter()
+            .flatten()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        bin.extend_from_slice(bytes);
+        let mut colour = json!({"bufferView": 1, "componentType": component, "count": 3,
+            "type": kind});
+        if normalized {
+            colour["normalized"] = json!(true);
+        }
+        let doc = json!({
+            "asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}],
+            "nodes": [{"mesh": 0}],
+            "meshes": [{"primitives": [{"attributes": {"POSITION": 0, "COLOR_0": 1}}]}],
+            "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
+                "min": [0, 0, 0], "max": [1, 1, 0]}, colour],
+            "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": 36},
+                {"buffer": 0, "byteOffset": 36, "byteLength": bytes.len(), "byteStride": stride}],
+            "buffers": [{"byteLength": bin.len(), "uri": format!(
+                "data:application/octet-stream;base64,{}",
+                base64::engine::general_purpose::STANDARD.encode(&bin))}],
+        });
+        serde_json::to_vec(&doc).unwrap()
+    }
+
+    fn loaded_colours(file: &[u8]) -> (Vec<[f32; 4]>, Vec<String>) {
+        let p = crate::product::load(file).unwrap();
+        (p.primitives[0].colors.clone(), p.meta.notes)
+    }
+
+    #[test]
+    fn normalized_byte_and_short_colours_read_like_float_ones() {
+        let floats: Vec<u8> = COLOURS.iter().flatten().flat_map(|x| x.to_le_bytes()).collect();
+        let (want, notes) = loaded_colours(&triangle(5126, "VEC4", false, 16, &floats));
+        assert_eq!(want, COLOURS.to_vec());
+        assert!(notes.iter().all(|n| !n.contains("COLOR_0")), "{notes:?}");
+        // Normalized unsigned bytes, RGBA.
+        let bytes: Vec<u8> = COLOURS
+            .iter()
+            .flatten()
+            .map(|x| (x * 255.0).round() as u8)
+            .collect();
+        let (got, _) = loaded_colours(&triangle(5121, "VEC4", true, 4, &bytes));
+        for (g, w) in got.iter().zip(&want) {
+            for k in 0..4 {
+                assert!((g[k] - w[k]).abs() <= 0.5 / 255.0 + 1e-6, "u8 {got:?} vs {want:?}");
+            }
+        }
+        // Normalized unsigned shorts, RGB (alpha 1), padded to 8-byte elements.
+        let shorts: Vec<u8> = COLOURS
+            .iter()
+            .flat_map(|c| {
+                let mut e: Vec<u8> = c[..3]
+                    .iter()
+                    .flat_map(|x| ((x * 65535.0).round() as u16).to_le_bytes())
+                    .collect();
+                e.extend([0, 0]);
+                e
+            })
+            .collect();
+        let (got, _) = loaded_colours(&triangle(5123, "VEC3", true, 8, &shorts));
+        assert_eq!(got.len(), 3);
+        for (g, w) in got.iter().zip(&want) {
+            for k in 0..3 {
+                assert!((g[k] - w[k]).abs() <= 0.5 / 65535.0 + 1e-7, "u16 {got:?} vs {want:?}");
+            }
+            assert_eq!(g[3], 1.0, "VEC3 colours are opaque");
+        }
+    }
+
+    #[test]
+    fn a_colour_type_gltf_does_not_allow_is_ignored_with_a_note() {
+        // Unnormalized bytes are not a glTF colour (255 would read as 255, not 1).
+        let (got, notes) = loaded_colours(&triangle(5121, "VEC4", false, 4, &[255; 12]));
+        assert!(got.is_empty(), "{got:?}");
+        assert!(
+            notes.iter().any(|n| n.contains("COLOR_0") && n.contains("ignored")),
+            "{notes:?}"
+        );
+    }
 
     #[test]
     fn a_mirroring_node_flips_normals_and_is_told() {

@@ -276,3 +276,82 @@ pub fn write_obj(product: &Product) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::product::{load, Finish, Format};
+
+    /// A unit quad: UV set 0 runs left to right, set 1 right to left; red on the left, green
+    /// on the right; a base colour texture on set 0 and an emissive texture on set 1.
+    fn quad() -> (Primitive, Material, Vec<Texture>) {
+        let prim = Primitive {
+            positions: vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]],
+            normals: vec![[0.0, 0.0, 1.0]; 4],
+            uvs: vec![[0.0, 1.0], [1.0, 1.0], [1.0, 0.0], [0.0, 0.0]],
+            uvs1: vec![[1.0, 1.0], [0.0, 1.0], [0.0, 0.0], [1.0, 0.0]],
+            colors: vec![
+                [1.0, 0.0, 0.0, 1.0],
+                [0.0, 1.0, 0.0, 0.5],
+                [0.0, 1.0, 0.0, 0.5],
+                [1.0, 0.0, 0.0, 1.0],
+            ],
+            indices: vec![0, 1, 2, 0, 2, 3],
+            material: 0,
+            part: 0,
+        };
+        let material = Material {
+            base_color_texture: Some(0),
+            finish: Finish {
+                emissive: [0.0, 0.0, 2.0],
+                emissive_texture: Some(1),
+                emissive_uv: 1,
+                ..Finish::default()
+            },
+            ..Material::default()
+        };
+        let texture = |v: u8| Texture {
+            width: 2,
+            height: 1,
+            rgba: vec![0, 0, 0, 255, v, v, v, 255],
+        };
+        (prim, material, vec![texture(128), texture(255)])
+    }
+
+    #[test]
+    fn a_second_uv_set_colours_and_emission_round_trip() {
+        let (prim, material, textures) = quad();
+        let glb = write_glb(&[(prim.clone(), [0.0; 3])], &[material.clone()], &textures);
+        let p = load(&glb).unwrap();
+        assert_eq!(p.format, Format::Glb);
+        let q = &p.primitives[0];
+        assert_eq!((&q.uvs, &q.uvs1, &q.colors), (&prim.uvs, &prim.uvs1, &prim.colors));
+        let m = &p.materials[0];
+        assert_eq!((m.base_color_uv, m.finish.emissive_uv), (0, 1));
+        assert_eq!(m.finish.emissive, [0.0, 0.0, 2.0], "strength 2 written as the extension");
+        assert!(m.finish.emissive_texture.is_some() && m.base_color_texture.is_some());
+        assert!(
+            p.meta.notes.iter().all(|n| !n.contains("not rendered")),
+            "{:?}",
+            p.meta.notes
+        );
+    }
+
+    #[test]
+    fn an_emissive_texture_under_its_own_transform_gets_its_own_set() {
+        // Both textures on TEXCOORD_0, the emissive one shifted by half a texture.
+        let (mut prim, mut material, textures) = quad();
+        prim.uvs1.clear();
+        material.finish.emissive_uv = 0;
+        let file = write_gltf_embedded(&[(prim.clone(), [0.0; 3])], &[material], &textures);
+        let mut doc: serde_json::Value = serde_json::from_slice(&file).unwrap();
+        doc["materials"][0]["emissiveTexture"]["extensions"] =
+            json!({"KHR_texture_transform": {"offset": [0.5, 0.0]}});
+        let p = load(&serde_json::to_vec(&doc).unwrap()).unwrap();
+        let q = &p.primitives[0];
+        assert_eq!(q.uvs, prim.uvs, "the base colour's set is untouched");
+        let shifted: Vec<[f32; 2]> = prim.uvs.iter().map(|t| [t[0] + 0.5, t[1]]).collect();
+        assert_eq!(q.uvs1, shifted);
+        assert_eq!(p.materials[0].finish.emissive_uv, 1);
+    }
+}
