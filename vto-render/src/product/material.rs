@@ -397,10 +397,16 @@ mod tests {
         // The same TEXCOORD under another transform is other coordinates too.
         let moved = uv_sets(Some(t(0, 0, None)), Some(t(1, 0, Some(0.5))));
         assert_eq!(moved.emissive, 1);
-        assert_eq!(moved.sources[1].and_then(|s| s.transform), t(1, 0, Some(0.5)).transform);
+        assert_eq!(
+            moved.sources[1].and_then(|s| s.transform),
+            t(1, 0, Some(0.5)).transform
+        );
         // Emission alone reads set 0, from its own TEXCOORD_n.
         let alone = uv_sets(None, Some(t(1, 1, None)));
-        assert_eq!((alone.emissive, alone.sources[0].map(|s| s.set)), (0, Some(1)));
+        assert_eq!(
+            (alone.emissive, alone.sources[0].map(|s| s.set)),
+            (0, Some(1))
+        );
         assert_eq!(uv_sets(None, None), UvSets::default());
     }
 

@@ -63,7 +63,9 @@ pub(super) fn from_accessors(
     let attribute = |semantic: gltf::Semantic| match prim.get(&semantic) {
         Some(a) if a.count() != count => {
             let name = semantic.to_string();
-            Err(malformed(format!("{name} count differs from POSITION count")))
+            Err(malformed(format!(
+                "{name} count differs from POSITION count"
+            )))
         }
         other => Ok(other),
     };
@@ -151,9 +153,11 @@ pub(super) fn from_draco(d: Decoded, sets: &UvSets) -> RawGeometry {
         positions: d.positions,
         normals: d.normals,
         uvs,
-        colors: d
-            .colors
-            .map(|c| c.into_iter().map(|c| c.map(|v| v.max(0.0).min(1.0))).collect()),
+        colors: d.colors.map(|c| {
+            c.into_iter()
+                .map(|c| c.map(|v| v.max(0.0).min(1.0)))
+                .collect()
+        }),
         indices: Some(d.indices),
     }
 }
@@ -261,7 +265,13 @@ mod tests {
 
     /// A one-triangle `.gltf` whose `COLOR_0` is `bytes` as `componentType`, `type` (and
     /// `normalized`), `stride` bytes apart.
-    fn triangle(component: u32, kind: &str, normalized: bool, stride: usize, bytes: &[u8]) -> Vec<u8> {
+    fn triangle(
+        component: u32,
+        kind: &str,
+        normalized: bool,
+        stride: usize,
+        bytes: &[u8],
+    ) -> Vec<u8> {
         let mut bin: Vec<u8> = [[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
             .iter()
             .flatten()
@@ -295,7 +305,11 @@ mod tests {
 
     #[test]
     fn normalized_byte_and_short_colours_read_like_float_ones() {
-        let floats: Vec<u8> = COLOURS.iter().flatten().flat_map(|x| x.to_le_bytes()).collect();
+        let floats: Vec<u8> = COLOURS
+            .iter()
+            .flatten()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
         let (want, notes) = loaded_colours(&triangle(5126, "VEC4", false, 16, &floats));
         assert_eq!(want, COLOURS.to_vec());
         assert!(notes.iter().all(|n| !n.contains("COLOR_0")), "{notes:?}");
@@ -308,7 +322,10 @@ mod tests {
         let (got, _) = loaded_colours(&triangle(5121, "VEC4", true, 4, &bytes));
         for (g, w) in got.iter().zip(&want) {
             for k in 0..4 {
-                assert!((g[k] - w[k]).abs() <= 0.5 / 255.0 + 1e-6, "u8 {got:?} vs {want:?}");
+                assert!(
+                    (g[k] - w[k]).abs() <= 0.5 / 255.0 + 1e-6,
+                    "u8 {got:?} vs {want:?}"
+                );
             }
         }
         // Normalized unsigned shorts, RGB (alpha 1), padded to 8-byte elements.
@@ -327,7 +344,10 @@ mod tests {
         assert_eq!(got.len(), 3);
         for (g, w) in got.iter().zip(&want) {
             for k in 0..3 {
-                assert!((g[k] - w[k]).abs() <= 0.5 / 65535.0 + 1e-7, "u16 {got:?} vs {want:?}");
+                assert!(
+                    (g[k] - w[k]).abs() <= 0.5 / 65535.0 + 1e-7,
+                    "u16 {got:?} vs {want:?}"
+                );
             }
             assert_eq!(g[3], 1.0, "VEC3 colours are opaque");
         }
@@ -339,7 +359,9 @@ mod tests {
         let (got, notes) = loaded_colours(&triangle(5121, "VEC4", false, 4, &[255; 12]));
         assert!(got.is_empty(), "{got:?}");
         assert!(
-            notes.iter().any(|n| n.contains("COLOR_0") && n.contains("ignored")),
+            notes
+                .iter()
+                .any(|n| n.contains("COLOR_0") && n.contains("ignored")),
             "{notes:?}"
         );
     }

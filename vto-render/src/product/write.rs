@@ -73,16 +73,14 @@ fn gltf_parts(
         // The optional attributes, after the indices (the accessors above keep their order).
         if p.uvs1.len() == n {
             let v = view(&mut bin, &f32_bytes(&p.uvs1), Some(34962));
-            accessors.push(
-                json!({"bufferView": v, "componentType": 5126, "count": n, "type": "VEC2"}),
-            );
+            accessors
+                .push(json!({"bufferView": v, "componentType": 5126, "count": n, "type": "VEC2"}));
             attributes["TEXCOORD_1"] = json!(accessors.len() - 1);
         }
         if p.colors.len() == n {
             let v = view(&mut bin, &f32_bytes(&p.colors), Some(34962));
-            accessors.push(
-                json!({"bufferView": v, "componentType": 5126, "count": n, "type": "VEC4"}),
-            );
+            accessors
+                .push(json!({"bufferView": v, "componentType": 5126, "count": n, "type": "VEC4"}));
             attributes["COLOR_0"] = json!(accessors.len() - 1);
         }
         jmeshes.push(json!({"primitives": [{
@@ -286,7 +284,12 @@ mod tests {
     /// on the right; a base colour texture on set 0 and an emissive texture on set 1.
     fn quad() -> (Primitive, Material, Vec<Texture>) {
         let prim = Primitive {
-            positions: vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]],
+            positions: vec![
+                [0.0, 0.0, 0.0],
+                [1.0, 0.0, 0.0],
+                [1.0, 1.0, 0.0],
+                [0.0, 1.0, 0.0],
+            ],
             normals: vec![[0.0, 0.0, 1.0]; 4],
             uvs: vec![[0.0, 1.0], [1.0, 1.0], [1.0, 0.0], [0.0, 0.0]],
             uvs1: vec![[1.0, 1.0], [0.0, 1.0], [0.0, 0.0], [1.0, 0.0]],
@@ -325,10 +328,17 @@ mod tests {
         let p = load(&glb).unwrap();
         assert_eq!(p.format, Format::Glb);
         let q = &p.primitives[0];
-        assert_eq!((&q.uvs, &q.uvs1, &q.colors), (&prim.uvs, &prim.uvs1, &prim.colors));
+        assert_eq!(
+            (&q.uvs, &q.uvs1, &q.colors),
+            (&prim.uvs, &prim.uvs1, &prim.colors)
+        );
         let m = &p.materials[0];
         assert_eq!((m.base_color_uv, m.finish.emissive_uv), (0, 1));
-        assert_eq!(m.finish.emissive, [0.0, 0.0, 2.0], "strength 2 written as the extension");
+        assert_eq!(
+            m.finish.emissive,
+            [0.0, 0.0, 2.0],
+            "strength 2 written as the extension"
+        );
         assert!(m.finish.emissive_texture.is_some() && m.base_color_texture.is_some());
         assert!(
             p.meta.notes.iter().all(|n| !n.contains("not rendered")),

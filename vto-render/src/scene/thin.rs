@@ -394,7 +394,11 @@ mod tests {
                 )
                 .abs()
                     / 2.0;
-                let w = if v[0].normal[3] > 0.0 { v[0].normal[3] } else { 1.0 };
+                let w = if v[0].normal[3] > 0.0 {
+                    v[0].normal[3]
+                } else {
+                    1.0
+                };
                 a * w
             })
             .sum()

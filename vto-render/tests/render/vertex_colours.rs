@@ -100,7 +100,10 @@ fn vertex_colours_tint_a_white_material() {
     let (left, mid, right) = (rgb(&img, 12, 32), rgb(&img, 32, 32), rgb(&img, 52, 32));
     eprintln!("left {left:?}, middle {mid:?}, right {right:?}");
     assert!(left[0] > 200 && left[1] < 100, "left is red: {left:?}");
-    assert!(right[1] > 200 && right[0] < 100, "right is green: {right:?}");
+    assert!(
+        right[1] > 200 && right[0] < 100,
+        "right is green: {right:?}"
+    );
     // Between them, both, interpolated: the middle is neither red nor green.
     assert!(
         (mid[0] - mid[1]).abs() < 25 && mid[0] > 100,
@@ -121,7 +124,12 @@ fn vertex_alpha_thins_a_transparent_tint() {
         ..matte_white()
     };
     let mut prim = quad();
-    prim.colors = vec![[1.0; 4], [1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 0.0], [1.0; 4]];
+    prim.colors = vec![
+        [1.0; 4],
+        [1.0, 1.0, 1.0, 0.0],
+        [1.0, 1.0, 1.0, 0.0],
+        [1.0; 4],
+    ];
     let p = through_glb(prim, glass, &[]);
     let photo = RgbaImage::from_pixel(SIDE, SIDE, Rgba([200, 200, 200, 255]));
     let camera = PhotoCamera::new(SIDE, SIDE);
