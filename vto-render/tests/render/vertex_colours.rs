@@ -160,18 +160,18 @@ fn vertex_alpha_thins_a_transparent_tint() {
 #[test]
 fn an_emissive_texture_on_texcoord_1_glows_where_set_1_maps_it() {
     // Base colour: white, under a texture dark in its top row and white in its bottom one,
-    // read with set 0. Emission: blue, under a texture black in its left column and white in
-    // its right one, read with set 1 — which runs right to left, so the quad glows on its
-    // left half (set 0 would make it glow on the right).
+    // read with set 0. Emission: blue, under a texture black in its left two columns and
+    // white in its right two, read with set 1 — which runs right to left, so the quad glows
+    // on its left half (set 0 would make it glow on the right).
     let base = Texture {
         width: 1,
         height: 2,
         rgba: vec![40, 40, 40, 255, 255, 255, 255, 255],
     };
     let glow = Texture {
-        width: 2,
+        width: 4,
         height: 1,
-        rgba: vec![0, 0, 0, 255, 255, 255, 255, 255],
+        rgba: [[0, 0, 0, 255], [0, 0, 0, 255], [255; 4], [255; 4]].concat(),
     };
     let material = Material {
         base_color_texture: Some(0),
@@ -192,8 +192,8 @@ fn an_emissive_texture_on_texcoord_1_glows_where_set_1_maps_it() {
         p.meta.notes
     );
     let img = render(&p, 0.3);
-    // Texel centres: set 1's white column at x = 20, its black one at x = 44; set 0's dark
-    // row at y = 20, its white row at y = 44.
+    // Set 1 is white at x = 20 and black at x = 44 (each between two texel centres of one
+    // colour); set 0's dark row is at y = 20, its white row at y = 44.
     let [lt, lb, rt, rb] = [(20, 20), (20, 44), (44, 20), (44, 44)].map(|(x, y)| rgb(&img, x, y));
     eprintln!("left top {lt:?}, left bottom {lb:?}, right top {rt:?}, right bottom {rb:?}");
     for left in [lt, lb] {
@@ -214,7 +214,8 @@ fn quantized_and_meshopt_colours_load_like_the_float_ones() {
     use crate::support::gltf_encode::{reencode, Encoding};
     let mut prim = quad();
     prim.colors = vec![RED, [0.2, 0.4, 0.6, 0.8], GREEN, [0.0, 0.0, 1.0, 0.5]];
-    // An emissive texture on set 1, so the loader reads TEXCOORD_1 too.
+    // An emissive texture on TEXCOORD_1, so the loader reads it (as set 0: the only texture
+    // reads it).
     let glowing = Material {
         finish: Finish {
             emissive: [0.0, 0.0, 1.0],
@@ -232,7 +233,7 @@ fn quantized_and_meshopt_colours_load_like_the_float_ones() {
     let glb = write_glb(&[(prim, [0.0; 3])], &[glowing], &[glow]);
     let float = product::load(&glb).unwrap();
     let want = &float.primitives[0];
-    assert_eq!(want.uvs1, quad().uvs1);
+    assert_eq!(want.uvs, quad().uvs1);
     for encoding in [Encoding::Quantized, Encoding::Meshopt] {
         let p = product::load(&reencode(&glb, encoding))
             .unwrap_or_else(|e| panic!("{encoding:?}: {e}"));
@@ -248,6 +249,6 @@ fn quantized_and_meshopt_colours_load_like_the_float_ones() {
                 );
             }
         }
-        assert_eq!(got.uvs1, want.uvs1, "{encoding:?}: TEXCOORD_1");
+        assert_eq!(got.uvs, want.uvs, "{encoding:?}: TEXCOORD_1");
     }
 }
