@@ -6,6 +6,9 @@
 //! - Node transforms are applied (the default scene, else the first, else every root node), so
 //!   a [`Product`] is a list of [`Primitive`]s in the asset's own frame (glTF: metres, +Y up,
 //!   front +Z — see `RENDERING.md`, "Asset conventions").
+//! - Each primitive keeps its vertex colours (`COLOR_0`) and up to two UV sets: the
+//!   coordinates its material's textures read, each under its own transform (see
+//!   [`Primitive`]).
 //! - What the file says about itself (glTF `extras.vto`: kind, foot, chain length; node and
 //!   mesh names) is parsed once, into [`Product::meta`] ([`ProductMeta`]; [`meta`] documents
 //!   where it is read and which value wins).
