@@ -134,12 +134,16 @@ fn read_colors(
         Dimensions::Vec4 => read_vec::<4>(a, views, buffers)?,
         _ => return Ok(None),
     };
-    // `max` first: a NaN becomes 0.
-    Ok(Some(
-        rgba.into_iter()
-            .map(|c| c.map(|v| v.max(0.0).min(1.0)))
-            .collect(),
-    ))
+    Ok(Some(rgba.into_iter().map(|c| c.map(unit)).collect()))
+}
+
+/// A colour component clamped to 0–1, a NaN to 0.
+fn unit(v: f32) -> f32 {
+    if v > 0.0 {
+        v.min(1.0)
+    } else {
+        0.0
+    }
 }
 
 /// A Draco primitive's decoded vertices, with the UV sets `sets` names.
@@ -153,11 +157,9 @@ pub(super) fn from_draco(d: Decoded, sets: &UvSets) -> RawGeometry {
         positions: d.positions,
         normals: d.normals,
         uvs,
-        colors: d.colors.map(|c| {
-            c.into_iter()
-                .map(|c| c.map(|v| v.max(0.0).min(1.0)))
-                .collect()
-        }),
+        colors: d
+            .colors
+            .map(|c| c.into_iter().map(|c| c.map(unit)).collect()),
         indices: Some(d.indices),
     }
 }

@@ -324,7 +324,7 @@ mod tests {
     #[test]
     fn a_second_uv_set_colours_and_emission_round_trip() {
         let (prim, material, textures) = quad();
-        let glb = write_glb(&[(prim.clone(), [0.0; 3])], &[material.clone()], &textures);
+        let glb = write_glb(&[(prim.clone(), [0.0; 3])], &[material], &textures);
         let p = load(&glb).unwrap();
         assert_eq!(p.format, Format::Glb);
         let q = &p.primitives[0];
