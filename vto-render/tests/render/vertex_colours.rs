@@ -1,7 +1,7 @@
 //! Vertex colours and UV sets through the loader and the kernels (#29): a quad written as GLB
 //! (`product::write`), loaded back (`product::load`), placed with `scene::CameraMesh` and
-//! rendered by the real raster kernels shows its `COLOR_0` multiplied into a white material,
-//! and an emissive texture on `TEXCOORD_1` glows where set 1 maps it (not where set 0 would);
+//! rendered by the real raster kernels shows its `COLOR_0` multiplied into a white material
+//! (its alpha cutting out a MASK surface and thinning a BLEND tint), and an emissive texture on `TEXCOORD_1` glows where set 1 maps it (not where set 0 would);
 //! the quantized and meshopt re-encodings (normalized-byte colours) load like the float file.
 //! Needs only a GPU (no models, no photos).
 
@@ -154,6 +154,31 @@ fn vertex_alpha_thins_a_transparent_tint() {
     assert!(
         left[0] + 60 < right[0],
         "alpha 1 tints, alpha 0 does not: {left:?} vs {right:?}"
+    );
+}
+
+#[test]
+fn vertex_alpha_cuts_out_a_masked_surface() {
+    // Alpha 1 down the left edge, 0 down the right: the MASK cut-off (0.5) falls mid-quad.
+    let masked = Material {
+        alpha_mode: product::AlphaMode::Mask,
+        alpha_cutoff: 0.5,
+        ..matte_white()
+    };
+    let mut prim = quad();
+    prim.colors = vec![
+        [1.0; 4],
+        [1.0, 1.0, 1.0, 0.0],
+        [1.0, 1.0, 1.0, 0.0],
+        [1.0; 4],
+    ];
+    let img = render(&through_glb(prim, masked, &[]), 1.0);
+    let (left, right) = (rgb(&img, 20, 32), rgb(&img, 44, 32));
+    eprintln!("kept {left:?}, cut {right:?}");
+    assert!(left.iter().all(|&c| c > 200), "alpha 1 is drawn: {left:?}");
+    assert!(
+        right.iter().all(|&c| c < 10),
+        "alpha 0 shows the black photo: {right:?}"
     );
 }
 
