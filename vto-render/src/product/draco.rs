@@ -121,3 +121,74 @@ pub(super) fn decode(
         indices,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use draco_core::encoder_buffer::EncoderBuffer;
+    use draco_core::geometry_attribute::{GeometryAttributeType, PointAttribute};
+    use draco_core::geometry_indices::{FaceIndex, PointIndex};
+    use draco_core::mesh_encoder::MeshEncoder;
+    use draco_core::EncoderOptions;
+
+    /// One triangle with float positions and `COLOR_0` as normalized RGBA bytes, encoded by
+    /// `draco-core`'s encoder (sequential, lossless), and its extension object.
+    fn coloured_triangle(colours: [[u8; 4]; 3]) -> (Vec<u8>, Value) {
+        let mut mesh = Mesh::new();
+        mesh.set_num_points(3);
+        mesh.set_num_faces(1);
+        let mut pos = PointAttribute::new();
+        pos.init(
+            GeometryAttributeType::Position,
+            3,
+            DataType::Float32,
+            false,
+            3,
+        );
+        for (i, p) in [[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+            .iter()
+            .enumerate()
+        {
+            let bytes: Vec<u8> = p.iter().flat_map(|x| x.to_le_bytes()).collect();
+            pos.buffer_mut().write(i * 12, &bytes);
+        }
+        let mut colour = PointAttribute::new();
+        colour.init(GeometryAttributeType::Color, 4, DataType::Uint8, true, 3);
+        for (i, c) in colours.iter().enumerate() {
+            colour.buffer_mut().write(i * 4, c);
+        }
+        let pos_id = mesh.add_attribute(pos);
+        let colour_id = mesh.add_attribute(colour);
+        mesh.set_face(FaceIndex(0), [PointIndex(0), PointIndex(1), PointIndex(2)]);
+        let mut options = EncoderOptions::new();
+        options.set_encoding_method(0);
+        let mut encoder = MeshEncoder::new();
+        encoder.set_mesh(mesh);
+        let mut out = EncoderBuffer::new();
+        encoder
+            .encode(&options, &mut out)
+            .expect("the encoder takes it");
+        let ext = serde_json::json!({"bufferView": 0,
+            "attributes": {"POSITION": pos_id, "COLOR_0": colour_id}});
+        (out.data().to_vec(), ext)
+    }
+
+    #[test]
+    fn a_draco_streams_colours_are_read_normalized() {
+        let (bytes, ext) =
+            coloured_triangle([[255, 0, 0, 255], [0, 128, 255, 64], [51, 102, 153, 255]]);
+        let d = decode(&ext, |_| Ok(bytes.clone()), &Limits::default()).unwrap();
+        assert_eq!(d.positions.len(), 3);
+        let want = [
+            [1.0, 0.0, 0.0, 1.0],
+            [0.0, 128.0 / 255.0, 1.0, 64.0 / 255.0],
+            [0.2, 0.4, 0.6, 1.0],
+        ];
+        let got = d.colors.expect("COLOR_0 is read");
+        for (g, w) in got.iter().zip(&want) {
+            for k in 0..4 {
+                assert!((g[k] - w[k]).abs() < 1e-6, "{got:?}");
+            }
+        }
+    }
+}
