@@ -348,6 +348,21 @@ mod tests {
     }
 
     #[test]
+    fn a_texture_on_texcoord_2_reads_it() {
+        // The quad's second set stored as TEXCOORD_2, the emissive texture naming it.
+        let (prim, material, textures) = quad();
+        let file = write_gltf_embedded(&[(prim.clone(), [0.0; 3])], &[material], &textures);
+        let mut doc: serde_json::Value = serde_json::from_slice(&file).unwrap();
+        let attributes = &mut doc["meshes"][0]["primitives"][0]["attributes"];
+        attributes["TEXCOORD_2"] = attributes["TEXCOORD_1"].take();
+        attributes.as_object_mut().unwrap().remove("TEXCOORD_1");
+        doc["materials"][0]["emissiveTexture"]["texCoord"] = json!(2);
+        let p = load(&serde_json::to_vec(&doc).unwrap()).unwrap();
+        assert_eq!(p.primitives[0].uvs1, prim.uvs1);
+        assert_eq!(p.materials[0].finish.emissive_uv, 1);
+    }
+
+    #[test]
     fn an_emissive_texture_under_its_own_transform_gets_its_own_set() {
         // Both textures on TEXCOORD_0, the emissive one shifted by half a texture.
         let (mut prim, mut material, textures) = quad();
