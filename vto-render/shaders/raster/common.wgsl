@@ -9,10 +9,12 @@ struct Vert {
     // Camera-space position (cm; x right, y down, z forward) and `aux` (the tint gradient
     // coordinate: 0 at the top of the product, 1 at its bottom).
     view: vec4<f32>,
-    // Camera-space unit normal.
+    // Camera-space unit normal, the thin layer's coverage weight (0: not thin).
     normal: vec4<f32>,
-    // Texture coordinates, the thin layer's coverage weight (0: not thin), unused.
+    // Texture coordinates: UV set 0 (xy), UV set 1 (zw).
     uv: vec4<f32>,
+    // Linear RGBA vertex colour (white: none).
+    color: vec4<f32>,
 }
 
 struct Material {
@@ -23,7 +25,7 @@ struct Material {
     // texel offset, width, height, has texture (0/1).
     tex: vec4<u32>,
     // alpha mode (0 opaque, 1 mask, 2 blend), double sided, shading (0 standard, 1 cut gem),
-    // unused.
+    // UV sets (bit 0: the base colour texture reads UV set 1; bit 1: the emissive texture does).
     flags: vec4<u32>,
     // clearcoat strength, clearcoat roughness, sheen roughness, unused (0: none).
     coat: vec4<f32>,

@@ -5,7 +5,7 @@
 // depth, the transparent-layer depth, the thin layer's depth. `ids` holds four planes: the
 // winning opaque triangle, the winning transparent triangle, the nearest thin triangle and the
 // thin layer's summed coverage (fixed point, `THIN_ONE` = 1). Thin triangles (widened by the
-// host, `scene::thin`; their vertices carry the coverage weight in `uv.z` > 0) are drawn only
+// host, `scene::thin`; their vertices carry the coverage weight in `normal.w` > 0) are drawn only
 // by modes 5 and 6. Modes (`params.mode.x`):
 //   0: occluder depth (occluder triangles; depth only)
 //   1: opaque depth — fragments behind the occluder are rejected and counted (counters[0])
@@ -40,7 +40,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         m = materials[tri.w];
         alpha_mode = m.flags.x;
         let blend = alpha_mode == 2u;
-        let thin = verts[tri.x].uv.z > 0.0;
+        let thin = verts[tri.x].normal.w > 0.0;
         if ((mode >= 5u) != thin) {
             return;
         }
@@ -90,8 +90,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
             let z = 1.0 / inv_z;
             if (alpha_mode == 1u) {
-                let uv = (w0 * a.uv.xy * a.pos.w + w1 * b.uv.xy * b.pos.w + w2 * c.uv.xy * c.pos.w) * z;
-                let alpha = m.base.a * sample_texture(m, uv).a;
+                let uvs = (w0 * a.uv * a.pos.w + w1 * b.uv * b.pos.w + w2 * c.uv * c.pos.w) * z;
+                var alpha = m.base.a * sample_texture(m, base_uv(m, uvs)).a;
+                if (a.color.a != b.color.a || a.color.a != c.color.a) {
+                    alpha = alpha * (w0 * a.color.a * a.pos.w + w1 * b.color.a * b.pos.w + w2 * c.color.a * c.pos.w) * z;
+                } else {
+                    alpha = alpha * a.color.a;
+                }
                 if (alpha < m.pbr.z) {
                     continue;
                 }
@@ -120,7 +125,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 }
                 atomicAdd(&counters[1], 1u);
                 atomicMin(&zbuf[3u * plane + i], zb);
-                atomicAdd(&ids[3u * plane + i], u32(a.uv.z * f32(THIN_ONE) + 0.5));
+                atomicAdd(&ids[3u * plane + i], u32(a.normal.w * f32(THIN_ONE) + 0.5));
             } else if (mode == 6u) {
                 if (zb == atomicLoad(&zbuf[3u * plane + i])) {
                     atomicMin(&ids[2u * plane + i], t);

@@ -21,7 +21,10 @@ const PI: f32 = 3.14159265;
 struct Surface {
     view: vec3<f32>,
     normal: vec3<f32>,
-    uv: vec2<f32>,
+    // UV set 0 (xy) and UV set 1 (zw).
+    uv: vec4<f32>,
+    // Linear RGBA vertex colour.
+    color: vec4<f32>,
     aux: f32,
 }
 
@@ -43,7 +46,14 @@ fn surface(t: u32, p: vec2<f32>) -> Surface {
     res.view = (w0 * a.view.xyz + w1 * b.view.xyz + w2 * c.view.xyz) * s;
     res.aux = (w0 * a.view.w + w1 * b.view.w + w2 * c.view.w) * s;
     res.normal = normalize(w0 * a.normal.xyz + w1 * b.normal.xyz + w2 * c.normal.xyz);
-    res.uv = (w0 * a.uv.xy + w1 * b.uv.xy + w2 * c.uv.xy) * s;
+    res.uv = (w0 * a.uv + w1 * b.uv + w2 * c.uv) * s;
+    // One colour over the triangle (white, most often) is taken as it is: interpolated, the
+    // weights' rounding would leave it a hair off.
+    if (all(a.color == b.color) && all(a.color == c.color)) {
+        res.color = a.color;
+    } else {
+        res.color = (w0 * a.color + w1 * b.color + w2 * c.color) * s;
+    }
     return res;
 }
 
@@ -116,7 +126,7 @@ fn shade_gem(t: u32, s: Surface, m: Material, v: vec3<f32>, n: vec3<f32>) -> vec
     );
     // Fire is a flash of colour on a mostly white, grey and black stone.
     let fire = mix(vec3<f32>(dot(split, vec3<f32>(0.2126, 0.7152, 0.0722))), split, 0.45);
-    let body = m.base.rgb * sample_texture(m, s.uv).rgb;
+    let body = m.base.rgb * sample_texture(m, base_uv(m, s.uv)).rgb * s.color.rgb;
     let outline = smoothstep(0.2, 0.65, ndv);
     // A polished facet mirrors the lamps (brighter than the photo's light suggests) even
     // on a dark ruby: the glint that makes a 6 px stud read as a stone.
@@ -148,11 +158,13 @@ fn shade_opaque(t: u32, p: vec2<f32>) -> vec3<f32> {
     var tex = vec4<f32>(1.0);
     if (m.tex.w != 0u) {
         // The texture's footprint: the change of uv to the next supersample.
-        let dx = surface(t, p + vec2<f32>(1.0, 0.0)).uv - s.uv;
-        let dy = surface(t, p + vec2<f32>(0.0, 1.0)).uv - s.uv;
-        tex = sample_texture_filtered(m, s.uv, dx, dy);
+        let uv = base_uv(m, s.uv);
+        let dx = base_uv(m, surface(t, p + vec2<f32>(1.0, 0.0)).uv) - uv;
+        let dy = base_uv(m, surface(t, p + vec2<f32>(0.0, 1.0)).uv) - uv;
+        tex = sample_texture_filtered(m, uv, dx, dy);
     }
-    let base = m.base.rgb * tex.rgb;
+    // glTF's base colour: factor × texture × vertex colour.
+    let base = m.base.rgb * tex.rgb * s.color.rgb;
     let metallic = m.pbr.x;
     let rough = m.pbr.y;
     let l = params.key_dir.xyz;
@@ -197,7 +209,7 @@ fn shade_opaque(t: u32, p: vec2<f32>) -> vec3<f32> {
     // Emission: light of its own, whatever the photo's light (a watch's luminous hands).
     var glow = m.glow.rgb;
     if (m.glow_tex.w != 0u) {
-        glow = glow * sample_texels(m.glow_tex, s.uv).rgb;
+        glow = glow * sample_texels(m.glow_tex, emissive_uv(m, s.uv)).rgb;
     }
     return colour + glow;
 }
@@ -222,8 +234,8 @@ fn shade_transparent(t: u32, p: vec2<f32>) -> TransparentLight {
     var density = 0.0;
     let transparency = params.mode.y;
     if (transparency == 1u) {
-        tint = m.base.rgb * sample_texture(m, s.uv).rgb;
-        density = m.base.a;
+        tint = m.base.rgb * sample_texture(m, base_uv(m, s.uv)).rgb * s.color.rgb;
+        density = m.base.a * s.color.a;
     } else if (transparency == 2u) {
         // Default sunglasses: neutral grey, darker at the top.
         tint = vec3<f32>(0.20, 0.20, 0.21);

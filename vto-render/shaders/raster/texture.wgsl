@@ -1,4 +1,4 @@
-// Base-colour texture lookup (prepended after common.wgsl to the kernels that bind `texels`).
+// Texture lookups (prepended after common.wgsl to the kernels that bind `texels`).
 
 // Bilinear, repeating lookup of a material's base-colour texture; linear RGBA.
 fn sample_texels(tex: vec4<u32>, uv: vec2<f32>) -> vec4<f32> {
@@ -44,6 +44,16 @@ fn sample_texels_filtered(tex: vec4<u32>, uv: vec2<f32>, dx: vec2<f32>, dy: vec2
         }
     }
     return acc / f32(n * n);
+}
+
+// The coordinates a material's base colour texture reads, of both UV sets (xy, zw).
+fn base_uv(m: Material, uvs: vec4<f32>) -> vec2<f32> {
+    return select(uvs.xy, uvs.zw, (m.flags.w & 1u) != 0u);
+}
+
+// The coordinates a material's emissive texture reads, of both UV sets (xy, zw).
+fn emissive_uv(m: Material, uvs: vec4<f32>) -> vec2<f32> {
+    return select(uvs.xy, uvs.zw, (m.flags.w & 2u) != 0u);
 }
 
 // A material's base colour texture (white without one).

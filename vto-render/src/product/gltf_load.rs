@@ -3,12 +3,11 @@
 //! accessor before it is read, so a lying file is an error, not a panic.
 
 use base64::Engine as _;
-use gltf::accessor::Dimensions;
 use gltf::mesh::Mode;
 use serde_json::Value;
 
-use super::accessor::{read_indices, read_vec};
-use super::material::{self as mat, TexRef};
+use super::material::{self as mat, UvSets};
+use super::vertices::{self, Placement};
 use super::{
     compute_normals, draco, meshopt, texture, AlphaMode, Format, Limits, Material, Part, Primitive,
     Product, ProductError, ProductMeta, Texture,
@@ -210,47 +209,6 @@ fn check_required(json: &Value) -> Result<(), ProductError> {
     Ok(())
 }
 
-/// A material's `KHR_materials_transmission` factor (0 without it).
-fn transmission_factor(material: &Value) -> f32 {
-    let t = &material["extensions"]["KHR_materials_transmission"];
-    if t.is_object() {
-        t["transmissionFactor"].as_f64().unwrap_or(0.0) as f32
-    } else {
-        0.0
-    }
-}
-
-/// The lens tint of a transmissive material: the base colour's hue, its luminance raised to
-/// at least [`MIN_LENS_TRANSMITTANCE`] so eyes stay visible through near-black lenses, and the
-/// transmission factor as the tint's density (alpha) in the transparent layer.
-fn transmission_tint(base: [f32; 4], transmission: f32) -> [f32; 4] {
-    let lum = 0.2126 * base[0] + 0.7152 * base[1] + 0.0722 * base[2];
-    let rgb = if lum < MIN_LENS_TRANSMITTANCE {
-        let k = if lum > 1e-6 {
-            MIN_LENS_TRANSMITTANCE / lum
-        } else {
-            0.0
-        };
-        if k > 0.0 {
-            [base[0] * k, base[1] * k, base[2] * k]
-        } else {
-            [MIN_LENS_TRANSMITTANCE; 3]
-        }
-    } else {
-        [base[0], base[1], base[2]]
-    };
-    [
-        rgb[0].min(1.0),
-        rgb[1].min(1.0),
-        rgb[2].min(1.0),
-        transmission.clamp(0.0, 1.0),
-    ]
-}
-
-/// The least luminance a transmissive lens lets through (category-3 sunglasses transmit
-/// 8–18 % of visible light).
-pub const MIN_LENS_TRANSMITTANCE: f32 = 0.15;
-
 /// The bytes of buffer view `i`: decoded (meshopt) or a slice of its buffer.
 fn view_bytes<'a>(
     doc: &gltf::Document,
@@ -273,15 +231,6 @@ fn view_bytes<'a>(
         .get(view.buffer().index())
         .and_then(|b| b.get(view.offset()..end))
         .ok_or_else(|| malformed(format!("buffer view {i} out of range")))
-}
-
-/// One primitive's geometry before the node transform: positions, optional normals, the UV
-/// set the material reads, indices as stored.
-struct RawGeometry {
-    positions: Vec<[f32; 3]>,
-    normals: Option<Vec<[f32; 3]>>,
-    uvs: Option<Vec<[f32; 2]>>,
-    indices: Option<Vec<u32>>,
 }
 
 fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, ProductError> {
@@ -404,7 +353,7 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
         }
     };
     let mut materials = Vec::new();
-    let mut uv_refs: Vec<Option<TexRef>> = Vec::new();
+    let mut uv_sets: Vec<UvSets> = Vec::new();
     for (i, m) in materials_json.iter().enumerate() {
         meta.notes.extend(mat::notes(i, m));
         let name = m["name"].as_str().unwrap_or_default().to_string();
@@ -435,28 +384,26 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
             Some(t) => load_texture(t.texture, &mut textures, true)?.0,
             None => None,
         };
-        let t = transmission_factor(m);
-        let (mut finish, glow) = mat::finish(m);
+        let t = mat::transmission_factor(m);
+        let (mut finish, mut glow) = mat::finish(m);
         if t > 0.0 && finish.emissive.iter().any(|&c| c > 0.0) {
             // A lens draws only its tint and reflection: light it gave off would wash it out.
             finish.emissive = [0.0; 3];
+            glow = None;
             meta.notes.push(format!(
                 "material {i} {name:?}: emission on a transmissive material is not rendered"
             ));
-        } else if let Some(g) = glow {
-            // The emissive texture is read with the base colour's UVs (one UV set per
-            // primitive): the same set and transform, or no base colour texture.
-            let same = tex.is_none_or(|b| b.set == g.set && b.transform == g.transform);
-            if same {
-                finish.emissive_texture = load_texture(g.texture, &mut textures, true)?.0;
-                tex = tex.or(Some(g));
-            } else {
-                meta.notes.push(format!(
-                    "material {i} {name:?}: the emissive texture uses other UVs than the base \
-                     colour and is not rendered (its factor is)"
-                ));
-            }
         }
+        if let Some(g) = glow {
+            finish.emissive_texture = load_texture(g.texture, &mut textures, true)?.0;
+        }
+        // Each texture reads its own coordinates (a transmissive material shows none).
+        let sets = if t > 0.0 {
+            UvSets::default()
+        } else {
+            mat::uv_sets(tex, glow)
+        };
+        finish.emissive_uv = sets.emissive;
         let alpha_mode = match m["alphaMode"].as_str() {
             Some("MASK") => AlphaMode::Mask,
             Some("BLEND") => AlphaMode::Blend,
@@ -474,8 +421,9 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
             });
             Material {
                 name,
-                base_color: transmission_tint(tinted, t),
+                base_color: mat::transmission_tint(tinted, t),
                 base_color_texture: None,
+                base_color_uv: 0,
                 metallic: 0.0,
                 roughness: roughness.clamp(0.0, 1.0),
                 alpha_mode: AlphaMode::Blend,
@@ -488,6 +436,7 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
                 name,
                 base_color,
                 base_color_texture,
+                base_color_uv: sets.base,
                 metallic: metallic.clamp(0.0, 1.0),
                 roughness: roughness.clamp(0.0, 1.0),
                 alpha_mode,
@@ -496,17 +445,16 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
                 finish,
             }
         };
-        uv_refs.push(if t > 0.0 { None } else { tex });
+        uv_sets.push(sets);
         materials.push(material);
     }
     let default_material = materials.len();
     materials.push(Material::default());
-    uv_refs.push(None);
+    uv_sets.push(UvSets::default());
 
     // Geometry.
     let mut primitives = Vec::new();
     let (mut verts, mut tris) = (0u64, 0u64);
-    let mut noted_colors = false;
     meta.parts = instances
         .iter()
         .map(|i| Part {
@@ -519,27 +467,7 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
         let Some(mesh) = doc.meshes().nth(*mesh_index) else {
             continue;
         };
-        // Normal matrix: the cofactor of the upper 3×3 (inverse transpose up to scale).
-        let a = |r: usize, c: usize| m[c][r];
-        let cof = [
-            [
-                a(1, 1) * a(2, 2) - a(1, 2) * a(2, 1),
-                a(1, 2) * a(2, 0) - a(1, 0) * a(2, 2),
-                a(1, 0) * a(2, 1) - a(1, 1) * a(2, 0),
-            ],
-            [
-                a(0, 2) * a(2, 1) - a(0, 1) * a(2, 2),
-                a(0, 0) * a(2, 2) - a(0, 2) * a(2, 0),
-                a(0, 1) * a(2, 0) - a(0, 0) * a(2, 1),
-            ],
-            [
-                a(0, 1) * a(1, 2) - a(0, 2) * a(1, 1),
-                a(0, 2) * a(1, 0) - a(0, 0) * a(1, 2),
-                a(0, 0) * a(1, 1) - a(0, 1) * a(1, 0),
-            ],
-        ];
-        let det = a(0, 0) * cof[0][0] + a(0, 1) * cof[0][1] + a(0, 2) * cof[0][2];
-        let flip = det < 0.0;
+        let placement = Placement::new(m);
         for prim in mesh.primitives() {
             if prim.get(&gltf::Semantic::Positions).is_none() {
                 continue;
@@ -551,13 +479,7 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
                 continue; // points and lines are not drawn
             }
             let material = prim.material().index().unwrap_or(default_material);
-            let uv_ref = uv_refs.get(material).copied().flatten();
-            let uv_set = uv_ref.map_or(0, |t| t.set);
-            if prim.get(&gltf::Semantic::Colors(0)).is_some() && !noted_colors {
-                noted_colors = true;
-                meta.notes
-                    .push("vertex colours (COLOR_0) are not rendered (ignored)".into());
-            }
+            let sets = uv_sets.get(material).copied().unwrap_or_default();
             let prim_json = &json["meshes"][*mesh_index]["primitives"][prim.index()];
             let draco_ext = &prim_json["extensions"][draco::NAME];
             let raw = if draco_ext.is_object() {
@@ -566,58 +488,11 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
                     |v| view_bytes(doc, &decoded, &buffers, v).map(<[u8]>::to_vec),
                     limits,
                 )?;
-                let uvs = d
-                    .tex_coords
-                    .into_iter()
-                    .find(|(s, _)| *s == uv_set)
-                    .map(|(_, v)| v);
-                RawGeometry {
-                    positions: d.positions,
-                    normals: d.normals,
-                    uvs,
-                    indices: Some(d.indices),
-                }
+                vertices::from_draco(d, &sets)
             } else {
-                let pos_acc = prim.get(&gltf::Semantic::Positions).expect("checked above");
-                if pos_acc.dimensions() != Dimensions::Vec3 {
-                    return Err(malformed("POSITION must be VEC3"));
-                }
-                let positions = read_vec::<3>(&pos_acc, &decoded, &buffers)?;
-                let normals = match prim.get(&gltf::Semantic::Normals) {
-                    Some(n) if n.count() != pos_acc.count() => {
-                        return Err(malformed("NORMAL count differs from POSITION count"))
-                    }
-                    Some(n) => Some(read_vec::<3>(&n, &decoded, &buffers)?),
-                    None => None,
-                };
-                let uvs = match prim.get(&gltf::Semantic::TexCoords(uv_set)) {
-                    Some(t) if t.count() != pos_acc.count() => {
-                        return Err(malformed(format!(
-                            "TEXCOORD_{uv_set} count differs from POSITION count"
-                        )))
-                    }
-                    Some(t) => Some(read_vec::<2>(&t, &decoded, &buffers)?),
-                    None => None,
-                };
-                let indices = match prim.indices() {
-                    Some(i) => Some(read_indices(&i, &decoded, &buffers)?),
-                    None => None,
-                };
-                RawGeometry {
-                    positions,
-                    normals,
-                    uvs,
-                    indices,
-                }
+                vertices::from_accessors(&prim, &sets, &decoded, &buffers, &mut meta.notes)?
             };
-            let positions: Vec<[f32; 3]> = raw
-                .positions
-                .iter()
-                .map(|p| {
-                    let w = |r: usize| m[0][r] * p[0] + m[1][r] * p[1] + m[2][r] * p[2] + m[3][r];
-                    [w(0), w(1), w(2)]
-                })
-                .collect();
+            let positions = placement.positions(&raw.positions);
             if positions.iter().flatten().any(|v| !v.is_finite()) {
                 return Err(malformed("non-finite vertex position"));
             }
@@ -632,38 +507,26 @@ fn load_inner(bytes: &[u8], limits: &Limits, format: Format) -> Result<Product, 
             verts += u64::from(n);
             tris += indices.len() as u64 / 3;
             check_counts(verts, tris, limits)?;
-            if flip {
+            if placement.flip {
                 for t in indices.chunks_exact_mut(3) {
                     t.swap(1, 2);
                 }
             }
             let normals = match raw.normals {
-                Some(ns) if ns.len() == positions.len() => ns
-                    .into_iter()
-                    .map(|v| {
-                        let t = [
-                            cof[0][0] * v[0] + cof[0][1] * v[1] + cof[0][2] * v[2],
-                            cof[1][0] * v[0] + cof[1][1] * v[1] + cof[1][2] * v[2],
-                            cof[2][0] * v[0] + cof[2][1] * v[1] + cof[2][2] * v[2],
-                        ];
-                        let t = if flip { t.map(|x| -x) } else { t };
-                        crate::math::normalize_or(t.into(), crate::math::Vec3::Z).to_array()
-                    })
-                    .collect(),
+                Some(ns) if ns.len() == positions.len() => placement.normals(ns),
                 _ => compute_normals(&positions, &indices),
             };
-            let uvs = match (raw.uvs, uv_ref.and_then(|t| t.transform)) {
-                (Some(uvs), Some(tf)) if uvs.len() == positions.len() => uvs
-                    .into_iter()
-                    .map(|uv| mat::transform_uv(&tf, uv))
-                    .collect(),
-                (Some(uvs), None) if uvs.len() == positions.len() => uvs,
-                _ => vec![[0.0, 0.0]; positions.len()],
-            };
+            let [uv0, uv1] = raw.uvs;
+            let colors = raw
+                .colors
+                .filter(|c| c.len() == positions.len())
+                .unwrap_or_default();
             primitives.push(Primitive {
+                uvs: vertices::uv_set(uv0, &sets, 0, positions.len()),
+                uvs1: vertices::uv_set(uv1, &sets, 1, positions.len()),
+                colors,
                 positions,
                 normals,
-                uvs,
                 indices,
                 material,
                 part: part as u32,

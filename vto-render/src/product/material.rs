@@ -5,12 +5,17 @@
 //! - `KHR_materials_pbrSpecularGlossiness` is converted to metal-rough with the Khronos
 //!   conversion (`solve_metallic` below): roughness = 1 − glossiness, metallic solved from the
 //!   diffuse and specular brightness; a specular-glossiness texture contributes its mean.
-//! - `KHR_texture_transform` on the base colour texture is applied to the UVs at load time, and
-//!   its `texCoord` (or the texture's own) picks which `TEXCOORD_n` the primitive keeps.
+//! - Each texture a material shows (base colour, emissive) reads its own coordinates: its
+//!   `texCoord` (or `KHR_texture_transform`'s) picks the `TEXCOORD_n`, and its transform is
+//!   applied to them at load time. [`uv_sets`] gives a primitive's two UV sets their sources:
+//!   set 0 the base colour texture's coordinates, set 1 the emissive texture's when they are
+//!   other ones (another `TEXCOORD_n`, or the same under another transform).
 //! - The finish on top of the base ([`Finish`](super::Finish)): `KHR_materials_clearcoat`,
-//!   `_sheen`, `_ior`, emission (`emissiveFactor`, `emissiveTexture` read with the base
-//!   colour's UVs, `KHR_materials_emissive_strength`); and `KHR_materials_volume`'s
-//!   attenuation, which darkens a transmissive material's tint through its thickness.
+//!   `_sheen`, `_ior`, emission (`emissiveFactor`, `emissiveTexture`,
+//!   `KHR_materials_emissive_strength`); and `KHR_materials_volume`'s attenuation, which
+//!   darkens a transmissive material's tint through its thickness.
+//! - `KHR_materials_transmission`: a transmissive material (lens, gem) becomes a tint in the
+//!   transparent layer ([`transmission_tint`]).
 //! - Everything else a material says that the rasterizer has no place for (normal and
 //!   occlusion maps, the factors' textures, iridescence…) is listed in the product's notes.
 
@@ -21,7 +26,7 @@ use super::Finish;
 /// A 2×3 UV matrix (`KHR_texture_transform`: translation · rotation · scale).
 pub(super) type UvTransform = [[f32; 3]; 2];
 
-/// Where a material's base colour texture reads its coordinates.
+/// A texture of a material and where it reads its coordinates.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct TexRef {
     /// Index into the glTF `textures`.
@@ -30,6 +35,58 @@ pub(super) struct TexRef {
     pub set: u32,
     /// The texture transform, if any.
     pub transform: Option<UvTransform>,
+}
+
+impl TexRef {
+    /// The coordinates this texture reads.
+    pub fn source(&self) -> UvSource {
+        UvSource {
+            set: self.set,
+            transform: self.transform,
+        }
+    }
+}
+
+/// Where one UV set of a primitive comes from: a `TEXCOORD_n`, and the transform its texture
+/// applies to it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct UvSource {
+    /// Which `TEXCOORD_n`.
+    pub set: u32,
+    /// The texture transform, if any.
+    pub transform: Option<UvTransform>,
+}
+
+/// The UV sets of a material's primitives and which of them each texture reads.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(super) struct UvSets {
+    /// Sources of set 0 and set 1 (`None`: set 0 is `TEXCOORD_0` untransformed, set 1 is
+    /// left empty).
+    pub sources: [Option<UvSource>; 2],
+    /// The set the base colour texture reads.
+    pub base: u32,
+    /// The set the emissive texture reads.
+    pub emissive: u32,
+}
+
+/// The UV sets for a material whose base colour and emissive textures are `base` and
+/// `emissive`: set 0 is the base colour texture's coordinates (without one, the emissive
+/// texture's); the emissive texture reads set 0 when its coordinates are the same (same
+/// `TEXCOORD_n`, same transform), else set 1.
+pub(super) fn uv_sets(base: Option<TexRef>, emissive: Option<TexRef>) -> UvSets {
+    let first = base.or(emissive).map(|t| t.source());
+    match emissive.map(|t| t.source()) {
+        Some(e) if Some(e) != first => UvSets {
+            sources: [first, Some(e)],
+            base: 0,
+            emissive: 1,
+        },
+        _ => UvSets {
+            sources: [first, None],
+            base: 0,
+            emissive: 0,
+        },
+    }
 }
 
 /// A texture info object (`{"index", "texCoord", "extensions": {"KHR_texture_transform"}}`).
@@ -68,6 +125,47 @@ pub(super) fn transform_uv(m: &UvTransform, uv: [f32; 2]) -> [f32; 2] {
         m[1][0] * uv[0] + m[1][1] * uv[1] + m[1][2],
     ]
 }
+
+/// A material's `KHR_materials_transmission` factor (0 without it).
+pub(super) fn transmission_factor(material: &Value) -> f32 {
+    let t = &material["extensions"]["KHR_materials_transmission"];
+    if t.is_object() {
+        t["transmissionFactor"].as_f64().unwrap_or(0.0) as f32
+    } else {
+        0.0
+    }
+}
+
+/// The lens tint of a transmissive material: the base colour's hue, its luminance raised to
+/// at least [`MIN_LENS_TRANSMITTANCE`] so eyes stay visible through near-black lenses, and the
+/// transmission factor as the tint's density (alpha) in the transparent layer.
+pub(super) fn transmission_tint(base: [f32; 4], transmission: f32) -> [f32; 4] {
+    let lum = 0.2126 * base[0] + 0.7152 * base[1] + 0.0722 * base[2];
+    let rgb = if lum < MIN_LENS_TRANSMITTANCE {
+        let k = if lum > 1e-6 {
+            MIN_LENS_TRANSMITTANCE / lum
+        } else {
+            0.0
+        };
+        if k > 0.0 {
+            [base[0] * k, base[1] * k, base[2] * k]
+        } else {
+            [MIN_LENS_TRANSMITTANCE; 3]
+        }
+    } else {
+        [base[0], base[1], base[2]]
+    };
+    [
+        rgb[0].min(1.0),
+        rgb[1].min(1.0),
+        rgb[2].min(1.0),
+        transmission.clamp(0.0, 1.0),
+    ]
+}
+
+/// The least luminance a transmissive lens lets through (category-3 sunglasses transmit
+/// 8–18 % of visible light).
+pub const MIN_LENS_TRANSMITTANCE: f32 = 0.15;
 
 /// The spec-gloss parameters of a material, if it uses `KHR_materials_pbrSpecularGlossiness`.
 #[derive(Debug, Clone, PartialEq)]
@@ -167,8 +265,8 @@ fn rgb(v: &Value, default: f32) -> [f32; 3] {
     std::array::from_fn(|k| num(&v[k], default).max(0.0))
 }
 
-/// A material's finish, and where its emissive texture is (read by the caller, with the base
-/// colour's UVs).
+/// A material's finish, and where its emissive texture is (read by the caller, which also sets
+/// the UV set it reads).
 pub(super) fn finish(material: &Value) -> (Finish, Option<TexRef>) {
     let ext = &material["extensions"];
     let coat = &ext["KHR_materials_clearcoat"];
@@ -191,6 +289,7 @@ pub(super) fn finish(material: &Value) -> (Finish, Option<TexRef>) {
         sheen_roughness: num(&sheen["sheenRoughnessFactor"], 0.0).clamp(0.0, 1.0),
         emissive,
         emissive_texture: None,
+        emissive_uv: 0,
         // 0 is glTF's "infinite" index (a perfect mirror); a dielectric below 1 is not.
         ior: if ior == 0.0 { 1e3 } else { ior.clamp(1.0, 1e3) },
     };
@@ -279,6 +378,36 @@ mod tests {
             (uv[0] - 3.5).abs() < 1e-5 && (uv[1] + 1.75).abs() < 1e-5,
             "{uv:?}"
         );
+    }
+
+    #[test]
+    fn each_texture_reads_its_own_uv_set() {
+        let t = |texture, set, dx: Option<f32>| TexRef {
+            texture,
+            set,
+            transform: dx.map(|dx| [[1.0, 0.0, dx], [0.0, 1.0, 0.0]]),
+        };
+        // The same coordinates: one set, both textures read it.
+        let same = uv_sets(Some(t(0, 0, None)), Some(t(1, 0, None)));
+        assert_eq!((same.sources[1], same.base, same.emissive), (None, 0, 0));
+        // Emission on TEXCOORD_1: set 1.
+        let other = uv_sets(Some(t(0, 0, None)), Some(t(1, 1, None)));
+        assert_eq!((other.base, other.emissive), (0, 1));
+        assert_eq!(other.sources.map(|s| s.map(|s| s.set)), [Some(0), Some(1)]);
+        // The same TEXCOORD under another transform is other coordinates too.
+        let moved = uv_sets(Some(t(0, 0, None)), Some(t(1, 0, Some(0.5))));
+        assert_eq!(moved.emissive, 1);
+        assert_eq!(
+            moved.sources[1].and_then(|s| s.transform),
+            t(1, 0, Some(0.5)).transform
+        );
+        // Emission alone reads set 0, from its own TEXCOORD_n.
+        let alone = uv_sets(None, Some(t(1, 1, None)));
+        assert_eq!(
+            (alone.emissive, alone.sources[0].map(|s| s.set)),
+            (0, Some(1))
+        );
+        assert_eq!(uv_sets(None, None), UvSets::default());
     }
 
     #[test]

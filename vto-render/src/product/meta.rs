@@ -69,7 +69,8 @@ pub struct ProductMeta {
     /// files and built products (one part). [`pick`](super::pick) drops props by part.
     pub parts: Vec<Part>,
     /// What the loader converted or left out, one sentence each (a material extension that
-    /// is not rendered, emission, vertex colours…): the file loaded, but not all of it shows.
+    /// is not rendered, emission on a lens, a `COLOR_0` of a type glTF does not allow…): the
+    /// file loaded, but not all of it shows.
     pub notes: Vec<String>,
 }
 

@@ -6,6 +6,9 @@
 //! - Node transforms are applied (the default scene, else the first, else every root node), so
 //!   a [`Product`] is a list of [`Primitive`]s in the asset's own frame (glTF: metres, +Y up,
 //!   front +Z — see `RENDERING.md`, "Asset conventions").
+//! - Each primitive keeps its vertex colours (`COLOR_0`) and up to two UV sets: the
+//!   coordinates its material's textures read, each under its own transform (see
+//!   [`Primitive`]).
 //! - What the file says about itself (glTF `extras.vto`: kind, foot, chain length; node and
 //!   mesh names) is parsed once, into [`Product::meta`] ([`ProductMeta`]; [`meta`] documents
 //!   where it is read and which value wins).
@@ -27,6 +30,7 @@ mod obj;
 pub mod pick;
 pub mod pose;
 mod texture;
+mod vertices;
 pub mod write;
 
 pub use meta::{Foot, Part, ProductMeta};
@@ -125,6 +129,9 @@ pub struct Material {
     pub base_color: [f32; 4],
     /// Index into [`Product::textures`] of the base colour texture.
     pub base_color_texture: Option<usize>,
+    /// Which of a primitive's UV sets the base colour texture reads: 0 [`Primitive::uvs`],
+    /// 1 [`Primitive::uvs1`].
+    pub base_color_uv: u32,
     /// Metallic factor in [0, 1].
     pub metallic: f32,
     /// Roughness factor in [0, 1].
@@ -155,9 +162,11 @@ pub struct Finish {
     pub sheen_roughness: f32,
     /// Linear emitted colour, strength included.
     pub emissive: [f32; 3],
-    /// Index into [`Product::textures`] of the emissive texture (read with the base colour's
-    /// UVs).
+    /// Index into [`Product::textures`] of the emissive texture.
     pub emissive_texture: Option<usize>,
+    /// Which of a primitive's UV sets the emissive texture reads: 0 [`Primitive::uvs`], 1
+    /// [`Primitive::uvs1`].
+    pub emissive_uv: u32,
     /// Index of refraction of a dielectric (glTF's default 1.5: 4 % reflectance head on).
     pub ior: f32,
 }
@@ -180,6 +189,7 @@ impl Default for Finish {
             sheen_roughness: 0.0,
             emissive: [0.0; 3],
             emissive_texture: None,
+            emissive_uv: 0,
             ior: 1.5,
         }
     }
@@ -192,6 +202,7 @@ impl Default for Material {
             name: String::new(),
             base_color: [1.0; 4],
             base_color_texture: None,
+            base_color_uv: 0,
             metallic: 1.0,
             roughness: 1.0,
             alpha_mode: AlphaMode::Opaque,
@@ -214,14 +225,26 @@ pub struct Texture {
 }
 
 /// Triangles sharing a material, in the asset frame (node transforms applied).
+///
+/// A primitive has up to two UV sets, as its material's textures read them: a glTF file's
+/// `TEXCOORD_n` with the texture's `KHR_texture_transform` applied. The base colour texture
+/// reads set 0 ([`Primitive::uvs`]); an emissive texture that reads other coordinates (another
+/// `TEXCOORD_n`, or the same one under another transform) reads set 1 ([`Primitive::uvs1`]).
+/// Which set each texture reads is [`Material::base_color_uv`] and [`Finish::emissive_uv`].
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Primitive {
     /// Positions.
     pub positions: Vec<[f32; 3]>,
     /// Unit normals, one per position.
     pub normals: Vec<[f32; 3]>,
-    /// Texture coordinates, one per position (zero when absent).
+    /// UV set 0: texture coordinates, one per position (zero when absent).
     pub uvs: Vec<[f32; 2]>,
+    /// UV set 1: texture coordinates, one per position; empty when no texture reads them
+    /// (a texture reading an empty set reads (0, 0)).
+    pub uvs1: Vec<[f32; 2]>,
+    /// Linear RGBA vertex colours (glTF `COLOR_0`), one per position, multiplied into the base
+    /// colour (factor × texture × vertex colour, alpha included); empty: none (white).
+    pub colors: Vec<[f32; 4]>,
     /// Triangle list indices into the arrays above.
     pub indices: Vec<u32>,
     /// Index into [`Product::materials`].

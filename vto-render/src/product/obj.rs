@@ -141,6 +141,7 @@ pub(super) fn load(bytes: &[u8], limits: &Limits) -> Result<Product, ProductErro
             name: "obj-default".into(),
             base_color: [0.2, 0.2, 0.22, 1.0],
             base_color_texture: None,
+            base_color_uv: 0,
             metallic: 0.3,
             roughness: 0.5,
             alpha_mode: AlphaMode::Opaque,

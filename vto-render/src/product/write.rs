@@ -3,7 +3,9 @@
 //!
 //! Every mesh becomes one node under a single root node (named and given `extras` by
 //! [`GlbRoot`]), with an optional node translation, so files written here exercise the loader's
-//! node transforms too. Textures are embedded as PNG.
+//! node transforms too. Textures are embedded as PNG. A primitive's second UV set and its
+//! vertex colours are written as `TEXCOORD_1` and `COLOR_0` (float `VEC4`), and each texture
+//! names the set it reads (`texCoord`); of a material's finish, only emission is written.
 
 use base64::Engine as _;
 use serde_json::json;
@@ -67,8 +69,22 @@ fn gltf_parts(
         let iv = view(&mut bin, &idx, Some(34963));
         accessors.push(json!({"bufferView": iv, "componentType": 5125, "count": p.indices.len(), "type": "SCALAR"}));
         let a0 = accessors.len() - 4;
+        let mut attributes = json!({"POSITION": a0, "NORMAL": a0 + 1, "TEXCOORD_0": a0 + 2});
+        // The optional attributes, after the indices (the accessors above keep their order).
+        if p.uvs1.len() == n {
+            let v = view(&mut bin, &f32_bytes(&p.uvs1), Some(34962));
+            accessors
+                .push(json!({"bufferView": v, "componentType": 5126, "count": n, "type": "VEC2"}));
+            attributes["TEXCOORD_1"] = json!(accessors.len() - 1);
+        }
+        if p.colors.len() == n {
+            let v = view(&mut bin, &f32_bytes(&p.colors), Some(34962));
+            accessors
+                .push(json!({"bufferView": v, "componentType": 5126, "count": n, "type": "VEC4"}));
+            attributes["COLOR_0"] = json!(accessors.len() - 1);
+        }
         jmeshes.push(json!({"primitives": [{
-            "attributes": {"POSITION": a0, "NORMAL": a0 + 1, "TEXCOORD_0": a0 + 2},
+            "attributes": attributes,
             "indices": a0 + 3, "material": p.material, "mode": 4}]}));
         let mut node = json!({"mesh": mi});
         if *t != [0.0; 3] {
@@ -94,10 +110,11 @@ fn gltf_parts(
                 "roughnessFactor": m.roughness,
             });
             if let Some(t) = m.base_color_texture {
-                pbr["baseColorTexture"] = json!({"index": t});
+                pbr["baseColorTexture"] = json!({"index": t, "texCoord": m.base_color_uv});
             }
             let mut j =
                 json!({"name": m.name, "pbrMetallicRoughness": pbr, "doubleSided": m.double_sided});
+            write_emission(&mut j, m);
             match m.alpha_mode {
                 AlphaMode::Opaque => {}
                 AlphaMode::Mask => {
@@ -120,11 +137,14 @@ fn gltf_parts(
         "meshes": jmeshes,
         "accessors": accessors,
         "bufferViews": views,
-        "materials": jmats,
+        "materials": &jmats,
         "buffers": [{"byteLength": bin.len()}],
     });
     if !root.extras.is_null() {
         doc["nodes"][0]["extras"] = root.extras.clone();
+    }
+    if jmats.iter().any(|m| m["extensions"].is_object()) {
+        doc["extensionsUsed"] = json!(["KHR_materials_emissive_strength"]);
     }
     if let Some(m) = root.matrix {
         doc["nodes"][0]["matrix"] = json!(m);
@@ -140,6 +160,24 @@ fn gltf_parts(
             .collect::<Vec<_>>());
     }
     (doc, bin)
+}
+
+/// A material's emission: `emissiveFactor` (over 1: scaled into 0–1, the rest as
+/// `KHR_materials_emissive_strength`) and `emissiveTexture`.
+fn write_emission(j: &mut serde_json::Value, m: &Material) {
+    let e = m.finish.emissive;
+    let strength = e.iter().copied().fold(1.0f32, f32::max);
+    if e.iter().all(|&c| c <= 0.0) {
+        return;
+    }
+    j["emissiveFactor"] = json!(e.map(|c| c / strength));
+    if strength > 1.0 {
+        j["extensions"] =
+            json!({"KHR_materials_emissive_strength": {"emissiveStrength": strength}});
+    }
+    if let Some(t) = m.finish.emissive_texture {
+        j["emissiveTexture"] = json!({"index": t, "texCoord": m.finish.emissive_uv});
+    }
 }
 
 /// The root node of a written file: its name and extras.
@@ -235,4 +273,110 @@ pub fn write_obj(product: &Product) -> String {
         base += p.positions.len();
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::product::{load, Finish, Format};
+
+    /// A unit quad: UV set 0 runs left to right, set 1 right to left; red on the left, green
+    /// on the right; a base colour texture on set 0 and an emissive texture on set 1.
+    fn quad() -> (Primitive, Material, Vec<Texture>) {
+        let prim = Primitive {
+            positions: vec![
+                [0.0, 0.0, 0.0],
+                [1.0, 0.0, 0.0],
+                [1.0, 1.0, 0.0],
+                [0.0, 1.0, 0.0],
+            ],
+            normals: vec![[0.0, 0.0, 1.0]; 4],
+            uvs: vec![[0.0, 1.0], [1.0, 1.0], [1.0, 0.0], [0.0, 0.0]],
+            uvs1: vec![[1.0, 1.0], [0.0, 1.0], [0.0, 0.0], [1.0, 0.0]],
+            colors: vec![
+                [1.0, 0.0, 0.0, 1.0],
+                [0.0, 1.0, 0.0, 0.5],
+                [0.0, 1.0, 0.0, 0.5],
+                [1.0, 0.0, 0.0, 1.0],
+            ],
+            indices: vec![0, 1, 2, 0, 2, 3],
+            material: 0,
+            part: 0,
+        };
+        let material = Material {
+            base_color_texture: Some(0),
+            finish: Finish {
+                emissive: [0.0, 0.0, 2.0],
+                emissive_texture: Some(1),
+                emissive_uv: 1,
+                ..Finish::default()
+            },
+            ..Material::default()
+        };
+        let texture = |v: u8| Texture {
+            width: 2,
+            height: 1,
+            rgba: vec![0, 0, 0, 255, v, v, v, 255],
+        };
+        (prim, material, vec![texture(128), texture(255)])
+    }
+
+    #[test]
+    fn a_second_uv_set_colours_and_emission_round_trip() {
+        let (prim, material, textures) = quad();
+        let glb = write_glb(&[(prim.clone(), [0.0; 3])], &[material], &textures);
+        let p = load(&glb).unwrap();
+        assert_eq!(p.format, Format::Glb);
+        let q = &p.primitives[0];
+        assert_eq!(
+            (&q.uvs, &q.uvs1, &q.colors),
+            (&prim.uvs, &prim.uvs1, &prim.colors)
+        );
+        let m = &p.materials[0];
+        assert_eq!((m.base_color_uv, m.finish.emissive_uv), (0, 1));
+        assert_eq!(
+            m.finish.emissive,
+            [0.0, 0.0, 2.0],
+            "strength 2 written as the extension"
+        );
+        assert!(m.finish.emissive_texture.is_some() && m.base_color_texture.is_some());
+        assert!(
+            p.meta.notes.iter().all(|n| !n.contains("not rendered")),
+            "{:?}",
+            p.meta.notes
+        );
+    }
+
+    #[test]
+    fn a_texture_on_texcoord_2_reads_it() {
+        // The quad's second set stored as TEXCOORD_2, the emissive texture naming it.
+        let (prim, material, textures) = quad();
+        let file = write_gltf_embedded(&[(prim.clone(), [0.0; 3])], &[material], &textures);
+        let mut doc: serde_json::Value = serde_json::from_slice(&file).unwrap();
+        let attributes = &mut doc["meshes"][0]["primitives"][0]["attributes"];
+        attributes["TEXCOORD_2"] = attributes["TEXCOORD_1"].take();
+        attributes.as_object_mut().unwrap().remove("TEXCOORD_1");
+        doc["materials"][0]["emissiveTexture"]["texCoord"] = json!(2);
+        let p = load(&serde_json::to_vec(&doc).unwrap()).unwrap();
+        assert_eq!(p.primitives[0].uvs1, prim.uvs1);
+        assert_eq!(p.materials[0].finish.emissive_uv, 1);
+    }
+
+    #[test]
+    fn an_emissive_texture_under_its_own_transform_gets_its_own_set() {
+        // Both textures on TEXCOORD_0, the emissive one shifted by half a texture.
+        let (mut prim, mut material, textures) = quad();
+        prim.uvs1.clear();
+        material.finish.emissive_uv = 0;
+        let file = write_gltf_embedded(&[(prim.clone(), [0.0; 3])], &[material], &textures);
+        let mut doc: serde_json::Value = serde_json::from_slice(&file).unwrap();
+        doc["materials"][0]["emissiveTexture"]["extensions"] =
+            json!({"KHR_texture_transform": {"offset": [0.5, 0.0]}});
+        let p = load(&serde_json::to_vec(&doc).unwrap()).unwrap();
+        let q = &p.primitives[0];
+        assert_eq!(q.uvs, prim.uvs, "the base colour's set is untouched");
+        let shifted: Vec<[f32; 2]> = prim.uvs.iter().map(|t| [t[0] + 0.5, t[1]]).collect();
+        assert_eq!(q.uvs1, shifted);
+        assert_eq!(p.materials[0].finish.emissive_uv, 1);
+    }
 }

@@ -49,13 +49,16 @@ pub struct RasterVertex {
     /// Camera-space position (cm; x right, y down, z forward), the tint-gradient coordinate
     /// (0 at the product's top, 1 at its bottom).
     pub view: [f32; 4],
-    /// Camera-space unit normal (w unused).
+    /// Camera-space unit normal, the thin layer's coverage weight (0: not a thin triangle; see
+    /// [`crate::scene::thin`]).
     pub normal: [f32; 4],
-    /// Texture coordinates, the thin layer's coverage weight (0: not a thin triangle; see
-    /// [`crate::scene::thin`]), unused.
+    /// Texture coordinates: UV set 0 (x, y), UV set 1 (z, w); each texture of a material
+    /// reads the set its `RasterMaterial::flags[3]` names.
     pub uv: [f32; 4],
+    /// Linear RGBA vertex colour, multiplied into the base colour (white: none).
+    pub color: [f32; 4],
 }
-const _: () = assert!(std::mem::size_of::<RasterVertex>() == 64);
+const _: () = assert!(std::mem::size_of::<RasterVertex>() == 80);
 
 /// Mirrors WGSL `Material` (shaders/raster/common.wgsl).
 #[repr(C)]
@@ -68,7 +71,8 @@ pub struct RasterMaterial {
     /// Texel offset, width, height, has texture.
     pub tex: [u32; 4],
     /// Alpha mode (0 opaque, 1 mask, 2 blend), double sided, shading model (0 standard,
-    /// [`SHADING_GEM`] a cut gem), unused.
+    /// [`SHADING_GEM`] a cut gem), UV sets (bit 0: the base colour texture reads UV set 1,
+    /// bit 1: the emissive texture does).
     pub flags: [u32; 4],
     /// Clearcoat strength, clearcoat roughness, sheen roughness, unused (all 0: none).
     pub coat: [f32; 4],
@@ -232,7 +236,7 @@ pub enum RasterError {
 impl Scene {
     /// Whether any product triangle belongs to the thin layer ([`crate::scene::thin`]).
     pub fn has_thin(&self) -> bool {
-        self.product.vertices.iter().any(|v| v.uv[2] > 0.0)
+        self.product.vertices.iter().any(|v| v.normal[3] > 0.0)
     }
 
     /// Every occluder as one mesh (they share one depth plane).
@@ -507,7 +511,7 @@ pub fn cpu_ids(scene: &Scene) -> (Vec<u32>, RasterStats) {
         let mesh = if mode == 0 { &occluder } else { &scene.product };
         for (t, tri) in mesh.triangles.iter().enumerate() {
             if mode != 0 {
-                if mesh.vertices[tri[0] as usize].uv[2] > 0.0 {
+                if mesh.vertices[tri[0] as usize].normal[3] > 0.0 {
                     continue;
                 }
                 let blend = scene.materials[tri[3] as usize].flags[0] == 2;

@@ -42,8 +42,12 @@ pub struct CameraMesh {
     pub positions: Vec<Vec3>,
     /// Unit normals.
     pub normals: Vec<Vec3>,
-    /// Texture coordinates.
+    /// Texture coordinates, UV set 0 (see [`crate::product::Primitive`]).
     pub uvs: Vec<[f32; 2]>,
+    /// Texture coordinates, UV set 1.
+    pub uvs1: Vec<[f32; 2]>,
+    /// Linear RGBA vertex colours (white: none).
+    pub colors: Vec<[f32; 4]>,
     /// The tint-gradient coordinate (0 at the product's top, 1 at its bottom).
     pub aux: Vec<f32>,
     /// Three vertex indices and a material index.
@@ -51,16 +55,23 @@ pub struct CameraMesh {
 }
 
 impl CameraMesh {
-    /// Appends one vertex.
+    /// Appends one white vertex with one UV set.
     pub fn push_vertex(&mut self, position: Vec3, normal: Vec3, uv: [f32; 2], aux: f32) {
+        self.push(position, normal, [uv, [0.0; 2]], [1.0; 4], aux);
+    }
+
+    fn push(&mut self, position: Vec3, normal: Vec3, uv: [[f32; 2]; 2], rgba: [f32; 4], aux: f32) {
         self.positions.push(position);
         self.normals.push(normal);
-        self.uvs.push(uv);
+        self.uvs.push(uv[0]);
+        self.uvs1.push(uv[1]);
+        self.colors.push(rgba);
         self.aux.push(aux);
     }
 
     /// Appends every primitive of `product`, each vertex mapped by `place` (asset position and
-    /// normal → camera-space position and normal). The tint-gradient coordinate runs over the
+    /// normal → camera-space position and normal), with both UV sets and the vertex colours
+    /// (white where a primitive has none). The tint-gradient coordinate runs over the
     /// product's height in its own frame.
     pub fn push_product(
         &mut self,
@@ -76,8 +87,10 @@ impl CameraMesh {
             for (i, q) in p.positions.iter().enumerate() {
                 let n = p.normals.get(i).copied().unwrap_or([0.0, 0.0, 1.0]);
                 let uv = p.uvs.get(i).copied().unwrap_or([0.0, 0.0]);
+                let uv1 = p.uvs1.get(i).copied().unwrap_or([0.0, 0.0]);
+                let rgba = p.colors.get(i).copied().unwrap_or([1.0; 4]);
                 let (pos, nrm) = place(Vec3::from(*q), Vec3::from(n));
-                self.push_vertex(pos, nrm, uv, (hi[1] - q[1]) / y_span);
+                self.push(pos, nrm, [uv, uv1], rgba, (hi[1] - q[1]) / y_span);
             }
             self.triangles.extend(
                 p.indices
@@ -122,7 +135,7 @@ pub fn materials(product: &Product) -> (Vec<RasterMaterial>, Vec<u32>) {
                     },
                     u32::from(m.double_sided),
                     0,
-                    0,
+                    uv_sets(m.base_color_uv, f.emissive_uv),
                 ],
                 coat: [f.clearcoat, f.clearcoat_roughness, f.sheen_roughness, 0.0],
                 sheen: [f.sheen_color[0], f.sheen_color[1], f.sheen_color[2], 0.0],
@@ -132,6 +145,12 @@ pub fn materials(product: &Product) -> (Vec<RasterMaterial>, Vec<u32>) {
         })
         .collect();
     (materials, texels)
+}
+
+/// `RasterMaterial::flags[3]`: which UV set the base colour (bit 0) and the emissive (bit 1)
+/// textures read.
+fn uv_sets(base: u32, emissive: u32) -> u32 {
+    u32::from(base == 1) | u32::from(emissive == 1) << 1
 }
 
 /// Why a scene could not be built.
@@ -320,7 +339,8 @@ impl SceneBuilder {
             ],
             view: [c.x, c.y, c.z, m.aux[i]],
             normal: [n.x, n.y, n.z, 0.0],
-            uv: [m.uvs[i][0], m.uvs[i][1], 0.0, 0.0],
+            uv: [m.uvs[i][0], m.uvs[i][1], m.uvs1[i][0], m.uvs1[i][1]],
+            color: m.colors[i],
         }
     }
 }

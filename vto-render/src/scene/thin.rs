@@ -323,7 +323,7 @@ pub fn widen(
             let l = (q[k][0] - g[0]) * along[0] + (q[k][1] - g[1]) * along[1];
             vert.pos[0] += d * (f - 1.0) * across[0] + l * (e - 1.0) * along[0];
             vert.pos[1] += d * (f - 1.0) * across[1] + l * (e - 1.0) * along[1];
-            vert.uv[2] = overlap[p] / (f * e);
+            vert.normal[3] = overlap[p] / (f * e);
             mesh.vertices.push(vert);
         }
         triangles.push([base, base + 1, base + 2, tri[3]]);
@@ -356,6 +356,7 @@ mod tests {
                     view: [x * 0.01, pos_y * 0.01, z, 0.0],
                     normal: [0.0, cy * 0.7, cz * 0.7, 0.0],
                     uv: [0.0; 4],
+                    color: [1.0; 4],
                 });
             }
         }
@@ -393,7 +394,11 @@ mod tests {
                 )
                 .abs()
                     / 2.0;
-                let w = if v[0].uv[2] > 0.0 { v[0].uv[2] } else { 1.0 };
+                let w = if v[0].normal[3] > 0.0 {
+                    v[0].normal[3]
+                } else {
+                    1.0
+                };
                 a * w
             })
             .sum()
@@ -409,7 +414,7 @@ mod tests {
         assert!(stats.thin_triangles > 0);
         // Every kept triangle is in the thin layer, about 2 samples wide, with weight ≈ 1/4,
         // and the weighted area is the tube's true projected area (40 × 0.5).
-        assert!(mesh.vertices[mesh.triangles[0][0] as usize].uv[2] > 0.2);
+        assert!(mesh.vertices[mesh.triangles[0][0] as usize].normal[3] > 0.2);
         let a = weighted_area(&mesh);
         assert!((a - 20.0).abs() < 1.0, "weighted area {a}");
         let ys: Vec<f32> = mesh

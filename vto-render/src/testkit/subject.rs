@@ -427,6 +427,7 @@ pub(super) fn body_scene(
                 view: [c.x, c.y, c.z, 0.0],
                 normal: [nc.x, nc.y, nc.z, 0.0],
                 uv: [0.0; 4],
+                color: [1.0; 4],
             }
         })
         .collect();

@@ -137,6 +137,7 @@ fn quad(mesh: &mut Mesh, corners: [[f32; 3]; 4], material: u32) {
             view: [c[0], c[1], c[2], 0.5],
             normal: [0.0, 0.0, -1.0, 0.0],
             uv: [0.0; 4],
+            color: [1.0; 4],
         });
     }
     mesh.triangles.push([base, base + 1, base + 2, material]);

@@ -33,4 +33,5 @@ mod subjects;
 mod tflite_golden;
 mod thin_parts;
 mod turned_heads;
+mod vertex_colours;
 mod vision;

@@ -36,6 +36,7 @@ fn render(material: Material, textures: Vec<Texture>, normal: [f32; 3]) -> [f32;
             view: [view[0], view[1], view[2], 0.5],
             normal: [n[0], n[1], n[2], 0.0],
             uv: [uv[0], uv[1], 0.0, 0.0],
+            color: [1.0; 4],
         });
     }
     mesh.triangles.push([0, 1, 2, 0]);

@@ -50,6 +50,7 @@ fn decimate(product: &Product, max: usize) -> Product {
     for p in &mut out.primitives {
         let mut map = vec![u32::MAX; p.positions.len()];
         let (mut pos, mut nor, mut uv, mut idx) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut uv1, mut rgba) = (Vec::new(), Vec::new());
         for t in p.indices.chunks_exact(3) {
             i += 1;
             if i % stride != 0 {
@@ -62,6 +63,8 @@ fn decimate(product: &Product, max: usize) -> Product {
                     pos.push(p.positions[v]);
                     nor.push(p.normals.get(v).copied().unwrap_or([0.0, 0.0, 1.0]));
                     uv.push(p.uvs.get(v).copied().unwrap_or([0.0; 2]));
+                    uv1.extend(p.uvs1.get(v).copied());
+                    rgba.extend(p.colors.get(v).copied());
                 }
                 idx.push(map[v]);
             }
@@ -69,6 +72,8 @@ fn decimate(product: &Product, max: usize) -> Product {
         p.positions = pos;
         p.normals = nor;
         p.uvs = uv;
+        p.uvs1 = uv1;
+        p.colors = rgba;
         p.indices = idx;
     }
     out.primitives.retain(|p| !p.indices.is_empty());

@@ -93,6 +93,7 @@ impl SampleFrame {
             SampleFrame::RoundBlack => mat("acetate-black", [0.015, 0.015, 0.018, 1.0], 0.0, 0.3),
             SampleFrame::RectTortoise => Material {
                 base_color_texture: Some(0),
+                base_color_uv: 0,
                 ..mat("acetate-tortoise", [1.0, 1.0, 1.0, 1.0], 0.0, 0.35)
             },
             SampleFrame::AviatorGoldTinted => mat("metal-gold", [1.0, 0.78, 0.34, 1.0], 1.0, 0.25),
@@ -244,6 +245,7 @@ fn mat(name: &str, base_color: [f32; 4], metallic: f32, roughness: f32) -> Mater
         name: name.to_string(),
         base_color,
         base_color_texture: None,
+        base_color_uv: 0,
         metallic,
         roughness,
         alpha_mode: AlphaMode::Opaque,
@@ -405,6 +407,8 @@ impl Mesh {
             positions: self.positions,
             normals: self.normals,
             uvs: self.uvs,
+            uvs1: Vec::new(),
+            colors: Vec::new(),
             indices: self.indices,
             material,
             part: 0,

@@ -75,6 +75,7 @@ fn fabric(name: &str, texture: usize, roughness: f32) -> Material {
         name: name.into(),
         base_color: [1.0; 4],
         base_color_texture: Some(texture),
+        base_color_uv: 0,
         metallic: 0.0,
         roughness,
         alpha_mode: AlphaMode::Opaque,

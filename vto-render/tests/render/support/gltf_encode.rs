@@ -1,6 +1,6 @@
 //! Re-encodes a float GLB (as `vto_render::product::write` makes it) the way web pipelines
 //! do (gltfpack, glTF-Transform): `KHR_mesh_quantization` (positions as normalized shorts under
-//! a node scale, normals as normalized bytes), then optionally `EXT_meshopt_compression` of
+//! a node scale, normals as normalized bytes, colours as normalized unsigned bytes), then optionally `EXT_meshopt_compression` of
 //! every vertex and index view. Test-only: it reads exactly the layout the writer produces.
 
 use serde_json::{json, Value};
@@ -131,6 +131,25 @@ pub fn reencode(glb: &[u8], encoding: Encoding) -> Vec<u8> {
                 let t = view_of(&json, &bin, ta).to_vec();
                 new_views.push((t, 8, false));
                 json["accessors"][ta]["bufferView"] = json!(usize::MAX - new_views.len() + 1);
+            }
+            if let Some(ta) = attrs["TEXCOORD_1"].as_u64() {
+                let ta = ta as usize;
+                let t = view_of(&json, &bin, ta).to_vec();
+                new_views.push((t, 8, false));
+                json["accessors"][ta]["bufferView"] = json!(usize::MAX - new_views.len() + 1);
+            }
+            // Colours (float RGBA) as normalized unsigned bytes, as gltfpack writes them.
+            if let Some(ca) = attrs["COLOR_0"].as_u64() {
+                let ca = ca as usize;
+                let q: Vec<u8> = floats(view_of(&json, &bin, ca))
+                    .iter()
+                    .map(|x| (x.clamp(0.0, 1.0) * 255.0).round() as u8)
+                    .collect();
+                new_views.push((q, 4, false));
+                let a = &mut json["accessors"][ca];
+                a["componentType"] = json!(5121);
+                a["normalized"] = json!(true);
+                a["bufferView"] = json!(usize::MAX - new_views.len() + 1);
             }
             if let Some(ia) = p["indices"].as_u64() {
                 let ia = ia as usize;
