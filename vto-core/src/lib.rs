@@ -101,7 +101,7 @@ pub use ratelimit::{
     Quota, RateLimiter, RateLimits,
 };
 pub use request::{
-    CreateRequest, InputRef, ProductKind, RemoveOwnEyewear, RemoveOwnHat, RenderOptions,
+    CreateRequest, InputRef, ProductKind, Removal, RemoveOwnEyewear, RemoveOwnHat, RenderOptions,
     RequestLimits, ValidatedRequest,
 };
 pub use result::{ResultImage, ResultList, ResultObject, MAX_LIST_LIMIT};

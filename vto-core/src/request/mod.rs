@@ -9,8 +9,8 @@ mod options;
 
 use inputs::{parse_input, parse_webhook};
 pub use options::{
-    ProductKind, RemoveOwnEyewear, RemoveOwnHat, RenderOptions, UnknownProductKind,
-    UnknownRemoveOwnEyewear, UnknownRemoveOwnHat,
+    ProductKind, Removal, RemoveOwnEyewear, RemoveOwnHat, RenderOptions, UnknownProductKind,
+    UnknownRemoval,
 };
 use std::fmt;
 
@@ -292,39 +292,9 @@ impl CreateRequest {
             None => None,
         };
 
-        let remove_own_eyewear = match present(&self.remove_own_eyewear) {
-            None => RemoveOwnEyewear::default(),
-            Some(_) => string_field(&self.remove_own_eyewear, "remove_own_eyewear", &mut errors)
-                .and_then(|s| match s.parse::<RemoveOwnEyewear>() {
-                    Ok(v) => Some(v),
-                    Err(e) => {
-                        errors.push(FieldError::new(
-                            ValidationCode::InvalidValue,
-                            "remove_own_eyewear",
-                            e.to_string(),
-                        ));
-                        None
-                    }
-                })
-                .unwrap_or_default(),
-        };
-
-        let remove_own_hat = match present(&self.remove_own_hat) {
-            None => RemoveOwnHat::default(),
-            Some(_) => string_field(&self.remove_own_hat, "remove_own_hat", &mut errors)
-                .and_then(|s| match s.parse::<RemoveOwnHat>() {
-                    Ok(v) => Some(v),
-                    Err(e) => {
-                        errors.push(FieldError::new(
-                            ValidationCode::InvalidValue,
-                            "remove_own_hat",
-                            e.to_string(),
-                        ));
-                        None
-                    }
-                })
-                .unwrap_or_default(),
-        };
+        let remove_own_eyewear =
+            removal_field(&self.remove_own_eyewear, "remove_own_eyewear", &mut errors);
+        let remove_own_hat = removal_field(&self.remove_own_hat, "remove_own_hat", &mut errors);
 
         let product_kind = match present(&self.product_kind) {
             None => None,
@@ -415,6 +385,31 @@ fn string_field<'a>(
             None
         }
     }
+}
+
+/// An optional [`Removal`] field: its default when absent or null, else the value named (an
+/// unknown value or a non-string is an error on the field, and the default stands in).
+fn removal_field(
+    v: &Option<serde_json::Value>,
+    name: &str,
+    errors: &mut Vec<FieldError>,
+) -> Removal {
+    if present(v).is_none() {
+        return Removal::default();
+    }
+    string_field(v, name, errors)
+        .and_then(|s| match s.parse::<Removal>() {
+            Ok(r) => Some(r),
+            Err(e) => {
+                errors.push(FieldError::new(
+                    ValidationCode::InvalidValue,
+                    name,
+                    format!("{name}: {e}"),
+                ));
+                None
+            }
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -7,113 +7,61 @@ use serde::{Deserialize, Serialize};
 
 use crate::category::Category;
 
-/// What to do with glasses the person already wears, before a `glasses` or `sunglasses`
-/// try-on (`remove_own_eyewear` in the request; other categories ignore it).
+/// What to do with something the person already wears before a try-on puts its like on:
+/// their own glasses before `glasses` or `sunglasses` (`remove_own_eyewear` in the request),
+/// their own hat before `hats` (`remove_own_hat`). Other categories ignore both.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RemoveOwnEyewear {
-    /// Remove them when the detector is confident enough that there are some (the default;
-    /// the threshold is documented in `docs/own-eyewear.md`).
+pub enum Removal {
+    /// Remove it when the detector is confident enough that it is there (the default; the
+    /// thresholds are documented in `docs/own-eyewear.md` and `docs/own-hat.md`).
     #[default]
     Auto,
-    /// Never remove them: the new frame is drawn over the photo as it is.
+    /// Never remove it: the new product is drawn over the photo as it is.
     Never,
     /// Remove whatever the detector traced, however unsure it is.
     Always,
 }
 
-impl RemoveOwnEyewear {
+/// `remove_own_eyewear`: what to do with glasses the person already wears.
+pub type RemoveOwnEyewear = Removal;
+
+/// `remove_own_hat`: what to do with a hat the person already wears.
+pub type RemoveOwnHat = Removal;
+
+impl Removal {
     /// Every value, in the order the documentation lists them.
-    pub const ALL: [RemoveOwnEyewear; 3] = [
-        RemoveOwnEyewear::Auto,
-        RemoveOwnEyewear::Never,
-        RemoveOwnEyewear::Always,
-    ];
+    pub const ALL: [Removal; 3] = [Removal::Auto, Removal::Never, Removal::Always];
 
     /// The wire value.
     pub fn as_str(self) -> &'static str {
         match self {
-            RemoveOwnEyewear::Auto => "auto",
-            RemoveOwnEyewear::Never => "never",
-            RemoveOwnEyewear::Always => "always",
+            Removal::Auto => "auto",
+            Removal::Never => "never",
+            Removal::Always => "always",
         }
     }
 }
 
-impl fmt::Display for RemoveOwnEyewear {
+impl fmt::Display for Removal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-/// A value that is not one of [`RemoveOwnEyewear::ALL`].
+/// A value that is not one of [`Removal::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown remove_own_eyewear value {0:?}; expected one of: auto, never, always")]
-pub struct UnknownRemoveOwnEyewear(pub String);
+#[error("unknown value {0:?}; expected one of: auto, never, always")]
+pub struct UnknownRemoval(pub String);
 
-impl FromStr for RemoveOwnEyewear {
-    type Err = UnknownRemoveOwnEyewear;
+impl FromStr for Removal {
+    type Err = UnknownRemoval;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        RemoveOwnEyewear::ALL
+        Removal::ALL
             .into_iter()
             .find(|v| v.as_str() == s)
-            .ok_or_else(|| UnknownRemoveOwnEyewear(s.to_string()))
-    }
-}
-
-/// What to do with a hat the person already wears, before a `hats` try-on (`remove_own_hat`
-/// in the request; other categories ignore it).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RemoveOwnHat {
-    /// Remove it when the detector is confident enough that there is one (the default; the
-    /// threshold is documented in `docs/own-hat.md`).
-    #[default]
-    Auto,
-    /// Never remove it: the new hat is drawn over the photo as it is.
-    Never,
-    /// Remove whatever the detector traced, however unsure it is.
-    Always,
-}
-
-impl RemoveOwnHat {
-    /// Every value, in the order the documentation lists them.
-    pub const ALL: [RemoveOwnHat; 3] = [
-        RemoveOwnHat::Auto,
-        RemoveOwnHat::Never,
-        RemoveOwnHat::Always,
-    ];
-
-    /// The wire value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RemoveOwnHat::Auto => "auto",
-            RemoveOwnHat::Never => "never",
-            RemoveOwnHat::Always => "always",
-        }
-    }
-}
-
-impl fmt::Display for RemoveOwnHat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A value that is not one of [`RemoveOwnHat::ALL`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown remove_own_hat value {0:?}; expected one of: auto, never, always")]
-pub struct UnknownRemoveOwnHat(pub String);
-
-impl FromStr for RemoveOwnHat {
-    type Err = UnknownRemoveOwnHat;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        RemoveOwnHat::ALL
-            .into_iter()
-            .find(|v| v.as_str() == s)
-            .ok_or_else(|| UnknownRemoveOwnHat(s.to_string()))
+            .ok_or_else(|| UnknownRemoval(s.to_string()))
     }
 }
 
