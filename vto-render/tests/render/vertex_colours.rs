@@ -115,6 +115,18 @@ fn vertex_colours_tint_a_white_material() {
     assert!(white.iter().all(|&c| c > 200), "white: {white:?}");
 }
 
+/// The quad with white vertex colours, alpha 1 down its left edge and 0 down its right.
+fn opaque_left_clear_right() -> Primitive {
+    let mut prim = quad();
+    prim.colors = vec![
+        [1.0; 4],
+        [1.0, 1.0, 1.0, 0.0],
+        [1.0, 1.0, 1.0, 0.0],
+        [1.0; 4],
+    ];
+    prim
+}
+
 #[test]
 fn vertex_alpha_thins_a_transparent_tint() {
     // A dark tinted glass, opaque tint on the left, none on the right (alpha 0 there).
@@ -123,13 +135,7 @@ fn vertex_alpha_thins_a_transparent_tint() {
         alpha_mode: product::AlphaMode::Blend,
         ..matte_white()
     };
-    let mut prim = quad();
-    prim.colors = vec![
-        [1.0; 4],
-        [1.0, 1.0, 1.0, 0.0],
-        [1.0, 1.0, 1.0, 0.0],
-        [1.0; 4],
-    ];
+    let prim = opaque_left_clear_right();
     let p = through_glb(prim, glass, &[]);
     let photo = RgbaImage::from_pixel(SIDE, SIDE, Rgba([200, 200, 200, 255]));
     let camera = PhotoCamera::new(SIDE, SIDE);
@@ -165,13 +171,7 @@ fn vertex_alpha_cuts_out_a_masked_surface() {
         alpha_cutoff: 0.5,
         ..matte_white()
     };
-    let mut prim = quad();
-    prim.colors = vec![
-        [1.0; 4],
-        [1.0, 1.0, 1.0, 0.0],
-        [1.0, 1.0, 1.0, 0.0],
-        [1.0; 4],
-    ];
+    let prim = opaque_left_clear_right();
     let img = render(&through_glb(prim, masked, &[]), 1.0);
     let (left, right) = (rgb(&img, 20, 32), rgb(&img, 44, 32));
     eprintln!("kept {left:?}, cut {right:?}");
