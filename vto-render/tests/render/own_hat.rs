@@ -353,3 +353,33 @@ fn a_brim_drooping_beside_the_cheeks_goes_with_the_hat_and_the_ears_stay() {
         );
     }
 }
+
+/// Points (pixels) on the bowtie man's face, down its front from the nose's bridge to the
+/// lips, which in his three-quarter view lie beyond the skull's outline below his brows.
+const BOWTIE: &str = "portrait_man_hat_glasses_bowtie_threequarter_cc0.jpg";
+const BOWTIE_FACE_FRONT: [(u32, u32); 4] = [(300, 420), (292, 460), (295, 500), (305, 540)];
+
+#[test]
+fn a_turned_face_below_a_black_brim_is_never_taken_for_the_brim() {
+    let Some(img) = people_photo(BOWTIE) else {
+        return;
+    };
+    let (png, meta) = try_on(&img, RemoveOwnHat::Auto);
+    assert_eq!(meta["own_hat"]["removed"], true, "{}", meta["own_hat"]);
+    let out = image::load_from_memory(&png).unwrap().to_rgba8();
+    let mut changed = Vec::new();
+    for (x, y) in BOWTIE_FACE_FRONT {
+        let (was, got) = (img.get_pixel(x, y).0, out.get_pixel(x, y).0);
+        let d = (0..3)
+            .map(|k| (f32::from(got[k]) - f32::from(was[k])).powi(2))
+            .sum::<f32>()
+            .sqrt();
+        if d >= 12.0 {
+            changed.push(((x, y), was, got));
+        }
+    }
+    assert!(
+        changed.is_empty(),
+        "the face's front was filled: {changed:?}"
+    );
+}

@@ -35,7 +35,7 @@ use std::collections::VecDeque;
 
 use image::{GrayImage, RgbaImage};
 
-use super::outline::grown;
+use super::outline::{convex_hull, grown};
 pub use crate::tryon::own_eyewear::detect::{inside, P2};
 use crate::vision::Mask;
 
@@ -418,6 +418,10 @@ pub fn detect(
     // an ear is not skin: below the brows nothing there is brim (a sliver of brim behind an
     // ear may stay; an ear taken off would not convince anyone).
     let ears = [lmf(234), lmf(454)];
+    // The face itself (the hull of its landmarks) is never brim below the brows: in a turned
+    // head's view the jaw lies outside the skull's outline, and a black brim's colours are
+    // dark skin's.
+    let face_hull = convex_hull(lm.iter().map(|p| [p[0], p[1]]).collect());
     let in_ear = |q: P2| {
         ears.iter().any(|e| {
             let out = if e[1] < 0.5 * (side_l + side_r) {
@@ -468,6 +472,9 @@ pub fn detect(
                 // only where they are not the skin's own; round an ear, neither the skin's
                 // nor the hair's, and nothing else (not even what is not skin-like: the hair
                 // round an ear).
+                if q[0] < a_brow && inside(&face_hull, [x as f32 + 0.5, y as f32 + 0.5]) {
+                    continue;
+                }
                 let ear = brim && q[0] < a_brow && in_ear(q);
                 let low_brim = pass == 1
                     && brim
