@@ -33,19 +33,15 @@
 
 use std::collections::VecDeque;
 
-use image::{GrayImage, RgbaImage};
+use image::RgbaImage;
 
+use super::colour::{for_patch, median_colour, rgb};
+pub use super::colour::{skin_like, Palette, SKIN_CHROMA, SKIN_DIST, SKIN_LUMA_RATIO};
 use super::outline::{convex_hull, grown};
+pub use super::region::{close_holes, polygon_area, HeadFrame, Region, MIN_FACE_PX};
 pub use crate::tryon::own_eyewear::detect::{inside, P2};
 use crate::vision::Mask;
 
-/// A pixel this close (RGB distance) to the brows' or the cheeks' median colour is skin.
-pub const SKIN_DIST: f32 = 20.0;
-/// A pixel of the skin's chromaticity within this (r and g shares) is skin, at a brightness
-/// within [`SKIN_LUMA_RATIO`] of the skin's.
-pub const SKIN_CHROMA: f32 = 0.035;
-/// The brightness range (over the skin's) of skin in shade or light.
-pub const SKIN_LUMA_RATIO: (f32, f32) = (0.45, 1.7);
 /// A colour bin holding at least this share of the hair (or background) samples is hair-like
 /// (background-like).
 pub const HAIR_BIN_SHARE: f32 = 0.02;
@@ -76,8 +72,6 @@ pub const FAR_BRIM_DROOP: f32 = 0.6;
 pub const EAR: (f32, f32, f32, f32) = (0.05, 0.25, 0.07, 0.13);
 /// The share of the brim's colour samples a bin needs to count as the brim's.
 pub const BRIM_BIN_SHARE: f32 = 0.003;
-/// Faces less tall than this (pixels, landmarks 10–152) are not judged.
-pub const MIN_FACE_PX: f32 = 30.0;
 
 /// Landmarks between and just above the brows where the skin is sampled (the forehead's
 /// upper landmarks, 10, 151, 108, 337, are under a hat worn low).
@@ -86,144 +80,6 @@ const FOREHEAD: [usize; 4] = [9, 8, 168, 197];
 const CHEEKS: [usize; 4] = [205, 425, 187, 411];
 /// The brows' upper edges.
 const BROW_TOPS: [usize; 6] = [105, 334, 66, 296, 107, 336];
-
-/// The face's frame (see the module docs).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HeadFrame {
-    /// Landmark 10, the origin.
-    pub top: P2,
-    /// Unit vector up the face.
-    pub up: P2,
-    /// Unit vector across the face, image-right.
-    pub right: P2,
-    /// The face height (pixels).
-    pub height: f32,
-}
-
-impl HeadFrame {
-    /// The frame of 468 landmarks; `None` with fewer, or a face under [`MIN_FACE_PX`].
-    pub fn new(lm: &[[f32; 3]]) -> Option<HeadFrame> {
-        if lm.len() < 468 {
-            return None;
-        }
-        let (t, c) = ([lm[10][0], lm[10][1]], [lm[152][0], lm[152][1]]);
-        let d = [t[0] - c[0], t[1] - c[1]];
-        let height = (d[0] * d[0] + d[1] * d[1]).sqrt();
-        if !height.is_finite() || height < MIN_FACE_PX {
-            return None;
-        }
-        let up = [d[0] / height, d[1] / height];
-        Some(HeadFrame {
-            top: t,
-            up,
-            right: [-up[1], up[0]],
-            height,
-        })
-    }
-
-    /// Image pixels → (a, b).
-    pub fn to_frame(&self, p: P2) -> P2 {
-        let d = [p[0] - self.top[0], p[1] - self.top[1]];
-        [
-            (d[0] * self.up[0] + d[1] * self.up[1]) / self.height,
-            (d[0] * self.right[0] + d[1] * self.right[1]) / self.height,
-        ]
-    }
-
-    /// (a, b) → image pixels.
-    pub fn to_image(&self, a: f32, b: f32) -> P2 {
-        [
-            self.top[0] + (a * self.up[0] + b * self.right[0]) * self.height,
-            self.top[1] + (a * self.up[1] + b * self.right[1]) * self.height,
-        ]
-    }
-}
-
-/// A region of the photo: a box and a per-pixel flag.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Region {
-    /// The box's left and top (pixels).
-    pub x0: u32,
-    /// The box's top.
-    pub y0: u32,
-    /// The box's width.
-    pub w: u32,
-    /// The box's height.
-    pub h: u32,
-    /// `w × h` flags, row by row.
-    pub on: Vec<bool>,
-}
-
-impl Region {
-    fn new(x0: u32, y0: u32, w: u32, h: u32) -> Region {
-        Region {
-            x0,
-            y0,
-            w,
-            h,
-            on: vec![false; (w * h) as usize],
-        }
-    }
-
-    /// Whether photo pixel (x, y) is in the region.
-    pub fn get(&self, x: u32, y: u32) -> bool {
-        x >= self.x0
-            && y >= self.y0
-            && x < self.x0 + self.w
-            && y < self.y0 + self.h
-            && self.on[((y - self.y0) * self.w + (x - self.x0)) as usize]
-    }
-
-    /// The number of pixels in the region.
-    pub fn count(&self) -> usize {
-        self.on.iter().filter(|&&v| v).count()
-    }
-
-    /// The region as a photo-sized mask (255: in).
-    pub fn to_mask(&self, width: u32, height: u32) -> GrayImage {
-        let mut m = GrayImage::new(width, height);
-        for y in 0..self.h {
-            for x in 0..self.w {
-                if self.on[(y * self.w + x) as usize] {
-                    m.put_pixel(self.x0 + x, self.y0 + y, image::Luma([255]));
-                }
-            }
-        }
-        m
-    }
-}
-
-/// A colour histogram, 8 levels per channel.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Palette {
-    bins: Vec<u32>,
-    /// The number of samples.
-    pub samples: usize,
-}
-
-impl Palette {
-    fn new() -> Palette {
-        Palette {
-            bins: vec![0; 512],
-            samples: 0,
-        }
-    }
-
-    fn bin(c: [u8; 3]) -> usize {
-        (usize::from(c[0] >> 5) << 6) | (usize::from(c[1] >> 5) << 3) | usize::from(c[2] >> 5)
-    }
-
-    fn add(&mut self, c: [u8; 3]) {
-        self.bins[Self::bin(c)] += 1;
-        self.samples += 1;
-    }
-
-    /// Whether `c`'s bin holds at least `share` of the samples (never, under `min` samples).
-    pub fn holds(&self, c: [u8; 3], share: f32, min: usize) -> bool {
-        let n = self.bins[Self::bin(c)];
-        self.samples >= min && n >= 4 && n as f32 >= share * self.samples as f32
-    }
-}
 
 /// What the detector found.
 #[derive(Debug, Clone, PartialEq)]
@@ -245,75 +101,6 @@ pub struct Found {
     pub hair: Palette,
     /// The skin's median colours (forehead, cheeks).
     pub skin: [[f32; 3]; 2],
-}
-
-fn rgb(photo: &RgbaImage, x: u32, y: u32) -> [u8; 3] {
-    let p = photo.get_pixel(x, y).0;
-    [p[0], p[1], p[2]]
-}
-
-fn dist(c: [u8; 3], m: [f32; 3]) -> f32 {
-    (0..3)
-        .map(|k| (f32::from(c[k]) - m[k]).powi(2))
-        .sum::<f32>()
-        .sqrt()
-}
-
-/// Calls `f` with the colour of every pixel within `r` (a square) of `centre`.
-fn for_patch(photo: &RgbaImage, centre: [f32; 3], r: i64, mut f: impl FnMut([u8; 3])) {
-    let (w, h) = (photo.width() as i64, photo.height() as i64);
-    let (cx, cy) = (centre[0] as i64, centre[1] as i64);
-    for y in (cy - r).max(0)..(cy + r + 1).min(h) {
-        for x in (cx - r).max(0)..(cx + r + 1).min(w) {
-            f(rgb(photo, x as u32, y as u32));
-        }
-    }
-}
-
-/// The median colour of the patches of radius `r` round landmarks `ids`.
-fn median_colour(photo: &RgbaImage, lm: &[[f32; 3]], ids: &[usize], r: i64) -> Option<[f32; 3]> {
-    let mut s: [Vec<u8>; 3] = Default::default();
-    for &i in ids {
-        for_patch(photo, lm[i], r, |c| {
-            for k in 0..3 {
-                s[k].push(c[k]);
-            }
-        });
-    }
-    if s[0].is_empty() {
-        return None;
-    }
-    Some(s.map(|mut v| {
-        v.sort_unstable();
-        f32::from(v[v.len() / 2])
-    }))
-}
-
-fn luma(c: [f32; 3]) -> f32 {
-    0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]
-}
-
-/// The chromaticity (r and g shares) of `c`.
-fn chroma(c: [f32; 3]) -> [f32; 2] {
-    let s = c[0] + c[1] + c[2] + 3.0;
-    [(c[0] + 1.0) / s, (c[1] + 1.0) / s]
-}
-
-/// Whether `c` is skin-like against the medians `skin`: within [`SKIN_DIST`] (RGB) of one,
-/// or of its chromaticity (within [`SKIN_CHROMA`]) at a brightness between
-/// [`SKIN_LUMA_RATIO`]`.0` and `.1` times its own (skin in shade or in light, not a black
-/// felt hat over dark skin nor a straw hat over light skin: they differ in hue).
-pub fn skin_like(skin: &[[f32; 3]; 2], c: [u8; 3]) -> bool {
-    let cf = c.map(f32::from);
-    skin.iter().any(|&m| {
-        if dist(c, m) < SKIN_DIST {
-            return true;
-        }
-        let ratio = (luma(cf) + 8.0) / (luma(m) + 8.0);
-        let (a, b) = (chroma(cf), chroma(m));
-        let d = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt();
-        (SKIN_LUMA_RATIO.0..=SKIN_LUMA_RATIO.1).contains(&ratio) && d < SKIN_CHROMA
-    })
 }
 
 fn ramp(x: f32, lo: f32, hi: f32) -> f32 {
@@ -603,51 +390,6 @@ pub fn detect(
         hair,
         skin,
     })
-}
-
-/// Closes the region's holes: every pixel off the region that cannot reach the box's border
-/// through pixels off the region joins it (a hat band, a badge, a logo).
-pub fn close_holes(r: &mut Region) {
-    let (w, h) = (r.w as usize, r.h as usize);
-    let mut outside = vec![false; w * h];
-    let mut queue = VecDeque::new();
-    for y in 0..h {
-        for x in 0..w {
-            if (x == 0 || y == 0 || x == w - 1 || y == h - 1) && !r.on[y * w + x] {
-                outside[y * w + x] = true;
-                queue.push_back((x, y));
-            }
-        }
-    }
-    while let Some((x, y)) = queue.pop_front() {
-        for (dx, dy) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1)] {
-            let (nx, ny) = (x as i64 + dx, y as i64 + dy);
-            if nx < 0 || ny < 0 || nx >= w as i64 || ny >= h as i64 {
-                continue;
-            }
-            let i = ny as usize * w + nx as usize;
-            if !r.on[i] && !outside[i] {
-                outside[i] = true;
-                queue.push_back((nx as usize, ny as usize));
-            }
-        }
-    }
-    for (on, out) in r.on.iter_mut().zip(outside) {
-        if !out {
-            *on = true;
-        }
-    }
-}
-
-/// The area of a simple polygon (pixels²).
-pub fn polygon_area(p: &[P2]) -> f32 {
-    let n = p.len();
-    let mut s = 0.0;
-    for i in 0..n {
-        let (a, b) = (p[i], p[(i + 1) % n]);
-        s += a[0] * b[1] - b[0] * a[1];
-    }
-    (s / 2.0).abs()
 }
 
 /// How far the person's silhouette reaches beyond the head's `outline` (face heights, along

@@ -15,8 +15,10 @@
 //! Without removal the photo is not touched: the try-on is byte-identical to one without
 //! this stage.
 
+pub mod colour;
 pub mod detect;
 pub mod outline;
+pub mod region;
 pub mod remove;
 
 use std::time::Instant;
