@@ -7,7 +7,7 @@ use crate::math::Vec3;
 use crate::scene::camera::HeadCamera;
 
 use super::super::fit::Skull;
-use super::detect::P2;
+use super::region::P2;
 
 /// The projected outline of `skull` (head frame, cm) as seen by `cam`: the convex hull of
 /// points sampled over the ellipsoid (the projection of an ellipsoid is convex), in image
