@@ -235,7 +235,13 @@ pub fn detect(
     for pass in 0..2 {
         for y in y0..y1 {
             for x in x0..x1 {
-                let (q, brim, far) = zone(x, y);
+                let q = frame.to_frame([x as f32 + 0.5, y as f32 + 0.5]);
+                // The second pass changes only what lies below the brows (the drooping brim):
+                // above them it would decide every pixel as the first did.
+                if pass == 1 && q[0] >= a_brow {
+                    continue;
+                }
+                let (_, brim, far) = zone(x, y);
                 // Beyond the outline of a brimmed head, hair-like colours are the brim's, and
                 // the brim may droop below the brows (far beyond it, farther).
                 let floor = match (brim, far) {
@@ -255,13 +261,13 @@ pub fn detect(
                 // above the brows, the brim, whose shaded underside may have the skin's hue;
                 // far beyond it below the brows, the brim's own colours.
                 let crown = brimmed && q[0] >= 0.0;
+                if q[0] < a_brow && inside(&face_hull, [x as f32 + 0.5, y as f32 + 0.5]) {
+                    continue;
+                }
                 // Below the brows, beyond the outline: the brim's colours; near the outline
                 // only where they are not the skin's own; round an ear, neither the skin's
                 // nor the hair's, and nothing else (not even what is not skin-like: the hair
                 // round an ear).
-                if q[0] < a_brow && inside(&face_hull, [x as f32 + 0.5, y as f32 + 0.5]) {
-                    continue;
-                }
                 let ear = brim && q[0] < a_brow && in_ear(q);
                 let low_brim = pass == 1
                     && brim
