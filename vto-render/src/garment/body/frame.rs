@@ -34,6 +34,9 @@ pub const FACE_OVAL: [usize; 36] = [
 /// about 36 cm apart).
 pub const CHIN_ABOVE_SHOULDERS: f32 = 0.28;
 
+/// Hip keypoints seen at least this much count as seen ([`BodyFrame::hips_seen`]).
+pub const HIPS_SEEN: f32 = 0.5;
+
 /// Cheek and forehead landmarks the skin colour is sampled around.
 const SKIN_LANDMARKS: [usize; 6] = [50, 280, 101, 330, 151, 9];
 
@@ -84,6 +87,10 @@ pub struct BodyFrame {
     pub down: Vec2,
     /// The hips' midpoint (extrapolated by the pose model when outside the photo).
     pub hips: Vec2,
+    /// Whether both hip keypoints lie inside the photo and the pose model sees them
+    /// (visibility ≥ [`HIPS_SEEN`]): the torso's length can then be trusted over the
+    /// shoulders' width, which a turned body foreshortens.
+    pub hips_seen: bool,
     /// The arms (image left, right).
     pub arms: [Arm; 2],
     /// The face outline, when a face was found.
@@ -151,6 +158,8 @@ impl BodyFrame {
         let across = (shoulder[1] - shoulder[0]) / sw;
         let square = perp(across);
         let hips = (hip[0].0 + hip[1].0) * 0.5;
+        let inside = |p: Vec2| p.x >= 0.0 && p.y >= 0.0 && p.x < w as f32 && p.y < h as f32;
+        let hips_seen = hip.iter().all(|&(p, v)| v >= HIPS_SEEN && inside(p));
         // The torso axis from the hips, kept within 25° of square to the shoulders (the pose
         // extrapolates hips outside the photo).
         let down = match (hips - mid).try_normalize() {
@@ -235,6 +244,7 @@ impl BodyFrame {
             across,
             down,
             hips,
+            hips_seen,
             arms,
             face_oval,
             skin,

@@ -397,6 +397,7 @@ mod tests {
             across: Vec2::X,
             down: Vec2::Y,
             hips: Vec2::new(100.0, 300.0),
+            hips_seen: false,
             arms: [arm, arm],
             face_oval: oval,
             skin: Some([210.0, 165.0, 145.0]),

@@ -7,6 +7,7 @@ use image::RgbaImage;
 
 use crate::garment::body::frame::BodyFrame;
 use crate::garment::body::legs::Legs;
+use crate::garment::geom::mask_at;
 
 /// The top the person wears, as far as it hangs over the hips.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,13 +38,29 @@ fn dist(a: [f32; 3], b: [f32; 3]) -> f32 {
 /// Colours this far apart (sRGB distance) tell the top from the lower garment.
 const DISTINCT: f32 = 30.0;
 
+/// A silhouette's outer edge that moves this far in (a fraction of the hip width) within
+/// [`EDGE_STEP_SPAN`] of the torso's length, and stays in, marks a hem
+/// ([`silhouette_hem`]).
+const EDGE_STEP: f32 = 0.1;
+
+/// How abrupt an edge's step must be, as a fraction of the torso's length: a hem is a
+/// step, the thighs' taper is not.
+const EDGE_STEP_SPAN: f32 = 0.06;
+
 /// Where the top the person wears ends: walking down the body's centre line from the chest.
 /// When the top's colour differs from the lower garment's (sampled on the thighs), the hem
 /// is where the colour becomes the lower garment's for several steps; when the two are
-/// alike (navy on blue), it is the sharpest colour step between the waist and the upper
-/// thighs (a hem is an edge even between similar colours), if one stands out. `None` when
-/// nothing marks a hem (a tucked or one-piece look).
-pub fn worn_top_hem(photo: &RgbaImage, frame: &BodyFrame, legs: &Legs) -> Option<WornTop> {
+/// alike (navy on blue, a black coat over black trousers), it is where the silhouette's
+/// outer edge steps in below the hips ([`silhouette_hem`]: a coat wider than the legs),
+/// else the sharpest colour step between the waist and the upper thighs (a hem is an edge
+/// even between similar colours), if one stands out. `None` when nothing marks a hem (a
+/// tucked or one-piece look). `mask` is the person mask at the photo's size.
+pub fn worn_top_hem(
+    photo: &RgbaImage,
+    mask: &[f32],
+    frame: &BodyFrame,
+    legs: &Legs,
+) -> Option<WornTop> {
     let (w, h) = photo.dimensions();
     let at = |p: Vec2| -> Option<[f32; 3]> {
         let (x, y) = (p.x.round() as i64, p.y.round() as i64);
@@ -89,6 +106,14 @@ pub fn worn_top_hem(photo: &RgbaImage, frame: &BodyFrame, legs: &Legs) -> Option
     let step = (torso / 60.0).max(1.0);
     let thigh = legs.legs[0].chain[0].distance(legs.legs[0].chain[1]);
     if dist(top, bottom) < DISTINCT {
+        if let Some(hem) = silhouette_hem(mask, photo.dimensions(), frame, legs, torso, thigh) {
+            return Some(WornTop {
+                hem,
+                colour: top,
+                bottom,
+                distinct: false,
+            });
+        }
         // The sharpest step between a third of the torso above the hips and a third of
         // the thigh below them, the top's colour above it.
         let ts: Vec<f32> = (0..)
@@ -143,4 +168,77 @@ pub fn worn_top_hem(photo: &RgbaImage, frame: &BodyFrame, legs: &Legs) -> Option
         bottom,
         distinct: true,
     })
+}
+
+/// Where the person's silhouette steps in below the hips: the hem of a top wider than the
+/// legs under it (a coat, a long jacket), found on the mask where colours cannot tell it
+/// (black on black). Walking down each leg from a fifth of the torso above the hips to
+/// 0.8 of the thigh, the outer edge (the mask's run outwards from the leg's axis, within
+/// 0.8 hip widths) must move in by [`EDGE_STEP`] hip widths within [`EDGE_STEP_SPAN`] of
+/// the torso and stay in for as long again. A side with a hand near its edge is not read
+/// (fingertips end the same way); legs apart move the outer edges out, not in. The
+/// lower step of the two sides (the old top must not show below the new one), as a depth
+/// below the hips' midpoint like [`WornTop::hem`].
+pub fn silhouette_hem(
+    mask: &[f32],
+    size: (u32, u32),
+    frame: &BodyFrame,
+    legs: &Legs,
+    torso: f32,
+    thigh: f32,
+) -> Option<f32> {
+    let hw = legs.hip_width;
+    let step = (torso / 80.0).max(1.0);
+    let ts: Vec<f32> = (0..)
+        .map(|k| -0.05 * torso + k as f32 * step)
+        .take_while(|t| *t < 0.8 * thigh)
+        .collect();
+    let span = ((EDGE_STEP_SPAN * torso / step).ceil() as usize).max(1);
+    let mut best: Option<f32> = None;
+    for (side, leg) in legs.legs.iter().enumerate() {
+        let out = if side == 0 { -legs.across } else { legs.across };
+        // The leg's axis at depth t below the hips (the hip keypoint above the hips).
+        let axis = |t: f32| {
+            let (hip, knee) = (leg.chain[0], leg.chain[1]);
+            let along = (knee - hip).dot(legs.down).max(1.0);
+            hip + (knee - hip) * (t / along).max(0.0) + legs.down * t.min(0.0)
+        };
+        let edge: Vec<f32> = ts
+            .iter()
+            .map(|&t| {
+                let a = axis(t);
+                let mut r = 0.0;
+                while r < 0.8 * hw && mask_at(mask, size, a + out * (r + 1.0)) >= 0.5 {
+                    r += 1.0;
+                }
+                r
+            })
+            .collect();
+        let hand_near = |t: f32| {
+            frame.arms.iter().any(|arm| {
+                let edge_at = axis(t) + out * 0.3 * hw;
+                arm.chain[2..]
+                    .iter()
+                    .any(|h| h.distance(edge_at) < 0.45 * hw)
+            })
+        };
+        for k in 0..ts.len().saturating_sub(2 * span) {
+            let above = edge[k];
+            let below = edge[k + span..=k + 2 * span]
+                .iter()
+                .copied()
+                .fold(f32::MIN, f32::max);
+            if above - below >= EDGE_STEP * hw && above > 0.0 && !hand_near(ts[k]) {
+                // The hem: the last sample still out before the edge steps in.
+                let j = (k..k + span)
+                    .rev()
+                    .find(|&j| edge[j] - below >= EDGE_STEP * hw)
+                    .unwrap_or(k);
+                let hem = ts[j];
+                best = Some(best.map_or(hem, |b: f32| b.max(hem)));
+                break;
+            }
+        }
+    }
+    best
 }

@@ -600,6 +600,7 @@ mod tests {
             across: Vec2::X,
             down: Vec2::Y,
             hips: Vec2::new(512.0, 600.0),
+            hips_seen: true,
             arms: [arm(-1.0), arm(1.0)],
             face_oval: Vec::new(),
             skin: None,

@@ -74,6 +74,10 @@ pub const RATIO_TO_DEPTH: [(f32, f32); 5] = [
 /// The standard body's hip joints below the seams, in seam widths.
 pub const HIPS: f32 = 1.25;
 
+/// With the hips seen, the person's unit may reach this many seam widths: a body turned
+/// 60° shows its shoulders at half their width (cos 60°).
+pub const TURNED_UNIT: f32 = 2.0;
+
 /// A garment's length over its shoulder width. The shoulder width is taken as the median of
 /// three measures that agree on a tee laid flat: the seams' distance, 0.9 of the chest
 /// (armpit to armpit) and 0.95 of the hem — a tank top's straps or sleeves the outline does
@@ -106,14 +110,17 @@ pub fn standard_depth(ratio: f32) -> f32 {
 /// The hem's depth below the shoulder keypoints' midpoint along the torso axis for a length
 /// `ratio` on the body `f`: the standard depth in the person's units, one unit being the
 /// seams-to-hips depth over the standard body's ([`HIPS`]), kept within 0.75–1.35 of the
-/// seams' width apart (a pose model's hips guessed far outside a head-and-shoulders photo).
+/// seams' width apart (a pose model's hips guessed far outside a head-and-shoulders photo)
+/// — up to [`TURNED_UNIT`] when the hips are seen in the photo ([`BodyFrame::hips_seen`]):
+/// a body turned three-quarters shows its shoulders narrower, not its torso shorter.
 pub fn hem_depth(ratio: f32, f: &BodyFrame) -> f32 {
     let mid = (f.shoulder[0] + f.shoulder[1]) * 0.5;
     let seams = (f.seam[0] + f.seam[1]) * 0.5;
     let seam_depth = (seams - mid).dot(f.down);
     let hips_depth = (f.hips - mid).dot(f.down);
     let bw = f.seam[0].distance(f.seam[1]);
-    let unit = ((hips_depth - seam_depth) / HIPS).clamp(0.75 * bw, 1.35 * bw);
+    let most = if f.hips_seen { TURNED_UNIT } else { 1.35 };
+    let unit = ((hips_depth - seam_depth) / HIPS).clamp(0.75 * bw, most * bw);
     seam_depth + standard_depth(ratio) * unit
 }
 

@@ -183,7 +183,7 @@ fn wear_pants(
         warped: &warped,
         top,
         replaced_top: if top.is_none() {
-            worn_top_hem(current, &b.frame, &b.legs)
+            worn_top_hem(current, &b.mask, &b.frame, &b.legs)
         } else {
             None
         },
@@ -449,7 +449,7 @@ impl TryOn for Pants {
         times.garment += ms(t);
         let t = Instant::now();
         let b = body(person)?;
-        let top = worn_top_hem(&person.photo, &b.frame, &b.legs);
+        let top = worn_top_hem(&person.photo, &b.mask, &b.frame, &b.legs);
         times.fit += ms(t);
         let (image, garment) =
             wear_pants(stages, &b, &person.photo, &cut, &g, top, None, &mut times)?;

@@ -114,7 +114,7 @@ impl TryOn for UpperGarment {
         let class = LengthClass::of(ratio);
         let mid = (frame.shoulder[0] + frame.shoulder[1]) * 0.5;
         let worn = Legs::new(person, &mask).ok().and_then(|legs| {
-            worn_top_hem(&person.photo, &frame, &legs)
+            worn_top_hem(&person.photo, &mask, &frame, &legs)
                 .map(|t| (legs.hips_mid + legs.down * t.hem - mid).dot(frame.down))
         });
         let hem = length::cover_worn_top(
