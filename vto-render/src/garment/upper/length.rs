@@ -164,6 +164,40 @@ mod tests {
         assert!(standard_depth(2.2) < 1.6, "a long top is no dress");
     }
 
+    /// A body turned three-quarters (shoulders 80 px across, hips 200 px below them): with
+    /// its hips seen in the photo a hip-length top ends near them; with the hips only
+    /// guessed (outside a portrait) the shoulders' width still bounds the torso.
+    #[test]
+    fn a_turned_body_with_its_hips_seen_keeps_its_torso_length() {
+        use crate::garment::body::frame::Arm;
+        use glam::Vec2;
+        let arm = Arm {
+            chain: [Vec2::ZERO; 4],
+            visibility: 0.0,
+        };
+        let mut f = BodyFrame {
+            shoulder_width: 80.0,
+            shoulder: [Vec2::new(60.0, 100.0), Vec2::new(140.0, 100.0)],
+            seam: [Vec2::new(54.0, 90.0), Vec2::new(146.0, 90.0)],
+            across: Vec2::X,
+            down: Vec2::Y,
+            hips: Vec2::new(100.0, 300.0),
+            hips_seen: true,
+            arms: [arm, arm],
+            face_oval: Vec::new(),
+            skin: None,
+            tone: None,
+        };
+        let seen = hem_depth(1.6, &f);
+        assert!(
+            (seen - 200.0).abs() < 25.0,
+            "hips seen: hem at {seen}, hips at 200"
+        );
+        f.hips_seen = false;
+        let guessed = hem_depth(1.6, &f);
+        assert!(guessed < 150.0, "hips guessed: hem at {guessed}");
+    }
+
     /// Old top below a waist-length top is covered; below a cropped one it is not.
     #[test]
     fn only_a_cropped_top_leaves_the_worn_top_showing() {
