@@ -49,8 +49,8 @@ use crate::tryon::{
 };
 use crate::vision::face::FaceDetector;
 use crate::vision::{
-    BodyChoice, Face, FaceChoice, Networks, Person, UnknownVisionBackend, Vision, VisionBackend,
-    VisionError,
+    face_belongs_to, BodyChoice, Face, FaceChoice, Networks, Person, UnknownVisionBackend, Vision,
+    VisionBackend, VisionError,
 };
 
 /// Why a try-on failed.
@@ -463,6 +463,14 @@ impl Renderer {
         if let Some(choice) = &seen.body_choice {
             metadata["person"] = body_metadata(choice);
         }
+        if seen.face_set_aside {
+            metadata["face"] = json!({
+                "used": false,
+                "why": "the face found is not this person's (it lies away from the body's head, \
+                        another person's); their own face was not found (small, turned or \
+                        hidden): skin tone and light come from the body",
+            });
+        }
         metadata["timings_ms"] = json!({
             "decode": timings.decode.as_secs_f64() * 1e3,
             "vision": timings.vision.as_secs_f64() * 1e3,
@@ -630,6 +638,7 @@ fn see(vision: &mut Vision, photo: &RgbaImage, needs: Needs) -> Result<Person, R
         body_choice: None,
         mask: None,
         hands: Vec::new(),
+        face_set_aside: false,
     };
     if !(needs.face || needs.body || needs.person_mask || needs.hands) {
         return Ok(person);
@@ -645,6 +654,12 @@ fn see(vision: &mut Vision, photo: &RgbaImage, needs: Needs) -> Result<Person, R
         if let Some((body, choice)) = vision.choose_body(&gpu)? {
             person.body = Some(body);
             person.body_choice = Some(choice);
+        }
+    }
+    if let (Some(face), Some(body)) = (&person.face, &person.body) {
+        if needs.face_optional && !face_belongs_to(&face.face, body) {
+            person.face = None;
+            person.face_set_aside = true;
         }
     }
     if needs.person_mask {

@@ -45,7 +45,7 @@ pub use face::Face;
 pub use hand::{Hand, Handedness};
 pub use head_pose::HeadPose;
 pub use inspect::{draw_overlay, InspectReport};
-pub use person::{BodyChoice, FaceChoice, Person};
+pub use person::{face_belongs_to, BodyChoice, FaceChoice, Person};
 pub use pose::{Body, PoseKeypoint};
 pub use roi::RotatedRect;
 

@@ -83,6 +83,25 @@ pub struct Person {
     pub mask: Option<Mask>,
     /// The hands, when `Needs::hands` (best palm first; empty when none was found).
     pub hands: Vec<Hand>,
+    /// A face was found but set aside: it is not the chosen body's ([`face_belongs_to`]),
+    /// the body's own face being turned away or hidden (another person's face beside them).
+    pub face_set_aside: bool,
+}
+
+/// Whether `face` is the face of `body`: the pose's nose keypoint lies within the face's
+/// detection box grown by half its width on every side. A couple in a photo: the pose
+/// model's person may be the one whose face is turned away, and the face detector's face
+/// the other's; a garment shaped around the wrong face would cover the wearer's head.
+pub fn face_belongs_to(face: &Face, body: &Body) -> bool {
+    let Some(nose) = body.keypoints.first() else {
+        return true;
+    };
+    let d = &face.detection;
+    let grow = 0.5 * d.width();
+    nose.x >= d.xmin - grow
+        && nose.x <= d.xmax + grow
+        && nose.y >= d.ymin - grow
+        && nose.y <= d.ymax + grow
 }
 
 /// A face found by the short-range detector at least this fraction of the photo's longer

@@ -381,6 +381,7 @@ impl Figure {
             body_choice: None,
             mask: Some(mask),
             hands: Vec::new(),
+            face_set_aside: false,
         }
     }
 }
