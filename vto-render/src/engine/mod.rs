@@ -657,7 +657,7 @@ fn see(vision: &mut Vision, photo: &RgbaImage, needs: Needs) -> Result<Person, R
         }
     }
     if let (Some(face), Some(body)) = (&person.face, &person.body) {
-        if needs.face_optional && !face_belongs_to(&face.face, body) {
+        if needs.face_of_body && !face_belongs_to(&face.face, body) {
             person.face = None;
             person.face_set_aside = true;
         }

@@ -59,6 +59,10 @@ pub struct Needs {
     pub person_mask: bool,
     /// The hands (palm detection, then 21 landmarks per hand): rings and bracelets.
     pub hands: bool,
+    /// The face must be the body's own ([`crate::vision::face_belongs_to`]): another
+    /// person's face is set aside ([`Person::face_set_aside`]) rather than shaping what the
+    /// body wears (the garments: a neckline, skin tone and light).
+    pub face_of_body: bool,
 }
 
 /// A decoded product.

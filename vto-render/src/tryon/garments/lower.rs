@@ -66,6 +66,7 @@ const NEEDS: Needs = Needs {
     body: true,
     person_mask: true,
     hands: false,
+    face_of_body: true,
 };
 
 fn photo_of(category: Category, product: &LoadedProduct) -> Result<&RgbaImage, TryOnError> {

@@ -76,6 +76,7 @@ impl TryOn for UpperGarment {
             face_optional: true,
             body: true,
             person_mask: true,
+            face_of_body: true,
             ..Needs::default()
         }
     }

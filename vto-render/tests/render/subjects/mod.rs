@@ -57,6 +57,7 @@ fn world() -> Option<&'static World> {
             face_optional: false,
             body: true,
             person_mask: true,
+            face_of_body: false,
             hands: true,
         };
         let mut subjects = Vec::new();
@@ -179,6 +180,7 @@ fn extra() -> Option<&'static Extra> {
                 face_optional: false,
                 body: true,
                 person_mask: true,
+                face_of_body: false,
                 hands: false,
             };
             let see = |spec: &testkit::SubjectSpec| -> Option<(Subject, Person)> {

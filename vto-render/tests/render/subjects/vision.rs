@@ -37,6 +37,7 @@ fn the_hand_networks_find_a_rendered_hand_close_up() {
         face_optional: false,
         body: false,
         person_mask: false,
+        face_of_body: false,
         hands: true,
     };
     let seen = w.renderer.see(&shot.image, needs).expect("vision");
