@@ -472,3 +472,42 @@ fn a_coat_over_trousers_of_its_colour_ends_where_its_outline_steps_in() {
         top.hem
     );
 }
+
+/// A half-body photo (cut above the knees, so no legs to find a hem by): the blazer the
+/// woman wears runs out of the photo, and a hip-length tee must too — before, the tee
+/// ended at its own length and the blazer showed below it. The torso's centre line in the
+/// photo's bottom rows shows the new top, not the old.
+#[test]
+fn a_top_running_out_of_a_half_body_photo_is_covered_to_its_edge() {
+    let person = "halfbody_woman_blazer_arm_across_white_bg_unsplash.png";
+    let Some(s) = see(person) else { return };
+    let tryon = builtin_tryon(Category::Tshirt).unwrap();
+    let out = render_with(
+        tryon,
+        Category::Tshirt,
+        encode_png(&s.photo).unwrap(),
+        real("garments", "tshirt_bluestripe_wood_cc0.jpg").unwrap(),
+    )
+    .unwrap();
+    let img = image::load_from_memory(&out.image).unwrap().to_rgba8();
+    let mid = (s.frame.shoulder[0] + s.frame.shoulder[1]) * 0.5;
+    let h = s.photo.height() as f32;
+    let (mut n, mut old) = (0, 0);
+    for k in 0..6 {
+        let y = h * (0.93 + 0.01 * k as f32);
+        for dx in [-0.1f32, -0.05, 0.0, 0.05, 0.1] {
+            let p = Vec2::new(mid.x + dx * s.frame.shoulder_width, y);
+            let (Some(a), Some(b)) = (px(&s.photo, p), px(&img, p)) else {
+                continue;
+            };
+            n += 1;
+            let diff = (0..3).map(|c| (a[c] - b[c]).abs()).fold(0.0, f32::max);
+            old += usize::from(diff < 12.0);
+        }
+    }
+    assert!(
+        n >= 20 && old * 5 <= n,
+        "{old} of {n} points of the torso's bottom rows still show the old top ({})",
+        out.metadata["fit"]
+    );
+}

@@ -170,6 +170,58 @@ pub fn worn_top_hem(
     })
 }
 
+/// How far down the top the person wears reaches when the legs cannot be seen (a half-body
+/// photo): walking the torso's centre line down from its middle, the depth (below the
+/// shoulder keypoints' midpoint along [`BodyFrame::down`]) where the colour leaves the
+/// chest's for several steps or the person ends — or the photo's edge when the top runs out
+/// of it. `None` when the chest cannot be sampled. A new top that is not cropped hangs at
+/// least this far, so the old top never shows below it; a top running out of the photo
+/// makes the new one run out of it too, as a half-body shot shows any top.
+pub fn worn_top_reach(photo: &RgbaImage, mask: &[f32], frame: &BodyFrame) -> Option<f32> {
+    let (w, h) = photo.dimensions();
+    let mid = (frame.shoulder[0] + frame.shoulder[1]) * 0.5;
+    let torso = (frame.hips - mid).dot(frame.down).max(frame.shoulder_width);
+    let sw = frame.shoulder_width;
+    let inside = |p: Vec2| p.x >= 0.0 && p.y >= 0.0 && p.x < w as f32 && p.y < h as f32;
+    let median = |centre: Vec2| -> Option<[f32; 3]> {
+        let mut cs: Vec<[f32; 3]> = (-3..=3)
+            .map(|k| centre + frame.across * sw * 0.04 * k as f32)
+            .filter(|&p| inside(p) && mask_at(mask, (w, h), p) >= 0.5)
+            .map(|p| {
+                let c = photo.get_pixel(p.x as u32, p.y as u32).0;
+                [f32::from(c[0]), f32::from(c[1]), f32::from(c[2])]
+            })
+            .collect();
+        if cs.len() < 4 {
+            return None;
+        }
+        let mut out = [0.0; 3];
+        for (c, o) in out.iter_mut().enumerate() {
+            cs.sort_by(|a, b| a[c].total_cmp(&b[c]));
+            *o = cs[cs.len() / 2][c];
+        }
+        Some(out)
+    };
+    let chest = median(mid + frame.down * 0.45 * torso)?;
+    let step = (torso / 60.0).max(1.0);
+    let mut t = 0.45 * torso;
+    let mut run = 0;
+    loop {
+        let p = mid + frame.down * t;
+        if !inside(p) {
+            return Some(t - step);
+        }
+        match median(p) {
+            Some(c) if dist(c, chest) < DISTINCT => run = 0,
+            _ => run += 1,
+        }
+        if run >= 3 {
+            return Some(t - 3.0 * step);
+        }
+        t += step;
+    }
+}
+
 /// Where the person's silhouette steps in below the hips: the hem of a top wider than the
 /// legs under it (a coat, a long jacket), found on the mask where colours cannot tell it
 /// (black on black). Walking down each leg from a fifth of the torso above the hips to

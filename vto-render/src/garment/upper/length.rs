@@ -16,7 +16,9 @@
 //! dress.
 //!
 //! The old top never shows below a new one that is not cropped: its hem goes at least as far
-//! down as the top the person wears now, when that can be seen ([`cover_worn_top`]).
+//! down as the top the person wears now, when that can be seen ([`cover_worn_top`]; on a
+//! half-body photo without legs, as far as the top runs down the torso — out of the photo
+//! when it runs out of it: [`crate::garment::body::worn_top::worn_top_reach`]).
 
 use crate::garment::body::frame::BodyFrame;
 use crate::garment::cutout::GarmentLandmarks;

@@ -16,7 +16,7 @@ use vto_core::Category;
 
 use crate::garment::body::legs::Legs;
 use crate::garment::body::outline::person_outline;
-use crate::garment::body::worn_top::worn_top_hem;
+use crate::garment::body::worn_top::{worn_top_hem, worn_top_reach};
 use crate::garment::upper::compose::{compose, Layers};
 use crate::garment::upper::fit::{clip_to_shoulders, fit_upper_hem, PersonMask};
 use crate::garment::upper::length::{self, LengthClass};
@@ -114,10 +114,12 @@ impl TryOn for UpperGarment {
         let ratio = length::length_ratio(&g.landmarks);
         let class = LengthClass::of(ratio);
         let mid = (frame.shoulder[0] + frame.shoulder[1]) * 0.5;
-        let worn = Legs::new(person, &mask).ok().and_then(|legs| {
-            worn_top_hem(&person.photo, &mask, &frame, &legs)
-                .map(|t| (legs.hips_mid + legs.down * t.hem - mid).dot(frame.down))
-        });
+        // Without legs in the photo, as far as the top runs down the torso.
+        let worn = match Legs::new(person, &mask) {
+            Ok(legs) => worn_top_hem(&person.photo, &mask, &frame, &legs)
+                .map(|t| (legs.hips_mid + legs.down * t.hem - mid).dot(frame.down)),
+            Err(_) => worn_top_reach(&person.photo, &mask, &frame),
+        };
         let hem = length::cover_worn_top(
             length::hem_depth(ratio, &frame),
             class,
