@@ -31,6 +31,7 @@
 //! pieces by [`outfit`].
 
 pub mod hanging;
+pub mod hood;
 pub mod lower;
 pub mod mask;
 pub mod on_model;
@@ -333,7 +334,7 @@ pub fn measure_photo(
     measure_in(fg, photo, w, h)
 }
 
-/// [`measure_outline`], and where that finds a sleeve missing (no armpit, or a sleeve of a
+/// [`measure_outline`] (without a hood lobe, [`hood::strip`]), and where that finds a sleeve missing (no armpit, or a sleeve of a
 /// few pixels between a hem corner and its armpit) and the photo shows two sleeves hanging
 /// down beside the torso ([`hanging`]), measured again with those.
 fn measure_in(
@@ -342,6 +343,9 @@ fn measure_in(
     w: usize,
     h: usize,
 ) -> Result<(GarmentLandmarks, Vec<u8>), GarmentError> {
+    // A hoodie's hood laid flat above its shoulders is neither measured nor drawn.
+    let hoodless = hood::strip(fg, w, h);
+    let fg = hoodless.as_deref().unwrap_or(fg);
     let outline = measure_outline(fg, w, h, None);
     let missing = outline
         .as_ref()
