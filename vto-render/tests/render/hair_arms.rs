@@ -270,3 +270,37 @@ fn an_uncovered_forearm_is_the_photos_not_a_flat_tube() {
     }
     eprintln!("{painted_arms} painted forearms checked");
 }
+
+/// A leopard-print coat's arms wrapped round the body, under a new polo: the print's
+/// skin-coloured spots are no bare forearm. Kept one by one in front of the polo, they
+/// floated on its torso as brown specks (18 % of a box on the lower torso, x 640–760,
+/// y 1255–1340, clear of the forearm, showed the photo); a forearm in front must be skin
+/// all over, and at most 8 % of that box shows the photo now.
+#[test]
+fn a_prints_skin_coloured_spots_do_not_show_through_a_new_top() {
+    let Some(person) = photo("halfbody_woman_arms_wrapped_fur_coat_long_hair_pexels.jpg") else {
+        return;
+    };
+    let Some(polo) = garment("polo_cyan_lightgrey_cc0.jpg") else {
+        return;
+    };
+    let (out, meta) = wear(Category::Shirt, &person, polo).expect("a polo on the fur coat");
+    let (mut n, mut kept) = (0, 0);
+    for y in 1255..1340 {
+        for x in 640..760 {
+            let p = Vec2::new(x as f32, y as f32);
+            let (Some(a), Some(b)) = (px(&person, p), px(&out, p)) else {
+                continue;
+            };
+            n += 1;
+            let diff = (0..3).map(|c| (a[c] - b[c]).abs()).fold(0.0, f32::max);
+            kept += usize::from(diff < 8.0);
+        }
+    }
+    assert!(n > 9000, "the box lies in the photo");
+    assert!(
+        kept * 100 <= n * 8,
+        "{kept} of {n} pixels of the polo's lower torso show the coat's print ({})",
+        meta["compose"]
+    );
+}

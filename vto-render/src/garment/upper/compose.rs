@@ -64,6 +64,16 @@ const HAIR_EDGE: (f32, f32) = (0.25, 0.75);
 /// A hair matte from this value up hides what lies behind it.
 const HAIR_OPAQUE: f32 = 0.8;
 
+/// A hand or forearm pixel stays in front of the new garment only where at least this
+/// share of the pixels around it (within [`SKIN_AREA_RADIUS`] shoulder widths) are skin:
+/// a bare forearm is 85–100 % skin over such a window, a leopard print's skin-coloured
+/// spots a third to a half.
+const SKIN_AREA_SHARE: f32 = 0.6;
+
+/// The window's radius for [`SKIN_AREA_SHARE`], in shoulder widths (about a finger's
+/// width on a portrait).
+const SKIN_AREA_RADIUS: f32 = 0.025;
+
 /// What [`compose`] did, for the metadata and tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ComposeStats {
@@ -497,10 +507,20 @@ fn px(photo: &RgbaImage, i: usize) -> [f32; 3] {
 }
 
 /// The garment's alpha after layering: zero where the face, a hand, or a bare forearm over
-/// the torso stays in front (counted in `stats`), softened by a pixel so kept regions have
-/// no jagged rim.
+/// the torso stays in front (counted in `stats`; skin all over, [`SKIN_AREA_SHARE`]),
+/// softened by a pixel so kept regions have no jagged rim.
 fn layered_alpha(l: &Layers<'_>, m: &Maps, stats: &mut ComposeStats) -> Vec<f32> {
     let (wu, hu) = (l.photo.width() as usize, l.photo.height() as usize);
+    // A hand or forearm in front is skin all over: skin-coloured spots of a print (a
+    // leopard coat's) are not, and kept one by one they showed through the new garment.
+    let skin_area: Vec<f32> = m
+        .skin_p
+        .iter()
+        .map(|&p| if p > 0.5 { 1.0 } else { 0.0 })
+        .collect();
+    let radius = ((SKIN_AREA_RADIUS * l.frame.shoulder_width) as usize).max(2);
+    let dense = box_blur(&skin_area, wu, hu, radius);
+    let skin = |i: usize| m.skin_p[i] > 0.5 && dense[i] >= SKIN_AREA_SHARE;
     let alpha: Vec<f32> = (0..wu * hu)
         .map(|i| {
             let a = f32::from(l.warped.rgba[i][3]) / 255.0;
@@ -509,8 +529,8 @@ fn layered_alpha(l: &Layers<'_>, m: &Maps, stats: &mut ComposeStats) -> Vec<f32>
             }
             let z = m.zones[i];
             let front = m.face[i]
-                || (z.hand && m.skin_p[i] > 0.5)
-                || (z.forearm && label::is_body(l.warped.top[i]) && m.skin_p[i] > 0.5)
+                || (z.hand && skin(i))
+                || (z.forearm && label::is_body(l.warped.top[i]) && skin(i))
                 || (z.bare_arm && label::is_body(l.warped.top[i]));
             if front {
                 stats.kept_in_front += 1;
