@@ -23,6 +23,10 @@ use crate::garment::upper::length::{self, LengthClass};
 use crate::garment::{self, BodyFrame, PartWarp, Warper};
 use crate::tryon::{LoadedProduct, Look, Needs, Person, ProductInput, Stages, TryOn, TryOnError};
 
+/// An old top running out of a half-body photo is covered by the new one at most this many
+/// shoulder widths below the hips (a tunic's hem); its own hem cannot be seen.
+const UNSEEN_HEM_BELOW_HIPS: f32 = 0.4;
+
 /// An upper-body garment category.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UpperGarment {
@@ -114,11 +118,15 @@ impl TryOn for UpperGarment {
         let ratio = length::length_ratio(&g.landmarks);
         let class = LengthClass::of(ratio);
         let mid = (frame.shoulder[0] + frame.shoulder[1]) * 0.5;
-        // Without legs in the photo, as far as the top runs down the torso.
+        // Without legs in the photo, as far as the top runs down the torso — but no further
+        // than a tunic's length below the hips: how long an old top running out of the photo
+        // is cannot be seen, and a hip-length product must not hang to the thighs for it.
+        let hips_depth = (frame.hips - mid).dot(frame.down);
         let worn = match Legs::new(person, &mask) {
             Ok(legs) => worn_top_hem(&person.photo, &mask, &frame, &legs)
                 .map(|t| (legs.hips_mid + legs.down * t.hem - mid).dot(frame.down)),
-            Err(_) => worn_top_reach(&person.photo, &mask, &frame),
+            Err(_) => worn_top_reach(&person.photo, &mask, &frame)
+                .map(|r| r.min(hips_depth + UNSEEN_HEM_BELOW_HIPS * frame.shoulder_width)),
         };
         let hem = length::cover_worn_top(
             length::hem_depth(ratio, &frame),
