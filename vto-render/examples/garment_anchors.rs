@@ -39,6 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         body: true,
         person_mask: true,
         hands: true,
+        face_of_body: false,
     };
     for spec in testkit::standard((600, 800)) {
         let s = testkit::render(&body, &spec, renderer.rasterizer())?;

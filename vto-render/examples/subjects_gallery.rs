@@ -102,6 +102,7 @@ fn hand(
                 body: false,
                 person_mask: false,
                 hands: true,
+                face_of_body: false,
             },
         )?;
         let mut img = shot.image.clone();
@@ -249,6 +250,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 body: true,
                 person_mask: true,
                 hands: true,
+                face_of_body: false,
             },
         )?;
         let vms = t.elapsed().as_secs_f64() * 1e3;
