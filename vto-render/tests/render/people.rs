@@ -270,3 +270,22 @@ fn another_persons_face_is_not_taken_for_the_wearers() {
     );
     assert_eq!(out.metadata["face"]["used"], false, "{}", out.metadata);
 }
+
+/// A skier turned three-quarters (her shoulders' depth far apart): trousers need her legs,
+/// not a frontal upper body, and are worn (before: "no body was found … the body is turned
+/// sideways; garments need a frontal upper body"); a dress, whose bodice is fitted as a top,
+/// is still refused with that reason.
+#[test]
+fn a_three_quarter_body_gets_trousers_but_not_a_dress() {
+    let Some(skier) = photo("fullbody_woman_skiing_beanie_sunglasses_ccby.jpg") else {
+        return;
+    };
+    let (out, _) = try_on(Category::Pants, &skier, SampleLower::Trousers)
+        .unwrap_or_else(|e| panic!("trousers on the skier: {e}"));
+    // Her legs (rows 240–400 of the 640 × 425 photo) changed.
+    let share = changed(&skier, &out, 240, 400);
+    assert!(share > 0.02, "{share} of the legs' rows changed");
+    let err = try_on(Category::Dress, &skier, SampleLower::KneeDress)
+        .expect_err("a dress on a body turned sideways");
+    assert!(err.to_string().contains("turned sideways"), "{err}");
+}

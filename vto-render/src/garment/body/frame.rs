@@ -108,8 +108,20 @@ fn kp(k: &[PoseKeypoint], i: usize) -> Option<(Vec2, f32)> {
 }
 
 impl BodyFrame {
-    /// The frame of `person`'s body (needs the pose keypoints; the face is optional).
+    /// The frame of `person`'s body (needs the pose keypoints; the face is optional). A body
+    /// turned sideways is refused: a top needs a frontal upper body.
     pub fn new(person: &Person) -> Result<BodyFrame, GarmentError> {
+        Self::build(person, true)
+    }
+
+    /// [`BodyFrame::new`] for a garment worn on the legs only (trousers, shorts): a body
+    /// turned three-quarters or more is accepted, since the legs, not the shoulders, carry
+    /// the garment ([`crate::garment::body::legs::Legs`] refuses legs it cannot fit).
+    pub fn for_legs(person: &Person) -> Result<BodyFrame, GarmentError> {
+        Self::build(person, false)
+    }
+
+    fn build(person: &Person, frontal: bool) -> Result<BodyFrame, GarmentError> {
         let no_body = GarmentError::NoUpperBody;
         let body = person.body.as_ref().ok_or_else(|| no_body("no pose"))?;
         let k = &body.keypoints;
@@ -204,7 +216,7 @@ impl BodyFrame {
             .face
             .as_ref()
             .is_some_and(|c| c.face.width_px() > 0.0 && sw < 1.1 * c.face.width_px());
-        if turned || narrow {
+        if frontal && (turned || narrow) {
             return Err(no_body(
                 "the body is turned sideways; garments need a frontal upper body with both \
                  shoulders in view",

@@ -86,8 +86,14 @@ struct Body {
     legs: Legs,
 }
 
-fn body(person: &Person) -> Result<Body, TryOnError> {
-    let frame = BodyFrame::new(person)?;
+/// The body; `legs_only` for a garment worn on the legs alone (trousers: a body turned
+/// three-quarters is accepted, [`BodyFrame::for_legs`]).
+fn body(person: &Person, legs_only: bool) -> Result<Body, TryOnError> {
+    let frame = if legs_only {
+        BodyFrame::for_legs(person)?
+    } else {
+        BodyFrame::new(person)?
+    };
     let mask = person_outline(person).ok_or_else(|| {
         TryOnError::NotFound(
             "no person mask could be computed for the photo; garments need the body's outline"
@@ -449,7 +455,7 @@ impl TryOn for Pants {
         let g = pants_of(&cut)?;
         times.garment += ms(t);
         let t = Instant::now();
-        let b = body(person)?;
+        let b = body(person, true)?;
         let top = worn_top_hem(&person.photo, &b.mask, &b.frame, &b.legs);
         times.fit += ms(t);
         let (image, garment) =
@@ -498,7 +504,7 @@ impl TryOn for Dress {
         let cut = cutout(photo)?;
         times.garment += ms(t);
         let t = Instant::now();
-        let b = body(person)?;
+        let b = body(person, false)?;
         times.fit += ms(t);
         let (image, garment) = wear_dress(stages, &b, &person.photo, &cut, &mut times)?;
         Ok(Look {
@@ -577,7 +583,7 @@ impl TryOn for FullOutfit {
                     .join(", ")
             )));
         }
-        let b = body(person)?;
+        let b = body(person, false)?;
         let mut image = person.photo.clone();
         let mut worn = Vec::new();
         if let Some(p) = bottom {
