@@ -289,3 +289,46 @@ fn a_three_quarter_body_gets_trousers_but_not_a_dress() {
         .expect_err("a dress on a body turned sideways");
     assert!(err.to_string().contains("turned sideways"), "{err}");
 }
+
+/// The old trousers' outline goes with them: along the skier's ski trousers' right edge
+/// (rows 250–330, the last pixel darker than 100 and the four beside it), the result matches
+/// the snow just right of it. The photo's sharpening halo — neither the trousers' colour nor
+/// a mix of it and the snow — stayed as a dotted line of the old silhouette beside the new
+/// trousers (104 of 400 of those pixels off the snow by more than 25 levels before; at most
+/// 15 % asked).
+#[test]
+fn the_old_trousers_outline_does_not_stay_as_a_dotted_line() {
+    let Some(skier) = photo("fullbody_woman_skiing_beanie_sunglasses_ccby.jpg") else {
+        return;
+    };
+    let (out, _) = try_on(Category::Pants, &skier, SampleLower::Trousers)
+        .unwrap_or_else(|e| panic!("trousers on the skier: {e}"));
+    let luma =
+        |p: [u8; 4]| 0.299 * f32::from(p[0]) + 0.587 * f32::from(p[1]) + 0.114 * f32::from(p[2]);
+    let (mut n, mut off) = (0, 0);
+    for y in 250..330 {
+        let Some(edge) = (400..500)
+            .rev()
+            .find(|&x| luma(skier.get_pixel(x, y).0) < 100.0)
+        else {
+            continue;
+        };
+        let mut snow: Vec<[u8; 4]> = (edge + 8..edge + 16)
+            .map(|x| out.get_pixel(x, y).0)
+            .collect();
+        let reference: [i32; 3] = std::array::from_fn(|c| {
+            snow.sort_by_key(|p| p[c]);
+            i32::from(snow[snow.len() / 2][c])
+        });
+        for x in edge - 1..edge + 4 {
+            let p = out.get_pixel(x, y).0;
+            n += 1;
+            off += usize::from((0..3).any(|c| (i32::from(p[c]) - reference[c]).abs() > 25));
+        }
+    }
+    assert!(n >= 300, "{n} outline pixels");
+    assert!(
+        off * 100 <= n * 15,
+        "{off} of {n} pixels of the old outline stay"
+    );
+}

@@ -296,7 +296,15 @@ impl Uncover<'_> {
                 } else {
                     0.0
                 };
-                self.old.like[i].max(mix) * (1.0 - a)
+                // The old garment's outline ring (a photo's sharpening halo, a JPEG's ringing:
+                // neither the garment's colour nor a mix of it and the background) goes
+                // with it, or a dotted line of the old silhouette stays beside the new one.
+                let rim = if self.old.edge[i] && skin_like < 0.5 {
+                    1.0
+                } else {
+                    0.0
+                };
+                self.old.like[i].max(mix).max(rim) * (1.0 - a)
             }
             None => self.b.person[i] * (1.0 - skin_like) * (1.0 - a),
         }
