@@ -332,3 +332,16 @@ fn the_old_trousers_outline_does_not_stay_as_a_dotted_line() {
         "{off} of {n} pixels of the old outline stay"
     );
 }
+
+/// A woman in profile hugging a dog (her shoulders 3.6 px apart across the photo, one behind
+/// the other): trousers cannot be fitted to legs seen from the side, and the error says
+/// why in the words a shop understands (before: "the shoulders are too close together").
+#[test]
+fn a_body_in_profile_is_refused_as_such() {
+    let Some(profile) = photo("fullbody_woman_standing_hugging_dog_grass_cc0.jpg") else {
+        return;
+    };
+    let err = try_on(Category::Pants, &profile, SampleLower::Trousers)
+        .expect_err("trousers on a body in profile");
+    assert!(err.to_string().contains("in profile"), "{err}");
+}

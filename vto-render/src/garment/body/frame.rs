@@ -12,6 +12,10 @@ use image::RgbaImage;
 /// across the photo is refused as turned sideways (see [`BodyFrame::new`]).
 const TURNED_DEPTH_RATIO: f32 = 3.0;
 
+/// Shoulders less than 12 px apart whose pose depths differ by more than this many times
+/// that distance are one behind the other: the body is in profile.
+const PROFILE_DEPTH: f32 = 5.0;
+
 /// Below [`TURNED_DEPTH_RATIO`], a deep shoulder turn is refused only with the head turned
 /// more than this from frontal (degrees of yaw).
 const HEAD_YAW_SIDEWAYS_DEG: f32 = 45.0;
@@ -133,7 +137,18 @@ impl BodyFrame {
         let sw = s11.distance(s12);
         let (w, h) = person.photo.dimensions();
         if sw < 12.0 || !sw.is_finite() {
-            return Err(no_body("the shoulders are too close together"));
+            // One shoulder behind the other: the pose's depths differ by far more than the
+            // shoulders lie apart across the photo.
+            let profile = match (k.get(11), k.get(12)) {
+                (Some(a), Some(b)) => (a.z - b.z).abs() > PROFILE_DEPTH * sw.max(1.0),
+                _ => false,
+            };
+            return Err(no_body(if profile {
+                "the body is seen from the side, in profile; garments need it from the front \
+                 or turned at most three-quarters"
+            } else {
+                "the shoulders are too close together"
+            }));
         }
         let in_photo = |p: Vec2| {
             p.x > -0.1 * w as f32
