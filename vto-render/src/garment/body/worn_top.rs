@@ -175,8 +175,8 @@ pub fn worn_top_hem(
 /// shoulder keypoints' midpoint along [`BodyFrame::down`]) where the colour leaves the
 /// chest's for several steps or the person ends — or the photo's edge when the top runs out
 /// of it. `None` when the chest cannot be sampled. A new top that is not cropped hangs at
-/// least this far, so the old top never shows below it; a top running out of the photo
-/// makes the new one run out of it too, as a half-body shot shows any top.
+/// least this far (the tops' renderer caps it a tunic's length below the hips: an old top
+/// running out of the photo shows no hem), so the old top does not show below it.
 pub fn worn_top_reach(photo: &RgbaImage, mask: &[f32], frame: &BodyFrame) -> Option<f32> {
     let (w, h) = photo.dimensions();
     let mid = (frame.shoulder[0] + frame.shoulder[1]) * 0.5;
@@ -224,7 +224,7 @@ pub fn worn_top_reach(photo: &RgbaImage, mask: &[f32], frame: &BodyFrame) -> Opt
 
 /// Where the person's silhouette steps in below the hips: the hem of a top wider than the
 /// legs under it (a coat, a long jacket), found on the mask where colours cannot tell it
-/// (black on black). Walking down each leg from a fifth of the torso above the hips to
+/// (black on black). Walking down each leg from just above the hips (0.05 of the torso) to
 /// 0.8 of the thigh, the outer edge (the mask's run outwards from the leg's axis, within
 /// 0.8 hip widths) must move in by [`EDGE_STEP`] hip widths within [`EDGE_STEP_SPAN`] of
 /// the torso and stay in for as long again. A side with a hand near its edge is not read
