@@ -36,9 +36,12 @@
 //!   than [`RAISE_MIN_CM`] up, is a back foot's heel raised toward the camera, its sole in
 //!   view ([`raised_heel_behind`]): the shoe points from it to the toe, pitched to lift the
 //!   heel there. Otherwise the shoe follows the body's facing, its heel at the heel keypoint.
+//! - **On the leg** ([`super::on_leg`]): the ankle, heel and toe keypoints are moved across
+//!   the shin onto the leg the person mask shows (at most 5 cm), before all of the above.
 //! - **Visibility**: a foot wears a shoe when its ankle, heel and toe keypoints are inside
 //!   the photo and each is visible with probability ≥ [`MIN_VISIBILITY`].
 
+use super::on_leg;
 use crate::math::{normalize_or, Vec2, Vec3};
 use crate::scene::camera::PhotoCamera;
 use crate::vision::{Body, PoseKeypoint};
@@ -265,6 +268,9 @@ pub struct FootPose {
     pub toe_px: Vec2,
     /// Knee keypoint, when it is in the photo.
     pub knee_px: Option<Vec2>,
+    /// How far (pixels) the ankle, heel and toe keypoints were moved onto the shin the
+    /// person mask shows (already added to them; see [`super::on_leg`]).
+    pub leg_shift_px: Vec2,
     /// The toe's floor point (camera space, cm): the pivot of a raised heel.
     pub toe: Vec3,
     /// The sole's pitch (degrees, the heel up; 0 on a flat foot).
@@ -322,8 +328,20 @@ pub fn foot(
     let visibility = visible(body, side, size)?;
     let [_, knee, ankle, heel, toe] = side.keypoints();
     let get = |i| kp(body, i).ok_or(Hidden::OutOfFrame);
-    let (a, h, t) = (get(ankle)?, get(heel)?, get(toe)?);
+    let (mut a, mut h, mut t) = (get(ankle)?, get(heel)?, get(toe)?);
     let s = frame.px_per_cm;
+    // The foot moved onto its shin in the person mask (see `on_leg`).
+    let knee_kp = kp(body, knee).filter(|k| inside(k, size));
+    let leg_shift = match (body.mask.as_ref(), knee_kp) {
+        (Some(m), Some(k)) if m.width == size.0 && m.height == size.1 => {
+            on_leg::leg_offset(m, px(a), px(k), s)
+        }
+        _ => Vec2::ZERO,
+    };
+    for k in [&mut a, &mut h, &mut t] {
+        k.x += leg_shift.x;
+        k.y += leg_shift.y;
+    }
     let cos_down = frame.view_down_deg.to_radians().cos();
     let mut heel_floor = frame.floor_point(px(h) + Vec2::new(0.0, HEEL_HEIGHT_CM * s * cos_down));
     let toe_floor = frame.floor_point(px(t) + Vec2::new(0.0, TOE_HEIGHT_CM * s * cos_down));
@@ -412,7 +430,8 @@ pub fn foot(
         ankle_px: px(a),
         heel_px: px(h),
         toe_px: px(t),
-        knee_px: kp(body, knee).filter(|k| inside(k, size)).map(px),
+        knee_px: knee_kp.map(px),
+        leg_shift_px: leg_shift,
         toe: toe_floor,
         pitch_deg,
         heel_raise_cm,
