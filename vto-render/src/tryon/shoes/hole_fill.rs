@@ -34,7 +34,8 @@ pub const GROUND_DETAIL: f32 = 1.0;
 /// How far below a leg's cut (cm) pass 2 continues the leg.
 pub const LEG_FILL_CM: f32 = 4.0;
 /// A person-mask run across the ankle wider than this (cm) is not one leg (two legs
-/// together, a skirt): pass 2 skips it.
+/// together, a skirt): pass 2 takes the part of it within half that of the ankle. (Skipped,
+/// the suit man's trouser hems, his legs together, were filled with the white studio floor.)
 pub const LEG_MAX_CM: f32 = 16.0;
 
 /// Where a foot's hole starts: the cut's row (pixels; the hole lies below it) and the ankle
@@ -218,7 +219,7 @@ fn continue_leg(img: &mut RgbImage, leg_hole: &GrayImage, leg_src: &GrayImage, c
 }
 
 /// Pass 2's hole and sources for one leg, in crop coordinates (see the module docs);
-/// `None` when the leg is not found above the cut, is too wide, or leaves no hole.
+/// `None` when the leg is not found above the cut or leaves no hole.
 fn leg_pass(
     crop_hole: &GrayImage,
     (cx, cy, cw, ch): Crop,
@@ -248,9 +249,9 @@ fn leg_pass(
     while on(r + 1) {
         r += 1;
     }
-    if (r - l + 1) as f32 > LEG_MAX_CM * s {
-        return None;
-    }
+    // Wider than one leg (two legs together): the part of it within half that of the ankle.
+    let half = (LEG_MAX_CM * s / 2.0).round() as i64;
+    let (l, r) = (l.max(ax - half), r.min(ax + half));
     let (y_cut, y_end) = (cut.y, cut.y + LEG_FILL_CM * s);
     let y_top = cut.y - 12.0 * s;
     let (gx0, gx1) = (l as f32 - s, r as f32 + s);
