@@ -14,8 +14,10 @@
 //! 2. **Leg**: under each leg's cut, the hole's pixels in the leg's column (the person-mask
 //!    run across the ankle just above the cut, at most [`LEG_MAX_CM`] wide) and at most
 //!    [`LEG_FILL_CM`] below the cut are filled again, from that leg above the cut (up to
-//!    12 cm): each column's colour just above the cut fades down into the ground of pass 1
-//!    over [`LEG_FILL_CM`] (and into it across the column's edges over 2 px). A sock, an
+//!    12 cm): each column's colour just above the cut continues down over the first half of
+//!    [`LEG_FILL_CM`] and fades into the ground of pass 1 over the second (and into it across
+//!    the column's edges over 2 px; faded from the cut on, the suit man's trouser hem showed
+//!    a white bite of studio floor above his back shoe). A sock, an
 //!    ankle or a trouser hem continues down where the new shoe's collar is lower than the
 //!    old shoe was, without the ground's grain on it. (The fill stage has no whole patch to
 //!    copy on a leg a few pixels wide: on the walking woman's 8 px ankles it filled the
@@ -32,7 +34,7 @@ pub const GROUND_MASK: f32 = 0.2;
 /// How much of the copied texture pass 1 keeps (the stage's [`FillOptions::detail`]).
 pub const GROUND_DETAIL: f32 = 1.0;
 /// How far below a leg's cut (cm) pass 2 continues the leg.
-pub const LEG_FILL_CM: f32 = 4.0;
+pub const LEG_FILL_CM: f32 = 6.0;
 /// A person-mask run across the ankle wider than this (cm) is not one leg (two legs
 /// together, a skirt): pass 2 takes the part of it within half that of the ankle. (Skipped,
 /// the suit man's trouser hems, his legs together, were filled with the white studio floor.)
@@ -205,7 +207,8 @@ fn continue_leg(img: &mut RgbImage, leg_hole: &GrayImage, leg_src: &GrayImage, c
             (side(-1).min(side(1)) / 3.0).min(1.0)
         };
         for y in column {
-            let t = ((y as f32 - cut) / depth).clamp(0.0, 1.0);
+            // The leg's colour whole over the first half, faded over the second.
+            let t = ((y as f32 - cut) / depth * 2.0 - 1.0).clamp(0.0, 1.0);
             let a = (1.0 - t * t * (3.0 - 2.0 * t)) * edge(y);
             let g = base.get_pixel(x, y).0;
             let q = std::array::from_fn(|c| {
