@@ -15,6 +15,9 @@ use image::{GrayImage, RgbImage};
 
 /// The side (pixels) of the tiles the grain is copied in.
 pub const TILE: u32 = 12;
+/// The residual copied is clipped to this many times the ground's mean (its edges are
+/// structure, not grain: the skier's skis drew coloured streaks in the snow unclipped).
+pub const CLIP: f32 = 2.5;
 /// Tries per tile to find a tile of ground to copy from.
 const TRIES: u64 = 48;
 
@@ -107,7 +110,9 @@ pub fn restore(img: &mut RgbImage, hole: &GrayImage, ground: &GrayImage, seed: u
                     if !is(hole, x, y) {
                         continue;
                     }
-                    let g = res[((sy + y - ty) * w + sx + x - tx) as usize];
+                    // Clipped: the grain, not an edge (a ski's, a stripe's) the tile holds.
+                    let g = res[((sy + y - ty) * w + sx + x - tx) as usize]
+                        .map(|v| v.clamp(-CLIP * g_ground, CLIP * g_ground));
                     let p = base.get_pixel(x, y).0;
                     let q = std::array::from_fn(|c| {
                         (f32::from(p[c]) + k * g[c]).round().clamp(0.0, 255.0) as u8
