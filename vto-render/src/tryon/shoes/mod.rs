@@ -7,18 +7,23 @@
 //! 2. **One model, two feet** ([`model`]): the model is a left or a right shoe (extras, else
 //!    its shape); the other foot wears its mirror image. Side-view feet, whose length the
 //!    keypoints measure well, scale the shoe by up to ±15–20 % to cover the foot.
-//! 3. **Around the shoes**: the old shoes are cut out and filled from the floor and the legs
-//!    by the fill stage ([`old_shoe`], [`crate::fill`]); ([`ground`]) a contact shadow
+//! 3. **Around the shoes**: the old shoes are cut out ([`old_shoe`]) and filled by the fill
+//!    stage, the floor from the ground with its grain and the leg continued below the cut
+//!    ([`hole_fill`], [`crate::fill`]); ([`ground`]) a contact shadow
 //!    darkens the floor under each sole, and each shin is a depth-only
 //!    occluder (trouser hems and ankles in front of the collar; a leg in front of the other
 //!    foot hides it). Both shoes share one depth buffer, so one foot in front of the other
 //!    hides it.
-//! 4. **Light** from the legs and the floor around the feet ([`light::from_region`]).
+//! 4. **Light** from the legs and the floor around the feet ([`light::from_region`]), most
+//!    of the floor's colour cast taken out of the key light ([`ground_light`]).
 
 pub mod feet;
+pub mod grain;
 pub mod ground;
+pub mod hole_fill;
 pub mod model;
 pub mod old_shoe;
+pub mod on_leg;
 
 use image::RgbaImage;
 use serde_json::json;
@@ -223,7 +228,7 @@ pub fn prepare(
         },
     };
     let region = feet_region(&poses, &frame, w, h);
-    let lighting = light::from_region(&out, region, body.mask.as_ref());
+    let lighting = ground_light(light::from_region(&out, region, body.mask.as_ref()));
 
     let mut builder = SceneBuilder::new(frame.camera, w, h, product)
         .lighting(lighting)
@@ -318,6 +323,29 @@ pub fn prepare(
     })
 }
 
+/// How much of the feet region's colour cast the key light keeps (the ambient keeps
+/// [`GROUND_AMBIENT_TINT`]): see [`ground_light`].
+pub const GROUND_KEY_TINT: f32 = 0.25;
+/// How much of the feet region's colour cast the ambient light keeps.
+pub const GROUND_AMBIENT_TINT: f32 = 0.6;
+
+/// The light around the feet with the ground's colour taken mostly out of the key: the
+/// region is mostly floor, and a floor's colour is mostly its own (grass, sand, a carpet),
+/// not the light's. The sun or a lamp over green grass lights a white shoe white, the grass
+/// tints only what it bounces (the ambient). With the whole cast a white sneaker on the
+/// grass of the hugging-dog photo rendered pale green.
+fn ground_light(l: Lighting) -> Lighting {
+    let keep = |c: [f32; 3], k: f32| {
+        let y = 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+        c.map(|v| y + k * (v - y))
+    };
+    Lighting {
+        ambient: keep(l.ambient, GROUND_AMBIENT_TINT),
+        key_color: keep(l.key_color, GROUND_KEY_TINT),
+        ..l
+    }
+}
+
 /// The legs and floor around the feet: from 30 cm above the ankles to the bottom of the
 /// photo, 20 cm either side of the feet.
 fn feet_region(poses: &[FootPose], frame: &FloorFrame, w: u32, h: u32) -> [u32; 4] {
@@ -366,6 +394,7 @@ pub fn metadata(placed: &Placed<ShoesPlacement>, stats: &RasterStats) -> serde_j
                 "ankle_px": q.ankle_px.to_array(),
                 "heel_px": q.heel_px.to_array(),
                 "toe_px": q.toe_px.to_array(),
+                "moved_onto_leg_px": q.leg_shift_px.to_array(),
                 "yaw_deg": q.yaw_deg(),
                 "pitch_deg": q.pitch_deg,
                 "heel_raise_cm": q.heel_raise_cm,

@@ -4,26 +4,23 @@
 //!
 //! - **The hole** of a foot: the person-mask pixels below its ankle (or below where the old
 //!   shoe ends up the leg, [`old_shoe_top`]) within [`REACH_CM`] of its heel → toe segment
-//!   and nearer that foot than the other; grown by [`GROW_CM`] (the mask's edge is soft and
+//!   and nearer that foot than the other, leaving out the other leg above its own cut (a
+//!   raised back foot's hole does not take the front shin's jeans); grown by [`GROW_CM`] (the mask's edge is soft and
 //!   often misses a pale sole against a pale floor), then up to [`COLOUR_GROW_CM`] further
 //!   through pixels whose colour is unlike the floor's palette ([`UNLIKE_FLOOR`]) and
 //!   nearer the old shoe's (the slivers of an old white sole the mask left out).
-//! - **The leg above the cut** is a source like the floor: a sock, an ankle or a trouser
-//!   hem continues into the hole's top from it. (A straight copy of the leg's column 4 cm
-//!   down, as before, drew vertical streaks with a hard bottom edge.)
-//! - **The fill** runs once for all the feet's holes (no seam where two holes meet), on a
-//!   crop around them only (the stage's cost follows the hole, not the photo), guided to
-//!   copy from anything but the old shoes (the holes grown by 2 px): floor, ground and legs.
-//!   Deterministic, like the stage.
+//! - **The fill** ([`super::hole_fill`]) runs once for all the feet's holes: the ground first,
+//!   copied only from the ground with its grain, then under each leg's cut the leg continued
+//!   down from above it (a sock, an ankle or a trouser hem).
 //!
 //! The hole is filled whole, also where the new shoe will cover it: the new shoe's outline
 //! is anti-aliased over the fill, and a shoe smaller than the old one leaves floor, not
 //! the old shoe.
 
-use image::{GrayImage, Luma, RgbImage, RgbaImage};
+use image::{GrayImage, Luma, RgbaImage};
 
 use super::feet::FootPose;
-use crate::fill::{self, FillOptions};
+use super::hole_fill::{self, Cut};
 use crate::math::{Vec2, Vec3};
 use crate::vision::Mask;
 
@@ -81,10 +78,22 @@ fn nearest(palette: &[Vec3], c: Vec3) -> f32 {
 
 /// Distance from `p` to the heel → toe segment of `f` (pixels).
 fn seg_dist(p: Vec2, f: &FootPose) -> f32 {
-    let (a, b) = (f.heel_px, f.toe_px);
+    seg_dist_px(p, f.heel_px, f.toe_px)
+}
+
+/// Distance from `p` to the segment `a` → `b` (pixels).
+fn seg_dist_px(p: Vec2, a: Vec2, b: Vec2) -> f32 {
     let ab = b - a;
     let t = ((p - a).dot(ab) / ab.length_squared().max(1e-6)).clamp(0.0, 1.0);
     p.distance(a + ab * t)
+}
+
+/// Where foot `f`'s hole starts up the leg (its row, pixels): the ankle (or the heel, or
+/// 2 cm above the toe, when higher), raised to where a high old shoe ends
+/// ([`old_shoe_top`]).
+fn cut_of(photo: &RgbaImage, mask: &Mask, f: &FootPose, s: f32) -> f32 {
+    let top = f.ankle_px.y.min(f.heel_px.y).min(f.toe_px.y - 2.0 * s);
+    old_shoe_top(photo, mask, f, s, top)
 }
 
 /// One foot's hole and what to fill it with, in photo coordinates.
@@ -93,6 +102,8 @@ struct FootHole {
     bx: [usize; 4],
     /// The hole in the box (row-major).
     hole: Vec<bool>,
+    /// Where the hole starts up the leg.
+    cut: Cut,
 }
 
 /// Cuts out the old shoe of each of `feet` in `photo` and fills it (see the module docs).
@@ -113,9 +124,10 @@ pub fn erase_old_feet(
         return erased;
     }
     let s = px_per_cm;
+    let cuts: Vec<f32> = feet.iter().map(|f| cut_of(photo, mask, f, s)).collect();
     let holes: Vec<Option<FootHole>> = feet
         .iter()
-        .map(|f| foot_hole(photo, mask, feet, f, s))
+        .map(|f| foot_hole(photo, mask, feet, &cuts, f, s))
         .collect();
     // One hole for all the feet (filled at once: no seam where two feet's holes meet).
     for (k, fh) in holes.iter().enumerate() {
@@ -128,7 +140,8 @@ pub fn erase_old_feet(
             erased.mask.put_pixel(x, y, Luma([255]));
         }
     }
-    fill_hole(photo, &erased.mask);
+    let cuts: Vec<Cut> = holes.iter().flatten().map(|fh| fh.cut).collect();
+    hole_fill::fill_feet(photo, &erased.mask, mask, &cuts, s);
     erased
 }
 
@@ -137,6 +150,7 @@ fn foot_hole(
     photo: &RgbaImage,
     mask: &Mask,
     feet: &[FootPose],
+    cuts: &[f32],
     f: &FootPose,
     s: f32,
 ) -> Option<FootHole> {
@@ -144,8 +158,7 @@ fn foot_hole(
     let reach = REACH_CM * s;
     let grow = (GROW_CM * s).round().max(2.0) as i64;
     let colour_grow = (COLOUR_GROW_CM * s).round().max(2.0) as usize;
-    let top = f.ankle_px.y.min(f.heel_px.y).min(f.toe_px.y - 2.0 * s);
-    let top = old_shoe_top(photo, mask, f, s, top);
+    let top = cut_of(photo, mask, f, s);
     let pad = reach + (grow + colour_grow as i64) as f32 + 6.0;
     let x0 = (f.heel_px.x.min(f.toe_px.x) - pad).floor().max(0.0) as i64;
     let x1 = (f.heel_px.x.max(f.toe_px.x) + pad).ceil().min(w as f32) as i64;
@@ -165,6 +178,18 @@ fn foot_hole(
         [p[0], p[1], p[2]]
     };
     let m = |x: usize, y: usize| mask.data[((y0 + y as i64) * w + x0 + x as i64) as usize];
+    // Another foot's shin above that foot's cut is that leg, not this foot's old shoe (the
+    // walking woman's back foot, raised behind her front leg: its hole took the front leg's
+    // jeans, filled as a grey patch, later a white one).
+    let axis_dist = |g: &FootPose, p: Vec2| {
+        g.knee_px
+            .map_or(f32::MAX, |k| seg_dist_px(p, g.ankle_px, k))
+    };
+    let others_leg = |p: Vec2| {
+        feet.iter()
+            .zip(cuts)
+            .any(|(g, &cut)| !std::ptr::eq(g, f) && p.y < cut && axis_dist(g, p) < axis_dist(f, p))
+    };
     let mut base = vec![false; bw * bh];
     for y in 0..bh {
         for x in 0..bw {
@@ -176,7 +201,7 @@ fn foot_hole(
             let nearest_foot = feet
                 .iter()
                 .all(|g| std::ptr::eq(g, f) || seg_dist(p, g) >= d);
-            base[y * bw + x] = d <= reach && nearest_foot;
+            base[y * bw + x] = d <= reach && nearest_foot && !others_leg(p);
         }
     }
     if !base.iter().any(|b| *b) {
@@ -202,6 +227,14 @@ fn foot_hole(
         out
     };
     let mut hole = dilate(&base, grow);
+    // Nor does the ring grown over the mask's edge take the other shin (the ring grown
+    // through the old shoe's colour may: a white sock or collar above that foot's cut).
+    for (i, b) in hole.iter_mut().enumerate() {
+        let p = Vec2::new((x0 + (i % bw) as i64) as f32, (y0 + (i / bw) as i64) as f32);
+        if *b && others_leg(p) {
+            *b = false;
+        }
+    }
     // Then through pixels coloured like the old shoe and unlike the floor. The shoe's
     // palette: the masked pixels, and those of the grown ring unlike the floor (the part of
     // a pale sole the mask's edge took in).
@@ -250,62 +283,11 @@ fn foot_hole(
     Some(FootHole {
         bx: [x0 as usize, y0 as usize, x1 as usize, y1 as usize],
         hole,
+        cut: Cut {
+            y: top,
+            ankle_x: f.ankle_px.x,
+        },
     })
-}
-
-/// Fills the `hole` (255) pixels of `photo` on a crop around them, copying from anything
-/// but the hole grown by 2 px (the old shoes; the floor, the ground and the legs stay).
-fn fill_hole(photo: &mut RgbaImage, hole: &GrayImage) {
-    let (w, h) = (photo.width() as usize, photo.height() as usize);
-    let (mut hx0, mut hy0, mut hx1, mut hy1) = (usize::MAX, usize::MAX, 0, 0);
-    for (x, y, p) in hole.enumerate_pixels() {
-        if p.0[0] == 255 {
-            let (x, y) = (x as usize, y as usize);
-            hx0 = hx0.min(x);
-            hy0 = hy0.min(y);
-            hx1 = hx1.max(x + 1);
-            hy1 = hy1.max(y + 1);
-        }
-    }
-    if hx1 == 0 {
-        return;
-    }
-    // The crop: the hole's box plus the stage's own margin (half the hole's size, at least
-    // eight patches), so the stage sees what it would on the whole photo.
-    // The stage's default detail (30 % of the copied texture's contrast): with all of it
-    // (1.0), the white collar of an old high-top above the cut was copied down into the
-    // hole as a white block on the walking photo.
-    let opts = FillOptions::default();
-    let patch = 2 * opts.patch_radius as usize + 1;
-    let margin = ((hx1 - hx0).max(hy1 - hy0) / 2).max(8 * patch) + 1;
-    let (cx0, cy0) = (hx0.saturating_sub(margin), hy0.saturating_sub(margin));
-    let (cx1, cy1) = ((hx1 + margin).min(w), (hy1 + margin).min(h));
-    let (cx, cy, cw, ch) = (
-        cx0 as u32,
-        cy0 as u32,
-        (cx1 - cx0) as u32,
-        (cy1 - cy0) as u32,
-    );
-    let rgb = RgbImage::from_fn(cw, ch, |x, y| {
-        let p = photo.get_pixel(cx + x, cy + y).0;
-        image::Rgb([p[0], p[1], p[2]])
-    });
-    let crop_hole = GrayImage::from_fn(cw, ch, |x, y| *hole.get_pixel(cx + x, cy + y));
-    let guide = GrayImage::from_fn(cw, ch, |x, y| {
-        let near_hole = (y.saturating_sub(2)..(y + 3).min(ch)).any(|yy| {
-            (x.saturating_sub(2)..(x + 3).min(cw)).any(|xx| crop_hole.get_pixel(xx, yy).0[0] == 255)
-        });
-        Luma([if near_hole { 0 } else { 255 }])
-    });
-    // A guide that leaves nothing in the crop: copy from anywhere but the hole.
-    let out = fill::fill_with(&rgb, &crop_hole, Some(&guide), &opts)
-        .or_else(|_| fill::fill_with(&rgb, &crop_hole, None, &opts));
-    let Ok(out) = out else { return };
-    for (x, y, p) in crop_hole.enumerate_pixels() {
-        if p.0[0] == 255 {
-            photo.get_pixel_mut(cx + x, cy + y).0[..3].copy_from_slice(&out.get_pixel(x, y).0);
-        }
-    }
 }
 
 /// How high up the leg the old shoe reaches above `top` (the ankle's cut), pixels: rows
@@ -314,41 +296,7 @@ fn fill_hole(photo: &mut RgbaImage, hole: &GrayImage) {
 /// worn in the photo would otherwise show above a low new shoe's collar. Unchanged when the
 /// two colours are alike (within 40 of 255: dark trousers over dark shoes).
 pub fn old_shoe_top(photo: &RgbaImage, mask: &Mask, f: &FootPose, s: f32, top: f32) -> f32 {
-    let (w, h) = (i64::from(photo.width()), i64::from(photo.height()));
-    if mask.width as i64 != w || mask.height as i64 != h {
-        return top;
-    }
-    let half = (2.5 * s).max(2.0);
-    let row_mean = |y: f32| -> Option<Vec3> {
-        let yy = y.round() as i64;
-        if yy < 0 || yy >= h {
-            return None;
-        }
-        let (mut sum, mut n) = (Vec3::ZERO, 0u32);
-        let (xa, xb) = (
-            (f.ankle_px.x - half).round() as i64,
-            (f.ankle_px.x + half).round() as i64,
-        );
-        for x in xa.max(0)..=xb.min(w - 1) {
-            if mask.data[(yy * w + x) as usize] < 0.5 {
-                continue;
-            }
-            let p = photo.get_pixel(x as u32, yy as u32);
-            sum += Vec3::new(f32::from(p[0]), f32::from(p[1]), f32::from(p[2]));
-            n += 1;
-        }
-        (n >= 2).then(|| sum / n as f32)
-    };
-    let band = |a: f32, b: f32| -> Option<Vec3> {
-        let v: Vec<Vec3> = (0..5)
-            .filter_map(|i| row_mean(a + (b - a) * i as f32 / 4.0))
-            .collect();
-        (!v.is_empty()).then(|| v.iter().sum::<Vec3>() / v.len() as f32)
-    };
-    let (Some(shoe), Some(leg)) = (
-        band(top + 0.5 * s, top + 2.0 * s),
-        band(top - 10.0 * s, top - 8.0 * s),
-    ) else {
+    let Some((shoe, leg)) = ankle_colours(photo, mask, f, s, top) else {
         return top;
     };
     if shoe.distance(leg) < 40.0 {
@@ -356,13 +304,61 @@ pub fn old_shoe_top(photo: &RgbaImage, mask: &Mask, f: &FootPose, s: f32, top: f
     }
     let mut t = top;
     while t > top - 6.0 * s {
-        let Some(c) = row_mean(t - 1.0) else { break };
+        let Some(c) = row_mean(photo, mask, f, s, t - 1.0) else {
+            break;
+        };
         if c.distance(shoe) >= c.distance(leg) {
             break;
         }
         t -= 1.0;
     }
     t
+}
+
+/// The mean colour of the person-mask pixels of row `y` across foot `f`'s ankle (±2.5 cm);
+/// `None` with fewer than two, or a mask of another size than the photo.
+fn row_mean(photo: &RgbaImage, mask: &Mask, f: &FootPose, s: f32, y: f32) -> Option<Vec3> {
+    let (w, h) = (i64::from(photo.width()), i64::from(photo.height()));
+    let yy = y.round() as i64;
+    if mask.width as i64 != w || mask.height as i64 != h || yy < 0 || yy >= h {
+        return None;
+    }
+    let half = (2.5 * s).max(2.0);
+    let (mut sum, mut n) = (Vec3::ZERO, 0u32);
+    let (xa, xb) = (
+        (f.ankle_px.x - half).round() as i64,
+        (f.ankle_px.x + half).round() as i64,
+    );
+    for x in xa.max(0)..=xb.min(w - 1) {
+        if mask.data[(yy * w + x) as usize] < 0.5 {
+            continue;
+        }
+        let p = photo.get_pixel(x as u32, yy as u32);
+        sum += Vec3::new(f32::from(p[0]), f32::from(p[1]), f32::from(p[2]));
+        n += 1;
+    }
+    (n >= 2).then(|| sum / n as f32)
+}
+
+/// Foot `f`'s old shoe colour just under the ankle's cut at `top` (0.5–2 cm below) and its
+/// leg's 8–10 cm above it, each the mean of [`row_mean`] over five rows.
+fn ankle_colours(
+    photo: &RgbaImage,
+    mask: &Mask,
+    f: &FootPose,
+    s: f32,
+    top: f32,
+) -> Option<(Vec3, Vec3)> {
+    let band = |a: f32, b: f32| -> Option<Vec3> {
+        let v: Vec<Vec3> = (0..5)
+            .filter_map(|i| row_mean(photo, mask, f, s, a + (b - a) * i as f32 / 4.0))
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<Vec3>() / v.len() as f32)
+    };
+    Some((
+        band(top + 0.5 * s, top + 2.0 * s)?,
+        band(top - 10.0 * s, top - 8.0 * s)?,
+    ))
 }
 
 #[cfg(test)]
@@ -382,6 +378,7 @@ mod tests {
             heel_px: heel,
             toe_px: toe,
             knee_px: None,
+            leg_shift_px: Vec2::ZERO,
             toe: Vec3::Z,
             pitch_deg: 0.0,
             heel_raise_cm: 0.0,

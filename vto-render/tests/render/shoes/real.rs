@@ -6,6 +6,8 @@
 //! The photos and products are the kept-back real inputs (`../shared/testdata` beside the
 //! workspace, or `VTO_TESTDATA`); without them or the models each test prints why it skips.
 
+mod grain;
+
 use crate::support::{models_dir, px, renderer, testdata};
 
 use glam::Vec2;
@@ -19,6 +21,8 @@ use vto_render::tryon::{Needs, Options, Placed};
 const WALKING: &str = "fullbody_couple_walking_dog_field_apache2.jpg";
 const HIKER: &str = "fullbody_woman_back_view_hiking_mountains_unsplash.jpg";
 const DUNES: &str = "fullbody_woman_dress_sand_dunes_bw_pexels.jpg";
+const HUGGING: &str = "fullbody_woman_standing_hugging_dog_grass_cc0.jpg";
+const SKIER: &str = "fullbody_woman_skiing_beanie_sunglasses_ccby.jpg";
 
 /// The real photo `name` and product `product`, or `None` (and why, printed).
 fn inputs(name: &str, product: &str) -> Option<(RgbaImage, Product)> {
@@ -49,6 +53,7 @@ fn inputs(name: &str, product: &str) -> Option<(RgbaImage, Product)> {
 /// covers (any sample, grown by one pixel for the anti-aliased outline).
 struct Run {
     photo: RgbaImage,
+    body: vto_render::vision::Body,
     placed: Placed<ShoesPlacement>,
     image: RgbaImage,
     covered: Vec<bool>,
@@ -120,6 +125,7 @@ fn run(photo: RgbaImage, product: &Product) -> Run {
         .collect();
     Run {
         photo,
+        body,
         placed,
         image,
         covered,
@@ -339,7 +345,10 @@ fn fill_failures(names: &[&str]) -> Vec<String> {
         if longest as f32 >= limit {
             failures.push(format!("{name}: a block edge {longest} px long"));
         }
-        if after * 20 > before.max(20) {
+        // At most 5 % of what the photo had there, or 2 px: on the walking woman 2 px of her
+        // front leg's white sock above its cut stay since the raised back foot's hole no
+        // longer takes the front shin (it took the jeans with it, filled as a grey patch).
+        if after * 20 > before.max(40) {
             failures.push(format!("{name}: {after} old-shoe pixels left of {before}"));
         }
     }
@@ -355,11 +364,11 @@ fn the_old_shoes_leave_no_blocks_and_no_sole() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-/// The same on the b/w dunes photo. Known to fail (#30 item 4, left): the person mask there
-/// takes in the legs' shadows on the sand, the hole follows it, and the filled shadow has a
-/// straight step 13 px long (limit 7.9). Run with `--ignored`.
+/// The same on the b/w dunes photo (#30 item 4): the person mask there takes in the legs'
+/// shadows on the sand and the hole follows it; filled from anything but the old shoes with
+/// the stage's default detail, the filled shadow had a straight step 13 px long (limit 7.9).
+/// Filled from the ground only, with its grain, it has none.
 #[test]
-#[ignore = "known: a 13 px straight step in the filled shadows of the dunes photo"]
 fn the_old_shoes_leave_no_blocks_on_the_dunes() {
     let failures = fill_failures(&[DUNES]);
     assert!(failures.is_empty(), "{failures:#?}");
@@ -406,4 +415,105 @@ fn the_hiker_seen_from_behind_wears_her_shoes_toes_away() {
             f.pose.heel_px.x
         );
     }
+}
+
+/// The person-mask run across row `y` of `mask` that holds `x` (or the nearest within
+/// `reach` pixels): its first and last pixel.
+fn run_at(mask: &vto_render::vision::Mask, x: f32, y: f32, reach: f32) -> Option<(f32, f32)> {
+    let (w, yy) = (mask.width as i64, y.round() as i64);
+    let on = |x: i64| x >= 0 && x < w && mask.data[(yy * w + x) as usize] >= 0.5;
+    let x = x.round() as i64;
+    let start = (0..=reach.ceil() as i64)
+        .flat_map(|d| [x - d, x + d])
+        .find(|&x| on(x))?;
+    let (mut l, mut r) = (start, start);
+    while on(l - 1) {
+        l -= 1;
+    }
+    while on(r + 1) {
+        r += 1;
+    }
+    Some((l as f32, r as f32))
+}
+
+/// Regression (#30 item 4): on the b/w dunes photo each shoe stands under its own leg. The
+/// pose model put both ankles 3.5–4 cm inside the legs (the bare feet sunk in the sand), and
+/// both shoes stood together between the legs: the left shoe's heel 16 px (3 cm) from the
+/// centre of its 50 px shin, on its inner edge (measured on the code before the change). Each shoe's heel (its floor point, projected) now lies within a quarter
+/// of its shin's width of the shin's centre, the shin measured on the person mask 10 cm
+/// above the ankle keypoint the pose model gave.
+#[test]
+fn each_shoe_on_the_dunes_stands_under_its_leg() {
+    let Some((photo, product)) = inputs(DUNES, "shoe_sneaker_rtfkt_gabrieldesk.glb") else {
+        return;
+    };
+    let r = run(photo, &product);
+    let p = &r.placed.placement;
+    let s = p.frame.px_per_cm;
+    let mask = r.body.mask.as_ref().expect("a person mask");
+    assert_eq!(p.feet.len(), 2, "hidden: {:?}", p.hidden);
+    for f in &p.feet {
+        let [_, _, ankle, _, _] = f.pose.side.keypoints();
+        let k = r.body.keypoints[ankle];
+        let (l, rr) = run_at(mask, k.x, k.y - 10.0 * s, 2.0 * s).expect("the shin in the mask");
+        let (centre, width) = ((l + rr) / 2.0, rr - l + 1.0);
+        let heel = p.frame.camera.project(f.pose.heel);
+        let foot = f.pose.side.name();
+        eprintln!(
+            "{foot}: shin {l:.0}–{rr:.0} (centre {centre:.0}), heel at {:.0}, footprint {:?}",
+            heel.x, f.footprint_px
+        );
+        assert!(
+            (heel.x - centre).abs() <= 0.25 * width,
+            "{foot}: the shoe's heel at x {:.0}, the shin {l:.0}–{rr:.0}",
+            heel.x
+        );
+    }
+}
+
+/// Regression (#30 item 4, the grey patch the lead saw): on the walking woman the raised
+/// back foot's hole took the front leg's jeans between the two ankles (they lie within
+/// reach of the back foot's heel → toe), and the fill painted them over as a grey patch
+/// beside the front shoe (all of those pixels changed). Now no more than a fifth of the front
+/// shin's pixels (the ring grown through the old shoe's colour may take a white sock's or
+/// the mask edge's; 5 of 44 measured) between the back
+/// ankle and 6 cm above the front ankle (the highest the front foot's own old shoe may be
+/// cut from, `old_shoe::old_shoe_top`) change (within 1.5 cm of the knee → ankle axis, the
+/// person mask's; the contact shadow off, so every change is the fill).
+#[test]
+fn the_back_foots_hole_leaves_the_front_shin_alone() {
+    let Some((photo, product)) = inputs(WALKING, "shoe_sneaker_rtfkt_gabrieldesk.glb") else {
+        return;
+    };
+    let r = run(photo, &product);
+    let p = &r.placed.placement;
+    let s = p.frame.px_per_cm;
+    let kp = |i: usize| Vec2::new(r.body.keypoints[i].x, r.body.keypoints[i].y);
+    // Knee and ankle of each leg; the front foot is the lower ankle.
+    let (front, back) = if kp(27).y > kp(28).y {
+        ((kp(25), kp(27)), kp(28))
+    } else {
+        ((kp(26), kp(28)), kp(27))
+    };
+    let mask = r.body.mask.as_ref().expect("a person mask");
+    let prepared = r.placed.photo.as_ref().unwrap();
+    let (w, _) = r.photo.dimensions();
+    let (mut n, mut changed) = (0, 0);
+    for (x, y, c) in r.photo.enumerate_pixels() {
+        let q = Vec2::new(x as f32, y as f32);
+        let on_shin = q.y >= back.y
+            && q.y < front.1.y - 6.0 * s
+            && seg_dist(q, front.0, front.1) <= 1.5 * s
+            && mask.data[(y * w + x) as usize] >= 0.5;
+        if on_shin {
+            n += 1;
+            changed += usize::from(prepared.get_pixel(x, y) != c);
+        }
+    }
+    eprintln!("front shin: {changed} of {n} pixels changed");
+    assert!(n >= 10, "only {n} front-shin pixels");
+    assert!(
+        changed * 5 <= n,
+        "{changed} of {n} front-shin pixels changed"
+    );
 }
