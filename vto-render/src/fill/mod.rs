@@ -36,8 +36,11 @@
 //!   pixels replaced.
 //!
 //! ## Main items
-//! [`fill`], [`fill_rgba`], [`fill_with`], [`FillOptions`], [`FillError`].
+//! [`fill`], [`fill_rgba`], [`fill_with`], [`FillOptions`], [`FillError`]; [`grain`] puts
+//! the finest grain a fill's vote averages away back into it (the shoes' ground, the
+//! garments' background).
 
+pub mod grain;
 mod level;
 mod patchmatch;
 mod smooth;

@@ -5,7 +5,7 @@
 //! 1. **Ground**: the whole hole, copied only from the ground — pixels the person mask
 //!    leaves out (below [`GROUND_MASK`]) and at least 2 px from the hole — keeping all of
 //!    the copied texture ([`GROUND_DETAIL`]), and the grain the stage's vote averages away
-//!    put back ([`super::grain`]). Gravel, grass, sand and snow keep their grain.
+//!    put back ([`crate::fill::grain`]). Gravel, grass, sand and snow keep their grain.
 //!    (Copied from anything but the hole with the stage's default detail, 0.3, the fill was
 //!    a smooth grey patch beside the walking woman's small white sneakers, a dark blot under
 //!    the dunes woman's feet: 30 % of a fine texture's contrast reads as a smear; and the
@@ -25,7 +25,7 @@
 
 use image::{GrayImage, Luma, RgbImage, RgbaImage};
 
-use super::grain;
+use crate::fill::grain;
 use crate::fill::{self, FillOptions};
 use crate::vision::Mask;
 

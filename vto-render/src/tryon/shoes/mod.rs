@@ -18,7 +18,6 @@
 //!    of the floor's colour cast taken out of the key light ([`ground_light`]).
 
 pub mod feet;
-pub mod grain;
 pub mod ground;
 pub mod hole_fill;
 pub mod model;
