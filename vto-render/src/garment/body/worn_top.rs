@@ -41,11 +41,11 @@ const DISTINCT: f32 = 30.0;
 /// A silhouette's outer edge that moves this far in (a fraction of the hip width) within
 /// [`EDGE_STEP_SPAN`] of the torso's length, and stays in, marks a hem
 /// ([`silhouette_hem`]).
-const EDGE_STEP: f32 = 0.1;
+pub const EDGE_STEP: f32 = 0.1;
 
 /// How abrupt an edge's step must be, as a fraction of the torso's length: a hem is a
 /// step, the thighs' taper is not.
-const EDGE_STEP_SPAN: f32 = 0.06;
+pub const EDGE_STEP_SPAN: f32 = 0.06;
 
 /// Where the top the person wears ends: walking down the body's centre line from the chest.
 /// When the top's colour differs from the lower garment's (sampled on the thighs), the hem

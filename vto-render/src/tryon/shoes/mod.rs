@@ -15,7 +15,7 @@
 //!    foot hides it). Both shoes share one depth buffer, so one foot in front of the other
 //!    hides it.
 //! 4. **Light** from the legs and the floor around the feet ([`light::from_region`]), most
-//!    of the floor's colour cast taken out of the key light ([`ground_light`]).
+//!    of the floor's colour cast taken out of the key light (`ground_light`).
 
 pub mod feet;
 pub mod ground;
@@ -323,7 +323,7 @@ pub fn prepare(
 }
 
 /// How much of the feet region's colour cast the key light keeps (the ambient keeps
-/// [`GROUND_AMBIENT_TINT`]): see [`ground_light`].
+/// [`GROUND_AMBIENT_TINT`]): see `ground_light`.
 pub const GROUND_KEY_TINT: f32 = 0.25;
 /// How much of the feet region's colour cast the ambient light keeps.
 pub const GROUND_AMBIENT_TINT: f32 = 0.6;
