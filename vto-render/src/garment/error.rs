@@ -40,7 +40,7 @@ pub enum GarmentError {
     #[error("no garment was found in the product photo: {0}")]
     Unmeasurable(Unmeasurable),
     /// The person photo shows no upper body a garment can use (the reason in words).
-    #[error("no body was found in the person photo ({0}); garments need the shoulders visible")]
+    #[error("the person photo shows no body a garment can be fitted to ({0})")]
     NoUpperBody(&'static str),
     /// The person photo does not show the legs a lower garment needs (the reason in words).
     #[error(
