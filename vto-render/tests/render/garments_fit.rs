@@ -511,3 +511,31 @@ fn a_top_running_out_of_a_half_body_photo_is_covered_to_its_edge() {
         out.metadata["fit"]
     );
 }
+
+/// A puffer on the suit man, whose arms are crossed: the thin-plate spline carried the
+/// product's left sleeve (laid flat beside the hem) far off his body, a long blue stick
+/// from his hip to his knee (1,068 blue pixels in the box x 90–130, y 250–390, left of his
+/// trousers, before). A top's pixels farther than 0.15 shoulder widths from the person are
+/// taken away: at most 50 there now.
+#[test]
+fn a_sleeve_is_not_carried_far_off_the_body() {
+    let person = "fullbody_man_suit_arms_crossed_studio_white_pixabay2016.jpg";
+    let (Some(photo), Some(puffer)) = (
+        real("people", person),
+        real("garments", "jacket_blue-puffer_white_cc0.jpg"),
+    ) else {
+        return;
+    };
+    let tryon = builtin_tryon(Category::Jacket).unwrap();
+    let out =
+        render_with(tryon, Category::Jacket, photo, puffer).expect("a puffer on the suit man");
+    let img = image::load_from_memory(&out.image).unwrap().to_rgba8();
+    let blue = (250..390)
+        .flat_map(|y| (90..130).map(move |x| (x, y)))
+        .filter(|&(x, y)| {
+            let p = img.get_pixel(x, y).0;
+            i32::from(p[2]) - i32::from(p[0]) > 40
+        })
+        .count();
+    assert!(blue <= 50, "{blue} blue pixels off the suit man's body");
+}

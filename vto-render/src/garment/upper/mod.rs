@@ -13,3 +13,4 @@ pub mod compose;
 pub mod fit;
 pub mod length;
 pub mod old_collar;
+pub mod outside;

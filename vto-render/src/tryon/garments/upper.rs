@@ -20,6 +20,7 @@ use crate::garment::body::worn_top::{worn_top_hem, worn_top_reach};
 use crate::garment::upper::compose::{compose, Layers};
 use crate::garment::upper::fit::{clip_to_shoulders, fit_upper_hem, PersonMask};
 use crate::garment::upper::length::{self, LengthClass};
+use crate::garment::upper::outside::clip_far_outside;
 use crate::garment::{self, BodyFrame, PartWarp, Warper};
 use crate::tryon::{LoadedProduct, Look, Needs, Person, ProductInput, Stages, TryOn, TryOnError};
 
@@ -163,6 +164,15 @@ impl TryOn for UpperGarment {
             },
             &frame,
             1.0,
+        );
+        // Nor a sleeve's stick carried far off the body by the spline.
+        clip_far_outside(
+            &mut warped,
+            PersonMask {
+                data: &mask,
+                size: (w, h),
+            },
+            &frame,
         );
         let t_warp = ms(t);
         let t = Instant::now();
