@@ -50,6 +50,7 @@ mod tests;
 use image::{GrayImage, RgbImage, RgbaImage};
 use rayon::prelude::*;
 
+pub(crate) use level::dilate;
 use level::Level;
 use patchmatch::{Field, Nnf};
 

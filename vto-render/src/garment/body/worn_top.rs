@@ -7,6 +7,7 @@ use image::RgbaImage;
 
 use crate::garment::body::frame::BodyFrame;
 use crate::garment::body::legs::Legs;
+use crate::garment::colour;
 use crate::garment::geom::mask_at;
 
 /// The top the person wears, as far as it hangs over the hips.
@@ -71,16 +72,8 @@ pub fn worn_top_hem(
         Some([f32::from(c[0]), f32::from(c[1]), f32::from(c[2])])
     };
     let median = |pts: &[Vec2]| -> Option<[f32; 3]> {
-        let mut cs: Vec<[f32; 3]> = pts.iter().filter_map(|p| at(*p)).collect();
-        if cs.len() < 3 {
-            return None;
-        }
-        let mut out = [0.0; 3];
-        for (c, o) in out.iter_mut().enumerate() {
-            cs.sort_by(|a, b| a[c].total_cmp(&b[c]));
-            *o = cs[cs.len() / 2][c];
-        }
-        Some(out)
+        let cs: Vec<[f32; 3]> = pts.iter().filter_map(|p| at(*p)).collect();
+        (cs.len() >= 3).then(|| colour::median(cs)).flatten()
     };
     let strip = |centre: Vec2| -> Vec<Vec2> {
         (-3..=3)
@@ -184,7 +177,7 @@ pub fn worn_top_reach(photo: &RgbaImage, mask: &[f32], frame: &BodyFrame) -> Opt
     let sw = frame.shoulder_width;
     let inside = |p: Vec2| p.x >= 0.0 && p.y >= 0.0 && p.x < w as f32 && p.y < h as f32;
     let median = |centre: Vec2| -> Option<[f32; 3]> {
-        let mut cs: Vec<[f32; 3]> = (-3..=3)
+        let cs: Vec<[f32; 3]> = (-3..=3)
             .map(|k| centre + frame.across * sw * 0.04 * k as f32)
             .filter(|&p| inside(p) && mask_at(mask, (w, h), p) >= 0.5)
             .map(|p| {
@@ -192,15 +185,7 @@ pub fn worn_top_reach(photo: &RgbaImage, mask: &[f32], frame: &BodyFrame) -> Opt
                 [f32::from(c[0]), f32::from(c[1]), f32::from(c[2])]
             })
             .collect();
-        if cs.len() < 4 {
-            return None;
-        }
-        let mut out = [0.0; 3];
-        for (c, o) in out.iter_mut().enumerate() {
-            cs.sort_by(|a, b| a[c].total_cmp(&b[c]));
-            *o = cs[cs.len() / 2][c];
-        }
-        Some(out)
+        (cs.len() >= 4).then(|| colour::median(cs)).flatten()
     };
     let chest = median(mid + frame.down * 0.45 * torso)?;
     let step = (torso / 60.0).max(1.0);

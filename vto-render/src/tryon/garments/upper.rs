@@ -135,14 +135,15 @@ impl TryOn for UpperGarment {
             worn,
             frame.shoulder_width,
         );
+        let person_mask = PersonMask {
+            data: &mask,
+            size: (w, h),
+        };
         let fit = fit_upper_hem(
             &g.landmarks,
             &frame,
             self.ease(),
-            Some(PersonMask {
-                data: &mask,
-                size: (w, h),
-            }),
+            Some(person_mask),
             Some(hem),
         )?;
         let warps = fit
@@ -156,24 +157,9 @@ impl TryOn for UpperGarment {
         let (mut warped, folds) = warper.warp_checked(&g, &warps, (w, h))?;
         // The garment's shoulders no further out than the person's (a pixel for the mask's
         // soft edge): a flat-lay's square corners would poke out as horns.
-        clip_to_shoulders(
-            &mut warped,
-            PersonMask {
-                data: &mask,
-                size: (w, h),
-            },
-            &frame,
-            1.0,
-        );
+        clip_to_shoulders(&mut warped, person_mask, &frame, 1.0);
         // Nor a sleeve's stick carried far off the body by the spline.
-        clip_far_outside(
-            &mut warped,
-            PersonMask {
-                data: &mask,
-                size: (w, h),
-            },
-            &frame,
-        );
+        clip_far_outside(&mut warped, person_mask, &frame);
         let t_warp = ms(t);
         let t = Instant::now();
         let (image, stats) = compose(&Layers {

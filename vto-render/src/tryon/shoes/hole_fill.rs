@@ -66,7 +66,15 @@ pub fn fill_feet(photo: &mut RgbaImage, hole: &GrayImage, mask: &Mask, cuts: &[C
         image::Rgb([p[0], p[1], p[2]])
     });
     let crop_hole = GrayImage::from_fn(cw, ch, |x, y| *hole.get_pixel(cx + x, cy + y));
-    let near_hole = grown(&crop_hole, 2);
+    let near_hole = fill::dilate(
+        &crop_hole
+            .pixels()
+            .map(|p| p.0[0] == 255)
+            .collect::<Vec<_>>(),
+        cw as usize,
+        ch as usize,
+        2,
+    );
     let m = |x: u32, y: u32| mask.data[((cy + y) * mask.width + cx + x) as usize];
     // Pass 1: the ground.
     let ground = GrayImage::from_fn(cw, ch, |x, y| {
@@ -137,23 +145,6 @@ fn crop_of(photo: &RgbaImage, hole: &GrayImage) -> Option<Crop> {
         (cx1 - cx0) as u32,
         (cy1 - cy0) as u32,
     ))
-}
-
-/// `hole` (255) grown by `r` pixels (a square), row-major.
-fn grown(hole: &GrayImage, r: u32) -> Vec<bool> {
-    let (w, h) = hole.dimensions();
-    let mut out = vec![false; (w * h) as usize];
-    for (x, y, p) in hole.enumerate_pixels() {
-        if p.0[0] != 255 {
-            continue;
-        }
-        for yy in y.saturating_sub(r)..(y + r + 1).min(h) {
-            for xx in x.saturating_sub(r)..(x + r + 1).min(w) {
-                out[(yy * w + xx) as usize] = true;
-            }
-        }
-    }
-    out
 }
 
 /// Continues the leg of `leg_src` (the leg above the cut, 255) down into the `leg_hole`
