@@ -126,9 +126,10 @@ struct TryOnArgs {
     /// `always` (the API's `remove_own_hat`).
     #[arg(long, default_value = "auto")]
     remove_own_hat: String,
-    /// Jewelry and hats: what the product is, overriding what the model says (the API's
-    /// `product_kind`): `ring`, `earrings`, `stud`, `hoop`, `drop`, `necklace`, `bracelet`,
-    /// `watch` (jewelry); `cap`, `brimmed`, `beanie` (hats).
+    /// Jewelry, hats and dress: what the product is, overriding what the model or photo says
+    /// (the API's `product_kind`): `ring`, `earrings`, `stud`, `hoop`, `drop`, `necklace`,
+    /// `bracelet`, `watch` (jewelry); `cap`, `brimmed`, `beanie` (hats); `dress`, `skirt`
+    /// (dress).
     #[arg(long)]
     product_kind: Option<String>,
 }

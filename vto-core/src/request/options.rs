@@ -65,7 +65,7 @@ impl FromStr for Removal {
     }
 }
 
-/// What the product is, when the shop knows it better than the model file says
+/// What the product is, when the shop knows it better than the model file or the photo says
 /// (`product_kind` in the request): overrides the file's `extras.vto.kind`, its node names and
 /// the shape inference. Each kind belongs to one category ([`ProductKind::category`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -94,11 +94,16 @@ pub enum ProductKind {
     Brimmed,
     /// `hats`: a beanie (no brim, worn lower).
     Beanie,
+    /// `dress`: a dress, worn from the shoulders (also one without a neckline, which would
+    /// read as a skirt).
+    Dress,
+    /// `dress`: a skirt on its own, worn from the waist.
+    Skirt,
 }
 
 impl ProductKind {
     /// Every value, in the order the documentation lists them.
-    pub const ALL: [ProductKind; 11] = [
+    pub const ALL: [ProductKind; 13] = [
         ProductKind::Ring,
         ProductKind::Earrings,
         ProductKind::Stud,
@@ -110,6 +115,8 @@ impl ProductKind {
         ProductKind::Cap,
         ProductKind::Brimmed,
         ProductKind::Beanie,
+        ProductKind::Dress,
+        ProductKind::Skirt,
     ];
 
     /// The wire value.
@@ -126,14 +133,17 @@ impl ProductKind {
             ProductKind::Cap => "cap",
             ProductKind::Brimmed => "brimmed",
             ProductKind::Beanie => "beanie",
+            ProductKind::Dress => "dress",
+            ProductKind::Skirt => "skirt",
         }
     }
 
-    /// The category the kind belongs to (`jewelry` or `hats`; the other categories take no
-    /// kind: eyewear and shoes are told by their category).
+    /// The category the kind belongs to (`jewelry`, `hats` or `dress`; the other categories
+    /// take no kind: eyewear, shoes, tops, trousers and outfits are told by their category).
     pub fn category(self) -> Category {
         match self {
             ProductKind::Cap | ProductKind::Brimmed | ProductKind::Beanie => Category::Hats,
+            ProductKind::Dress | ProductKind::Skirt => Category::Dress,
             _ => Category::Jewelry,
         }
     }
@@ -158,7 +168,7 @@ impl fmt::Display for ProductKind {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown product_kind value {0:?}; expected one of: ring, earrings, stud, hoop, drop, \
-     necklace, bracelet, watch (jewelry); cap, brimmed, beanie (hats)"
+     necklace, bracelet, watch (jewelry); cap, brimmed, beanie (hats); dress, skirt (dress)"
 )]
 pub struct UnknownProductKind(pub String);
 

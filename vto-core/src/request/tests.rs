@@ -234,9 +234,15 @@ fn remove_own_hat_defaults_to_auto_and_rejects_other_values() {
 #[test]
 fn product_kind_must_belong_to_the_category() {
     let body = |category: &str, kind: serde_json::Value| {
-        req(json!({"category": category, "person_image": PERSON,
-                   "product_model": PRODUCT, "product_kind": kind}))
-        .validate(&RequestLimits::default())
+        // A dress is a product photo; the others here take a 3D model.
+        let product = if category == "dress" {
+            "product_image"
+        } else {
+            "product_model"
+        };
+        let mut r = json!({"category": category, "person_image": PERSON, "product_kind": kind});
+        r[product] = json!(PRODUCT);
+        req(r).validate(&RequestLimits::default())
     };
     // Absent or null: read from the model.
     let v = req(json!({"category": "jewelry", "person_image": PERSON,
@@ -259,6 +265,7 @@ fn product_kind_must_belong_to_the_category() {
             Category::Hats,
             Category::Jewelry,
             Category::Shoes,
+            Category::Dress,
         ] {
             if c == own {
                 continue;
@@ -273,6 +280,10 @@ fn product_kind_must_belong_to_the_category() {
         }
     }
     assert_eq!(ProductKind::of(Category::Hats).len(), 3);
+    assert_eq!(
+        ProductKind::of(Category::Dress),
+        vec![ProductKind::Dress, ProductKind::Skirt]
+    );
     assert!(ProductKind::of(Category::Glasses).is_empty());
     for (bad, code) in [
         (json!("tiara"), ValidationCode::InvalidValue),

@@ -99,8 +99,8 @@ pub struct Options {
     /// What to do with the person's own hat before a hats try-on (`auto`: remove it when
     /// detected; see [`hats::own_hat`]). Per request.
     pub remove_own_hat: vto_core::RemoveOwnHat,
-    /// What the product is, when the request says (`product_kind`; jewelry and hats):
-    /// overrides the file's `extras.vto.kind`, its names and the shape. Per request.
+    /// What the product is, when the request says (`product_kind`; jewelry, hats and
+    /// dress): overrides the file's `extras.vto.kind`, its names and the shape. Per request.
     pub product_kind: Option<vto_core::ProductKind>,
 }
 

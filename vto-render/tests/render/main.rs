@@ -29,6 +29,7 @@ mod product_pose;
 mod products;
 mod rings;
 mod shoes;
+mod skirts;
 mod subjects;
 mod tflite_golden;
 mod thin_parts;

@@ -70,7 +70,7 @@ impl PantsLandmarks {
 }
 
 /// Row runs of `fg` in row `y`.
-fn row_runs(fg: &[bool], w: usize, y: usize) -> Vec<(usize, usize)> {
+pub(crate) fn row_runs(fg: &[bool], w: usize, y: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut start = None;
     for x in 0..w {
@@ -90,7 +90,7 @@ fn row_runs(fg: &[bool], w: usize, y: usize) -> Vec<(usize, usize)> {
 }
 
 /// The rows a mask occupies and its columns' extent.
-fn extent(fg: &[bool], w: usize, h: usize) -> Option<(usize, usize, usize, usize)> {
+pub(crate) fn extent(fg: &[bool], w: usize, h: usize) -> Option<(usize, usize, usize, usize)> {
     let rows: Vec<usize> = (0..h)
         .filter(|&y| fg[y * w..(y + 1) * w].contains(&true))
         .collect();

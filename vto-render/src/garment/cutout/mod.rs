@@ -37,6 +37,7 @@ pub mod mask;
 pub mod on_model;
 pub mod outfit;
 pub mod segment;
+pub mod skirt;
 pub mod symmetry;
 
 use glam::Vec2;

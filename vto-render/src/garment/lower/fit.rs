@@ -192,12 +192,14 @@ pub struct SkirtFit {
 /// The person's depth for a garment length of `ratio` shoulder widths, through
 /// [`STANDARD_DEPTHS`] onto `anchors` (the person's hips, knees, ankles).
 pub fn depth_for(ratio: f32, anchors: [f32; 3]) -> f32 {
-    let xs = [
-        0.0,
-        STANDARD_DEPTHS[0],
-        STANDARD_DEPTHS[1],
-        STANDARD_DEPTHS[2],
-    ];
+    depth_on(ratio, STANDARD_DEPTHS, anchors)
+}
+
+/// The person's depth for a garment length of `ratio` units, where a standard body has its
+/// hips, knees and ankles `standard` units down and this person `anchors` pixels down
+/// (piecewise linear from the garment's top, extended past the ankles).
+pub fn depth_on(ratio: f32, standard: [f32; 3], anchors: [f32; 3]) -> f32 {
+    let xs = [0.0, standard[0], standard[1], standard[2]];
     let ys = [0.0, anchors[0], anchors[1], anchors[2]];
     let k = if ratio <= xs[1] {
         0

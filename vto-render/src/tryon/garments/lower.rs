@@ -21,6 +21,7 @@ use image::RgbaImage;
 use serde_json::{json, Value};
 use vto_core::Category;
 
+use super::skirt::{is_skirt, wear_skirt};
 use crate::garment::body::legs::Legs;
 use crate::garment::body::outline::person_outline;
 use crate::garment::body::worn_top::{worn_top_hem, WornTop};
@@ -54,7 +55,7 @@ pub struct Dress;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FullOutfit;
 
-fn ms(t: Instant) -> f64 {
+pub(super) fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
@@ -80,15 +81,15 @@ fn photo_of(category: Category, product: &LoadedProduct) -> Result<&RgbaImage, T
 }
 
 /// The person as the lower garments see them.
-struct Body {
-    mask: Vec<f32>,
-    frame: BodyFrame,
-    legs: Legs,
+pub(super) struct Body {
+    pub(super) mask: Vec<f32>,
+    pub(super) frame: BodyFrame,
+    pub(super) legs: Legs,
 }
 
 /// The body; `legs_only` for a garment worn on the legs alone (trousers: a body turned
 /// three-quarters is accepted, [`BodyFrame::for_legs`]).
-fn body(person: &Person, legs_only: bool) -> Result<Body, TryOnError> {
+pub(super) fn body(person: &Person, legs_only: bool) -> Result<Body, TryOnError> {
     let frame = if legs_only {
         BodyFrame::for_legs(person)?
     } else {
@@ -124,15 +125,15 @@ fn pants_of(cut: &Cutout) -> Result<PantsGarment, TryOnError> {
 
 /// Stage timings (milliseconds).
 #[derive(Debug, Default)]
-struct Times {
-    garment: f64,
-    fit: f64,
-    warp: f64,
-    compose: f64,
+pub(super) struct Times {
+    pub(super) garment: f64,
+    pub(super) fit: f64,
+    pub(super) warp: f64,
+    pub(super) compose: f64,
 }
 
 impl Times {
-    fn json(&self) -> Value {
+    pub(super) fn json(&self) -> Value {
         json!({
             "garment": self.garment,
             "fit": self.fit,
@@ -502,16 +503,23 @@ impl TryOn for Dress {
         let mut times = Times::default();
         let t = Instant::now();
         let cut = cutout(photo)?;
+        let (skirt, kind_source) = is_skirt(&cut, stages.options.product_kind);
         times.garment += ms(t);
         let t = Instant::now();
-        let b = body(person, false)?;
+        // A skirt is worn on the legs alone (a body turned three-quarters carries it).
+        let b = body(person, skirt)?;
         times.fit += ms(t);
-        let (image, garment) = wear_dress(stages, &b, &person.photo, &cut, &mut times)?;
+        let (image, garment) = if skirt {
+            wear_skirt(stages, &b, &person.photo, &cut, &mut times)?
+        } else {
+            wear_dress(stages, &b, &person.photo, &cut, &mut times)?
+        };
         Ok(Look {
             image,
             metadata: json!({
                 "category": "dress",
                 "garment": garment,
+                "kind_source": kind_source,
                 "ankles_estimated": b.legs.ankles_estimated,
                 "tone": b.frame.tone_sources(),
                 "stages_ms": times.json(),

@@ -3,12 +3,13 @@
 //!
 //! - [`upper`]: tops — `shirt`, `tshirt`, `jacket` ([`UpperGarment`]).
 //! - [`lower`]: lower garments and outfits — `pants`, `dress`, `full_outfit` ([`Pants`],
-//!   [`Dress`], [`FullOutfit`]).
+//!   [`Dress`], [`FullOutfit`]); a skirt sent as a `dress` is [`skirt`]'s.
 //!
 //! Both report the garment stage's errors ([`GarmentError`]) as the category's
 //! ([`TryOnError`]).
 
 pub mod lower;
+pub mod skirt;
 pub mod upper;
 
 pub use lower::{Dress, FullOutfit, Pants};

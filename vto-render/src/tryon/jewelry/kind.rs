@@ -85,7 +85,7 @@ pub fn requested_kind(product: &Product, kind: vto_core::ProductKind) -> Option<
         K::Drop => JewelryKind::Drop,
         K::Necklace => JewelryKind::Necklace,
         K::Bracelet | K::Watch => JewelryKind::Bracelet,
-        K::Cap | K::Brimmed | K::Beanie => return None,
+        K::Cap | K::Brimmed | K::Beanie | K::Dress | K::Skirt => return None,
     })
 }
 
