@@ -32,6 +32,7 @@ use crate::garment::geom::neighbours4;
 use crate::garment::geom::smoothstep;
 use crate::garment::shade::fill::push_pull;
 use crate::garment::shade::skin::{self, FaceLight};
+use crate::image_ops::box_blur;
 
 /// The person's own leg tone: the median of the skin in view on the legs (near each leg's
 /// centre line, hip to ankle) and the feet, when at least 30 such pixels are seen. On the
@@ -159,7 +160,7 @@ pub fn uncover_legs(
     }
     .fills(&start);
     let (skin_n, bg_n, painted) = paint_fills(out, &fills, &background);
-    blend_seams(out, b, &painted, skin);
+    blend_seams(out, b, &painted, skin, &background);
     (skin_n, bg_n)
 }
 
@@ -190,10 +191,14 @@ impl OldClothing {
         let (wu, hu) = (w as usize, h as usize);
         let body: Vec<bool> = b.person.iter().map(|&m| m >= 0.5).collect();
         let near = dilate(&body, wu, hu, 3);
+        // Judged on the photo smoothed over 3 × 3 pixels: a JPEG's chroma, kept per 2 × 2
+        // pixels, swings the hue of dark trousers' pixels on a lattice, and the old
+        // garment's share with it (a lattice of dark dots stayed beside painted legs).
+        let smooth = smoothed(b.photo);
         let like: Vec<f32> = (0..wu * hu)
             .into_par_iter()
             .map(|i| match bottom {
-                Some(g) if near[i] => garment_likeness(px(b.photo, i), g),
+                Some(g) if near[i] => garment_likeness(smooth[i], g),
                 _ => 0.0,
             })
             .collect();
@@ -215,6 +220,21 @@ impl OldClothing {
             edge: dilate(&solid, wu, hu, 2),
         }
     }
+}
+
+/// `photo`'s colours box-blurred over 3 × 3 pixels.
+fn smoothed(photo: &RgbaImage) -> Vec<[f32; 3]> {
+    let (w, h) = (photo.width() as usize, photo.height() as usize);
+    let raw = photo.as_raw();
+    let channels: Vec<Vec<f32>> = (0..3)
+        .map(|c| {
+            let plane: Vec<f32> = (0..w * h).map(|i| f32::from(raw[4 * i + c])).collect();
+            box_blur(&plane, w, h, 1)
+        })
+        .collect();
+    (0..w * h)
+        .map(|i| [channels[0][i], channels[1][i], channels[2][i]])
+        .collect()
 }
 
 /// The background continued (push–pull) from the pixels off the person and off its old
@@ -398,18 +418,38 @@ fn paint_fills(
 /// Radius (pixels) over which painted skin blends into the photo's own skin it meets.
 const SEAM: i64 = 10;
 
+/// How far (RGB distance) the photo's own skin lies from the background continued behind
+/// it, at least, for [`blend_seams`] to blend towards it.
+const SKIN_OFF_BACKGROUND: f32 = 25.0;
+
 /// Painted leg pixels within [`SEAM`] pixels of the photo's own skin (a bare foot, an ankle,
 /// a knee below an old hem) are shifted by the step between the two there (the mean of the
 /// photo's skin nearby minus the mean of the painted skin nearby), fading with the distance,
 /// so the two meet without a step.
-fn blend_seams(out: &mut RgbaImage, b: &Bared<'_>, painted: &[bool], skin: [f32; 3]) {
+fn blend_seams(
+    out: &mut RgbaImage,
+    b: &Bared<'_>,
+    painted: &[bool],
+    skin: [f32; 3],
+    background: &[[f32; 3]],
+) {
     let (w, h) = out.dimensions();
     let (wu, hu) = (w as usize, h as usize);
     let raw = b.photo.as_raw();
     let px = |i: usize| [0, 1, 2].map(|c| f32::from(raw[4 * i + c]));
+    // The photo's own skin: skin-like on the person, and not the background continued there
+    // (a warm wall inside the soft mask's edge is no skin to blend towards).
     let real: Vec<bool> = (0..wu * hu)
         .into_par_iter()
-        .map(|i| !painted[i] && b.person[i] >= 0.5 && skin_likeness(px(i), skin) > 0.85)
+        .map(|i| {
+            let c = px(i);
+            let off_bg = (0..3)
+                .map(|k| (c[k] - background[i][k]).powi(2))
+                .sum::<f32>()
+                .sqrt()
+                > SKIN_OFF_BACKGROUND;
+            !painted[i] && b.person[i] >= 0.5 && skin_likeness(c, skin) > 0.85 && off_bg
+        })
         .collect();
     let near = dilate(&real, wu, hu, SEAM as usize);
     let now = out.as_raw();
@@ -421,9 +461,11 @@ fn blend_seams(out: &mut RgbaImage, b: &Bared<'_>, painted: &[bool], skin: [f32;
             let (x, y) = ((i % wu) as i64, (i / wu) as i64);
             let (mut sr, mut nr, mut sp, mut np) = ([0.0f32; 3], 0.0f32, [0.0f32; 3], 0.0f32);
             let mut best = f32::MAX;
-            for dy in (-SEAM..=SEAM).step_by(2) {
-                for dx in (-SEAM..=SEAM).step_by(2) {
-                    let (xx, yy) = (x + dx, y + dy);
+            // Every other pixel of the photo's own grid (the same samples for neighbouring
+            // pixels: a grid relative to each pixel painted a 2 × 2 lattice of steps).
+            for yy in ((y - SEAM) & !1..=y + SEAM).step_by(2) {
+                for xx in ((x - SEAM) & !1..=x + SEAM).step_by(2) {
+                    let (dx, dy) = (xx - x, yy - y);
                     if xx < 0 || yy < 0 || xx >= w as i64 || yy >= h as i64 {
                         continue;
                     }
