@@ -330,7 +330,8 @@ fn a_tank_top_has_no_hanging_sleeves() {
 /// (`segment::surface_by_colour`), pieces of the planks fenced off by their joints stayed in
 /// the masks: IoU 0.854 / 0.816 / 0.953 with 14.5 / 5.8 / 1.3 % wood-brown pixels (the
 /// hoodie worn on a person was mostly floor); now 0.988 / 0.861 / 0.980 with 0.5 / 1.9 /
-/// 0.03 % (the blazer keeps a sunlit patch of floor above its left shoulder). And the
+/// 0.03 % (the blazer kept a sunlit patch of floor above its left shoulder, IoU 0.861, until
+/// the garment's colours were learnt without the surface's own: 0.981 now). And the
 /// polo's short sleeves are found: the floor kept along its sides hid its armpits, and it
 /// measured sleeveless (the try-on drew a vest).
 #[test]
@@ -340,7 +341,7 @@ fn garments_on_wood_floors_take_in_little_floor() {
     let mut ok = true;
     for (name, teal, min_iou, max_wood) in [
         ("hoodie_mint_darkwood_cc0.jpg", false, 0.95, 0.02),
-        ("blazer_teal_wood_cc0.jpg", true, 0.84, 0.03),
+        ("blazer_teal_wood_cc0.jpg", true, 0.95, 0.01),
         ("polo_cyan_lightgrey_cc0.jpg", true, 0.97, 0.005),
     ] {
         let img = image::open(dir.join(name))

@@ -508,15 +508,6 @@ fn surface_by_colour(feat: &Features, surface: &[Cluster], reached: &[bool]) -> 
     // piece of floor kept along the outline is shallow, the torso deep).
     let depth = depth_inside(&main, w, h);
     let deepest = depth.iter().copied().max().unwrap_or(0);
-    let samples: Vec<[f32; 4]> = (0..w * h)
-        .filter(|&i| main[i] && 2 * depth[i] >= deepest)
-        .map(|i| feat.f[i])
-        .collect();
-    if samples.len() < (w * h / 100).max(4 * K) {
-        return None;
-    }
-    let (cloth, _) = kmeans(&samples, K);
-    let d_cloth = costs(feat, &cloth, false);
     // The surface by colour alone too: a sunlit patch of the floor shows its grain stronger.
     let d_surface: Vec<f32> = feat
         .f
@@ -528,6 +519,18 @@ fn surface_by_colour(feat: &Features, surface: &[Cluster], reached: &[bool]) -> 
                 .fold(f32::MAX, f32::min)
         })
         .collect();
+    // Not the surface's own colours: a piece of floor fenced in between two trouser legs
+    // lies as deep inside what the fill left as the garment does, and learnt as a garment
+    // colour it kept itself (grey planks between denim shorts' legs, read as trousers).
+    let samples: Vec<[f32; 4]> = (0..w * h)
+        .filter(|&i| main[i] && 2 * depth[i] >= deepest && d_surface[i] > BG_DIST)
+        .map(|i| feat.f[i])
+        .collect();
+    if samples.len() < (w * h / 100).max(4 * K) {
+        return None;
+    }
+    let (cloth, _) = kmeans(&samples, K);
+    let d_cloth = costs(feat, &cloth, false);
     let like: Vec<bool> = d_surface
         .iter()
         .zip(&d_cloth)
