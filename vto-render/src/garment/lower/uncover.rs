@@ -142,7 +142,7 @@ pub fn uncover_legs(
     let bottom = feet.bottom();
     let own = own_leg_tone(b.photo, b.person, &model, legs, bottom, face);
     let skin = own.unwrap_or(face);
-    let tone = LegTone::new(b.photo, b.frame, skin);
+    let tone = LegTone::new(b.photo, b.frame, skin, skin_grain(b.photo, b.person, skin));
     let old = OldClothing::find(b, &feet, bottom);
     let corr = Correction::measure(b, &model, &tone, skin, &old.edge);
     let background = continued_background(b, &old.near);
@@ -191,14 +191,10 @@ impl OldClothing {
         let (wu, hu) = (w as usize, h as usize);
         let body: Vec<bool> = b.person.iter().map(|&m| m >= 0.5).collect();
         let near = dilate(&body, wu, hu, 3);
-        // Judged on the photo smoothed over 3 × 3 pixels: a JPEG's chroma, kept per 2 × 2
-        // pixels, swings the hue of dark trousers' pixels on a lattice, and the old
-        // garment's share with it (a lattice of dark dots stayed beside painted legs).
-        let smooth = smoothed(b.photo);
         let like: Vec<f32> = (0..wu * hu)
             .into_par_iter()
             .map(|i| match bottom {
-                Some(g) if near[i] => garment_likeness(smooth[i], g),
+                Some(g) if near[i] => garment_likeness(px(b.photo, i), g),
                 _ => 0.0,
             })
             .collect();
@@ -220,21 +216,6 @@ impl OldClothing {
             edge: dilate(&solid, wu, hu, 2),
         }
     }
-}
-
-/// `photo`'s colours box-blurred over 3 × 3 pixels.
-fn smoothed(photo: &RgbaImage) -> Vec<[f32; 3]> {
-    let (w, h) = (photo.width() as usize, photo.height() as usize);
-    let raw = photo.as_raw();
-    let channels: Vec<Vec<f32>> = (0..3)
-        .map(|c| {
-            let plane: Vec<f32> = (0..w * h).map(|i| f32::from(raw[4 * i + c])).collect();
-            box_blur(&plane, w, h, 1)
-        })
-        .collect();
-    (0..w * h)
-        .map(|i| [channels[0][i], channels[1][i], channels[2][i]])
-        .collect()
 }
 
 /// The background continued (push–pull) from the pixels off the person and off its old
@@ -611,16 +592,60 @@ pub struct Bared<'a> {
 
 /// The colour of bare leg skin: the person's leg tone, shaded as a cylinder lit from the
 /// face's light ([`skin::cylinder`], [`FaceLight`]), a soft highlight on the knee cap and
-/// a shade under it, and a faint grain.
+/// a shade under it, and the grain of the photo's own skin ([`skin_grain`]).
 struct LegTone {
     skin: [f32; 3],
     light: Vec2,
     /// Whether the light's across axis runs the other way from the image's x.
     flip: bool,
+    /// The grain's amplitude (levels): uniform noise in ± this.
+    grain: f32,
+}
+
+/// The painted skin's grain (levels) where the photo shows too little skin to measure its own.
+const DEFAULT_GRAIN: f32 = 1.5;
+
+/// Skin pixels (their whole 5 × 5 neighbourhood skin) the photo must show for its grain to
+/// be measured.
+const MIN_GRAIN_SAMPLES: usize = 200;
+
+/// The grain of the photo's own skin, as the amplitude of uniform noise with the same 30th
+/// percentile of the absolute high-pass (each pixel's luma less its 5 × 5 mean: the camera's
+/// noise and the skin's fine texture) over the skin the photo shows (on the `person` mask, like `skin`,
+/// away from its edges). A painted leg as smooth as plastic beside a grainy photo gives the
+/// composite away (what compositors match as grain). [`DEFAULT_GRAIN`] when under
+/// [`MIN_GRAIN_SAMPLES`] such pixels show.
+fn skin_grain(photo: &RgbaImage, person: &[f32], skin: [f32; 3]) -> f32 {
+    let (w, h) = (photo.width() as usize, photo.height() as usize);
+    let luma: Vec<f32> = (0..w * h).map(|i| lum(px(photo, i))).collect();
+    let mean = box_blur(&luma, w, h, 2);
+    let not_skin: Vec<bool> = (0..w * h)
+        .into_par_iter()
+        .map(|i| person[i] < 0.5 || skin_likeness(px(photo, i), skin) < 0.85)
+        .collect();
+    let near_other = dilate(&not_skin, w, h, 2);
+    let mut res: Vec<f32> = (0..w * h)
+        .filter(|&i| !near_other[i])
+        .map(|i| (luma[i] - mean[i]).abs())
+        .collect();
+    if res.len() < MIN_GRAIN_SAMPLES {
+        return DEFAULT_GRAIN;
+    }
+    // The lower quantiles are the grain (the face's brows, lashes and lips, and the shading's
+    // edges, lie in the upper ones); uniform noise in ±a has its absolute values' q-quantile
+    // at q·a.
+    let k = res.len() * 3 / 10;
+    let low = *res.select_nth_unstable_by(k, f32::total_cmp).1;
+    (low / 0.3).clamp(DEFAULT_GRAIN, 12.0)
+}
+
+/// Luminance (Rec. 601) of an sRGB colour.
+fn lum(c: [f32; 3]) -> f32 {
+    0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]
 }
 
 impl LegTone {
-    fn new(photo: &RgbaImage, frame: &BodyFrame, skin: [f32; 3]) -> LegTone {
+    fn new(photo: &RgbaImage, frame: &BodyFrame, skin: [f32; 3], grain: f32) -> LegTone {
         let face = frame.skin.unwrap_or(FALLBACK_SKIN);
         let light = FaceLight::measure(photo, Vec2::ZERO, frame, face)
             .map_or(Vec2::new(0.35, 0.94), |l| l.direction());
@@ -628,6 +653,7 @@ impl LegTone {
             skin,
             light,
             flip: frame.across.x < 0.0,
+            grain,
         }
     }
 
@@ -639,7 +665,7 @@ impl LegTone {
         let dk = on.t - on.knee;
         shade *= 1.0 + 0.06 * across * (-((dk + 0.012) / 0.022).powi(2)).exp()
             - 0.05 * across * (-((dk - 0.035) / 0.02).powi(2)).exp();
-        let g = skin::grain(x, y) * 1.5;
+        let g = skin::grain(x, y) * self.grain;
         self.skin.map(|v| v * shade + g)
     }
 }
