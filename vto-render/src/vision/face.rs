@@ -51,16 +51,28 @@ pub struct Face {
     pub head_pose: Option<HeadPose>,
 }
 
-/// Faces narrower than this (pixels between landmarks 234 and 454) get a second face-mesh
-/// pass on the region their first landmarks give ([`Vision::refine_face`]). Measured on the
-/// face cases of `tests/render/faces.rs` against MediaPipe: above it the first pass already
-/// matches MediaPipe's static pipeline and a second pass only moves it away (0.55 → 1.62 % of
-/// the face width on a 51 px face, 1.85 → 3.89 % on a 52 px profile). Below it the second pass
-/// brought the landmarks closer while full-range faces' regions came from the full-range box
-/// (3.7 → 2.0 % and 2.6 → 1.6 % on 28 and 32 px faces); since they come from the short-range
-/// detector run again ([`Vision::redetect_short_range`]) the two passes are about even there
-/// (2.26 / 2.61, 1.81 / 1.71, 3.31 / 3.35, 1.69 / 1.80 % on 28, 32, 21 and 37 px faces).
-pub const REFINE_BELOW_PX: f32 = 40.0;
+/// Faces at least this wide and narrower than [`REFINE_BELOW_PX`] (pixels between landmarks
+/// 234 and 454) get a second face-mesh pass on the region their first landmarks give
+/// ([`Vision::refine_face`]), as MediaPipe's tracking pass takes it from the previous frame.
+///
+/// Measured against MediaPipe 0.10.14 (`scripts/face_landmarks_vs_mediapipe.py`, static and
+/// tracking FaceMesh) on `../shared/testdata/people` and the face cases (#30): under ~30 px
+/// the first landmarks are too coarse to frame a better region than the detector's, and the
+/// second pass moved them away from both MediaPipe answers (a 23 px face 2.2 → 4.5 %, a 27 px
+/// one 1.7 → 2.5 % of the face width).
+pub const REFINE_FROM_PX: f32 = 30.0;
+
+/// Faces narrower than this (and at least [`REFINE_FROM_PX`]) get the second mesh pass.
+///
+/// Between 30 and 80 px a detector's box frames the face badly: the short-range detector's
+/// box of a 46–60 px face is 1.4–1.8 times the face's width, and the mesh in its 1.5 times
+/// larger region put the mouth on the chin (three astronauts of a group photo, a man standing
+/// 59 px wide). MediaPipe's static FaceMesh keeps that answer; its tracking pass, which frames
+/// the face from the first landmarks, moves them by 9–14 % of the face width, and so does this
+/// pass (vs MediaPipe's tracking answer: 17.1 → 5.7 %, 10.4 → 5.2 %, 9.9 → 2.7 %; the 52 and
+/// 63 px profiles 7.3 → 3.1 % and 5.6 → 2.1 %). Above 80 px the detectors frame the face well
+/// and the first pass is MediaPipe's static answer to 0.1 %.
+pub const REFINE_BELOW_PX: f32 = 80.0;
 
 impl Face {
     /// The face's width in pixels: landmarks 234 to 454 (0 without landmarks).
@@ -71,9 +83,10 @@ impl Face {
         }
     }
 
-    /// Whether the face is small enough for a second mesh pass ([`REFINE_BELOW_PX`]).
+    /// Whether the face's size calls for a second mesh pass ([`REFINE_FROM_PX`] to
+    /// [`REFINE_BELOW_PX`]).
     pub fn needs_refinement(&self) -> bool {
-        self.width_px() < REFINE_BELOW_PX
+        (REFINE_FROM_PX..REFINE_BELOW_PX).contains(&self.width_px())
     }
 
     /// The bounding box of the landmarks `[xmin, ymin, xmax, ymax]` in pixels.
