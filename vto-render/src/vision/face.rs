@@ -56,7 +56,7 @@ pub struct Face {
 /// ([`Vision::refine_face`]), as MediaPipe's tracking pass takes it from the previous frame.
 ///
 /// Measured against MediaPipe 0.10.14 (`scripts/face_landmarks_vs_mediapipe.py`, static and
-/// tracking FaceMesh) on `../shared/testdata/people` and the face cases (#30): under ~30 px
+/// `--tracking` FaceMesh) on `../shared/testdata/people` and the face cases (#30): under ~30 px
 /// the first landmarks are too coarse to frame a better region than the detector's, and the
 /// second pass moved them away from both MediaPipe answers (a 23 px face 2.2 → 4.5 %, a 27 px
 /// one 1.7 → 2.5 % of the face width).
@@ -66,12 +66,12 @@ pub const REFINE_FROM_PX: f32 = 30.0;
 ///
 /// Between 30 and 80 px a detector's box frames the face badly: the short-range detector's
 /// box of a 46–60 px face is 1.4–1.8 times the face's width, and the mesh in its 1.5 times
-/// larger region put the mouth on the chin (three astronauts of a group photo, a man standing
+/// larger region put the mouth on the chin (two astronauts of a group photo, a man standing
 /// 59 px wide). MediaPipe's static FaceMesh keeps that answer; its tracking pass, which frames
 /// the face from the first landmarks, moves them by 9–14 % of the face width, and so does this
 /// pass (vs MediaPipe's tracking answer: 17.1 → 5.7 %, 10.4 → 5.2 %, 9.9 → 2.7 %; the 52 and
 /// 63 px profiles 7.3 → 3.1 % and 5.6 → 2.1 %). Above 80 px the detectors frame the face well
-/// and the first pass is MediaPipe's static answer to 0.1 %.
+/// and the first pass is MediaPipe's static answer to 0.7 % (0.1 % on most faces).
 pub const REFINE_BELOW_PX: f32 = 80.0;
 
 impl Face {
