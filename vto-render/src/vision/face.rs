@@ -68,11 +68,19 @@ pub const REFINE_FROM_PX: f32 = 30.0;
 /// box of a 46–60 px face is 1.4–1.8 times the face's width, and the mesh in its 1.5 times
 /// larger region put the mouth on the chin (two astronauts of a group photo, a man standing
 /// 59 px wide). MediaPipe's static FaceMesh keeps that answer; its tracking pass, which frames
-/// the face from the first landmarks, moves them by 9–14 % of the face width, and so does this
-/// pass (vs MediaPipe's tracking answer: 17.1 → 5.7 %, 10.4 → 5.2 %, 9.9 → 2.7 %; the 52 and
-/// 63 px profiles 7.3 → 3.1 % and 5.6 → 2.1 %). Above 80 px the detectors frame the face well
+/// the face from the first landmarks, moves them by 9–14 % of the face width, and so do these
+/// passes (vs MediaPipe's tracking answer: 17.1 → 0.2 %, 10.4 → 0.9 %, 9.9 → 0.5 %; the 52 and
+/// 63 px profiles 7.3 → 3.1 % and 5.6 → 0.7 %). Above 80 px the detectors frame the face well
 /// and the first pass is MediaPipe's static answer to 0.7 % (0.1 % on most faces).
 pub const REFINE_BELOW_PX: f32 = 80.0;
+
+/// Mesh passes of [`Vision::refine_face`], each on the region the previous landmarks give:
+/// MediaPipe's tracking graph fed the same photo three times (a detector pass, then two on
+/// its own landmarks). With two, the short-range faces of `REFINE_FROM_PX`..`REFINE_BELOW_PX`
+/// land on MediaPipe's tracking answer (0.01–0.9 % of the face width; one pass left 0.3–5.7 %),
+/// and the portraits of `../shared/testdata/people` scaled down to 18–70 px faces lie 3.4 %
+/// (mean) from MediaPipe's landmarks on the large face, 3.8 % with one pass.
+pub const REFINE_PASSES: usize = 2;
 
 impl Face {
     /// The face's width in pixels: landmarks 234 to 454 (0 without landmarks).
@@ -317,18 +325,28 @@ impl Vision {
     }
 
     /// Runs the face mesh again on the region MediaPipe's tracking pass would take from
-    /// `face`'s own landmarks ([`RotatedRect::from_face_landmarks`]): a tighter, better
+    /// `face`'s own landmarks ([`RotatedRect::from_face_landmarks`]), [`REFINE_PASSES`]
+    /// times, each pass on the region the previous one's landmarks give: a tighter, better
     /// rotated crop than the detector's box gives, which matters most for small and turned
-    /// faces. `None` when that pass's face flag rejects the crop.
+    /// faces. A pass whose face flag rejects its crop ends the passes with the last accepted
+    /// one; `None` when the first is rejected.
     pub fn refine_face(
         &mut self,
         image: &GpuImage,
         face: &Face,
     ) -> Result<Option<Face>, VisionError> {
-        match RotatedRect::from_face_landmarks(&face.landmarks) {
-            Some(roi) => self.face_in_roi(image, face.detection.clone(), face.detector, roi),
-            None => Ok(None),
+        let mut refined: Option<Face> = None;
+        for _ in 0..REFINE_PASSES {
+            let from = refined.as_ref().unwrap_or(face);
+            let Some(roi) = RotatedRect::from_face_landmarks(&from.landmarks) else {
+                break;
+            };
+            match self.face_in_roi(image, face.detection.clone(), face.detector, roi)? {
+                Some(next) => refined = Some(next),
+                None => break,
+            }
         }
+        Ok(refined)
     }
 
     fn face_in_roi(
