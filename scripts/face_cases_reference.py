@@ -10,7 +10,10 @@ faces): the reference `vto-render/tests/render/faces.rs` measures landmark error
         vto-render/tests/data/vision/small_real_faces_mediapipe.json
 
 (the second set, small turned faces made from the real people photos, is written only when
-the people directory is given).
+the people directory is given). With `--tracking` first (`face_cases_reference.py --tracking
+CASES OUT`), FaceMesh's tracking answer instead (the photo fed three times, regions from its
+own landmarks; `face_landmarks_vs_mediapipe.py --tracking`): `*_mediapipe_tracking.json`, the
+reference for the faces vto gives its second mesh pass.
 
 Static-image FaceMesh (as vto serves single photos), up to 5 faces, no refinement; landmarks
 in image pixels, rounded to 0.01 px. FaceMesh's own detector (short range) misses faces under
@@ -27,6 +30,22 @@ import sys
 import mediapipe as mp
 import numpy as np
 from PIL import Image
+
+
+def main_tracking(cases, out):
+    """FaceMesh's tracking answer per case (`face_landmarks_vs_mediapipe.py --tracking`): the
+    reference for the faces vto gives its second mesh pass."""
+    from face_landmarks_vs_mediapipe import reference_faces
+    result = {"mediapipe": mp.__version__, "mode": "tracking", "cases": {}}
+    for path in sorted(glob.glob(os.path.join(cases, "*.png"))):
+        rgb = np.asarray(Image.open(path).convert("RGB"))
+        h, w = rgb.shape[:2]
+        faces = [f.round(2).tolist() for f in reference_faces(rgb, tracking=True)]
+        name = os.path.splitext(os.path.basename(path))[0]
+        result["cases"][name] = {"width": w, "height": h, "faces": faces}
+        print(f"{name}: {len(faces)} face(s)")
+    with open(out, "w") as f:
+        json.dump(result, f, separators=(",", ":"))
 
 
 def main(cases, out):
@@ -66,4 +85,7 @@ def main(cases, out):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    if sys.argv[1] == "--tracking":
+        main_tracking(*sys.argv[2:4])
+    else:
+        main(*sys.argv[1:3])

@@ -51,16 +51,36 @@ pub struct Face {
     pub head_pose: Option<HeadPose>,
 }
 
-/// Faces narrower than this (pixels between landmarks 234 and 454) get a second face-mesh
-/// pass on the region their first landmarks give ([`Vision::refine_face`]). Measured on the
-/// face cases of `tests/render/faces.rs` against MediaPipe: above it the first pass already
-/// matches MediaPipe's static pipeline and a second pass only moves it away (0.55 → 1.62 % of
-/// the face width on a 51 px face, 1.85 → 3.89 % on a 52 px profile). Below it the second pass
-/// brought the landmarks closer while full-range faces' regions came from the full-range box
-/// (3.7 → 2.0 % and 2.6 → 1.6 % on 28 and 32 px faces); since they come from the short-range
-/// detector run again ([`Vision::redetect_short_range`]) the two passes are about even there
-/// (2.26 / 2.61, 1.81 / 1.71, 3.31 / 3.35, 1.69 / 1.80 % on 28, 32, 21 and 37 px faces).
-pub const REFINE_BELOW_PX: f32 = 40.0;
+/// Faces at least this wide and narrower than [`REFINE_BELOW_PX`] (pixels between landmarks
+/// 234 and 454) get a second face-mesh pass on the region their first landmarks give
+/// ([`Vision::refine_face`]), as MediaPipe's tracking pass takes it from the previous frame.
+///
+/// Measured against MediaPipe 0.10.14 (`scripts/face_landmarks_vs_mediapipe.py`, static and
+/// `--tracking` FaceMesh) on `../shared/testdata/people` and the face cases (#30): under ~30 px
+/// the first landmarks are too coarse to frame a better region than the detector's, and the
+/// second pass moved them away from both MediaPipe answers (a 23 px face 2.2 → 4.5 %, a 27 px
+/// one 1.7 → 2.5 % of the face width).
+pub const REFINE_FROM_PX: f32 = 30.0;
+
+/// Faces narrower than this (and at least [`REFINE_FROM_PX`]) get the second mesh pass.
+///
+/// Between 30 and 80 px a detector's box frames the face badly: the short-range detector's
+/// box of a 46–60 px face is 1.4–1.8 times the face's width, and the mesh in its 1.5 times
+/// larger region put the mouth on the chin (two astronauts of a group photo, a man standing
+/// 59 px wide). MediaPipe's static FaceMesh keeps that answer; its tracking pass, which frames
+/// the face from the first landmarks, moves them by 9–14 % of the face width, and so do these
+/// passes (vs MediaPipe's tracking answer: 17.1 → 0.2 %, 10.4 → 0.9 %, 9.9 → 0.5 %; the 52 and
+/// 63 px profiles 7.3 → 3.1 % and 5.6 → 0.7 %). Above 80 px the detectors frame the face well
+/// and the first pass is MediaPipe's static answer to 0.7 % (0.1 % on most faces).
+pub const REFINE_BELOW_PX: f32 = 80.0;
+
+/// Mesh passes of [`Vision::refine_face`], each on the region the previous landmarks give:
+/// MediaPipe's tracking graph fed the same photo three times (a detector pass, then two on
+/// its own landmarks). With two, the short-range faces of `REFINE_FROM_PX`..`REFINE_BELOW_PX`
+/// land on MediaPipe's tracking answer (0.01–0.9 % of the face width; one pass left 0.3–5.7 %),
+/// and the portraits of `../shared/testdata/people` scaled down to 18–70 px faces lie 3.4 %
+/// (mean) from MediaPipe's landmarks on the large face, 3.8 % with one pass.
+pub const REFINE_PASSES: usize = 2;
 
 impl Face {
     /// The face's width in pixels: landmarks 234 to 454 (0 without landmarks).
@@ -71,9 +91,10 @@ impl Face {
         }
     }
 
-    /// Whether the face is small enough for a second mesh pass ([`REFINE_BELOW_PX`]).
+    /// Whether the face's size calls for a second mesh pass ([`REFINE_FROM_PX`] to
+    /// [`REFINE_BELOW_PX`]).
     pub fn needs_refinement(&self) -> bool {
-        self.width_px() < REFINE_BELOW_PX
+        (REFINE_FROM_PX..REFINE_BELOW_PX).contains(&self.width_px())
     }
 
     /// The bounding box of the landmarks `[xmin, ymin, xmax, ymax]` in pixels.
@@ -304,18 +325,28 @@ impl Vision {
     }
 
     /// Runs the face mesh again on the region MediaPipe's tracking pass would take from
-    /// `face`'s own landmarks ([`RotatedRect::from_face_landmarks`]): a tighter, better
+    /// `face`'s own landmarks ([`RotatedRect::from_face_landmarks`]), [`REFINE_PASSES`]
+    /// times, each pass on the region the previous one's landmarks give: a tighter, better
     /// rotated crop than the detector's box gives, which matters most for small and turned
-    /// faces. `None` when that pass's face flag rejects the crop.
+    /// faces. A pass whose face flag rejects its crop ends the passes with the last accepted
+    /// one; `None` when the first is rejected.
     pub fn refine_face(
         &mut self,
         image: &GpuImage,
         face: &Face,
     ) -> Result<Option<Face>, VisionError> {
-        match RotatedRect::from_face_landmarks(&face.landmarks) {
-            Some(roi) => self.face_in_roi(image, face.detection.clone(), face.detector, roi),
-            None => Ok(None),
+        let mut refined: Option<Face> = None;
+        for _ in 0..REFINE_PASSES {
+            let from = refined.as_ref().unwrap_or(face);
+            let Some(roi) = RotatedRect::from_face_landmarks(&from.landmarks) else {
+                break;
+            };
+            match self.face_in_roi(image, face.detection.clone(), face.detector, roi)? {
+                Some(next) => refined = Some(next),
+                None => break,
+            }
         }
+        Ok(refined)
     }
 
     fn face_in_roi(

@@ -16,8 +16,8 @@ pub struct InspectReport {
     pub width: u32,
     /// Photo height in pixels.
     pub height: u32,
-    /// Faces, largest first; faces under [`super::face::REFINE_BELOW_PX`] after their second
-    /// mesh pass, as a try-on uses them.
+    /// Faces, largest first; faces of [`super::face::REFINE_FROM_PX`] to
+    /// [`super::face::REFINE_BELOW_PX`] after their second mesh pass, as a try-on uses them.
     pub faces: Vec<Face>,
     /// The body, when there is one.
     pub body: Option<Body>,

@@ -6,7 +6,9 @@
 //! - **Faces** ([`face`]): short-range (128²) and full-range (192²) BlazeFace on the
 //!   letterboxed photo → SSD decoding ([`anchors`], [`detection`]) → weighted NMS → rotated
 //!   ROI ([`roi`]) → face mesh (192²) → 468 landmarks in pixels, a face score, a head pose
-//!   ([`head_pose`]). Largest face first.
+//!   ([`head_pose`]). Largest face first. Faces 30–80 px wide get two more mesh passes, each
+//!   on the region the previous landmarks give (MediaPipe's tracking pass;
+//!   [`Vision::refine_face`]): a detector's box frames such faces badly.
 //! - **Body** ([`pose`]): BlazePose detector (224²) → ROI from the alignment keypoints →
 //!   pose_landmark_full (256²) → 33 keypoints with visibility/presence (refined on the
 //!   heatmap) and the person mask at image resolution.

@@ -10,10 +10,11 @@
 //! (small faces, group photos, or nothing the mesh accepts) the full-range detector runs too,
 //! its candidates are merged with the short-range ones the mesh did not reject (overlaps
 //! counted once), and the same largest-first fall-through runs over all of them. Either way
-//! the face that wears the product is **the largest face that yields a mesh**. A small face (under
-//! [`super::face::REFINE_BELOW_PX`] between its side landmarks) then gets a second mesh pass
-//! on the region its first landmarks give (MediaPipe's tracking pass), which straightens the
-//! crop; the refined pass is kept unless its face flag rejects it. [`FaceChoice`] says how
+//! the face that wears the product is **the largest face that yields a mesh**. A small face
+//! ([`super::face::REFINE_FROM_PX`] to [`super::face::REFINE_BELOW_PX`] between its side
+//! landmarks) then gets a second mesh pass on the region its first landmarks give (MediaPipe's
+//! tracking pass), which frames it better than a detector's box; the refined pass is kept
+//! unless its face flag rejects it. [`FaceChoice`] says how
 //! many candidates were seen, which was chosen and whether it was refined.
 //!
 //! # The body policy
