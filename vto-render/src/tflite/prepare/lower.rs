@@ -86,6 +86,15 @@ pub(crate) fn lower(g: &Graph) -> Result<Plan, TfliteError> {
                         g.tensors[x].ty
                     )));
                 }
+                // Its output must hold as many values as its shape says (a kernel reads it
+                // by that shape: a 24-value bias declared as 48 panicked in the packing).
+                if v.len() != numel(y) {
+                    return Err(bad(format!(
+                        "operator {oi}: DEQUANTIZE gives {} values, its output's shape says {}",
+                        v.len(),
+                        numel(y)
+                    )));
+                }
                 consts.insert(y, v);
             }
             OpKind::Densify => {
