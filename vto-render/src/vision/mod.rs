@@ -304,4 +304,24 @@ impl Mask {
         }
         self.data.iter().filter(|&&v| v > 0.5).count() as f32 / self.data.len() as f32
     }
+
+    /// The run of pixels at or over 0.5 across row `y` that holds the one nearest column `x`
+    /// within `reach` pixels (`x` first, then `x − 1`, `x + 1`, …): its first and last
+    /// column. `None` when the row is outside the mask or no such pixel is that near.
+    pub fn run_across_row(&self, y: i64, x: i64, reach: i64) -> Option<(i64, i64)> {
+        if y < 0 || y >= i64::from(self.height) {
+            return None;
+        }
+        let w = i64::from(self.width);
+        let on = |x: i64| x >= 0 && x < w && self.data[(y * w + x) as usize] >= 0.5;
+        let start = (0..=reach).flat_map(|d| [x - d, x + d]).find(|&x| on(x))?;
+        let (mut l, mut r) = (start, start);
+        while on(l - 1) {
+            l -= 1;
+        }
+        while on(r + 1) {
+            r += 1;
+        }
+        Some((l, r))
+    }
 }

@@ -222,27 +222,9 @@ fn leg_pass(
     s: f32,
 ) -> Option<(GrayImage, GrayImage)> {
     let row = cut.y.floor() as i64 - 1;
-    if row < 0 || row >= i64::from(mask.height) {
-        return None;
-    }
-    let on = |x: i64| {
-        x >= 0
-            && x < i64::from(mask.width)
-            && mask.data[(row * i64::from(mask.width) + x) as usize] >= 0.5
-    };
     // The leg's run across the row: from the masked pixel nearest the ankle (within 2 cm).
     let ax = cut.ankle_x.round() as i64;
-    let reach = (2.0 * s).ceil() as i64;
-    let start = (0..=reach)
-        .flat_map(|d| [ax - d, ax + d])
-        .find(|&x| on(x))?;
-    let (mut l, mut r) = (start, start);
-    while on(l - 1) {
-        l -= 1;
-    }
-    while on(r + 1) {
-        r += 1;
-    }
+    let (l, r) = mask.run_across_row(row, ax, (2.0 * s).ceil() as i64)?;
     // Wider than one leg (two legs together): the part of it within half that of the ankle.
     let half = (LEG_MAX_CM * s / 2.0).round() as i64;
     let (l, r) = (l.max(ax - half), r.min(ax + half));

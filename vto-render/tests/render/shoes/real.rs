@@ -417,25 +417,6 @@ fn the_hiker_seen_from_behind_wears_her_shoes_toes_away() {
     }
 }
 
-/// The person-mask run across row `y` of `mask` that holds `x` (or the nearest within
-/// `reach` pixels): its first and last pixel.
-fn run_at(mask: &vto_render::vision::Mask, x: f32, y: f32, reach: f32) -> Option<(f32, f32)> {
-    let (w, yy) = (mask.width as i64, y.round() as i64);
-    let on = |x: i64| x >= 0 && x < w && mask.data[(yy * w + x) as usize] >= 0.5;
-    let x = x.round() as i64;
-    let start = (0..=reach.ceil() as i64)
-        .flat_map(|d| [x - d, x + d])
-        .find(|&x| on(x))?;
-    let (mut l, mut r) = (start, start);
-    while on(l - 1) {
-        l -= 1;
-    }
-    while on(r + 1) {
-        r += 1;
-    }
-    Some((l as f32, r as f32))
-}
-
 /// Regression (#30 item 4): on the b/w dunes photo each shoe stands under its own leg. The
 /// pose model put both ankles 3.5–4 cm inside the legs (the bare feet sunk in the sand), and
 /// both shoes stood together between the legs: the left shoe's heel 16 px (3 cm) from the
@@ -455,7 +436,14 @@ fn each_shoe_on_the_dunes_stands_under_its_leg() {
     for f in &p.feet {
         let [_, _, ankle, _, _] = f.pose.side.keypoints();
         let k = r.body.keypoints[ankle];
-        let (l, rr) = run_at(mask, k.x, k.y - 10.0 * s, 2.0 * s).expect("the shin in the mask");
+        let (l, rr) = mask
+            .run_across_row(
+                (k.y - 10.0 * s).round() as i64,
+                k.x.round() as i64,
+                (2.0 * s).ceil() as i64,
+            )
+            .map(|(l, r)| (l as f32, r as f32))
+            .expect("the shin in the mask");
         let (centre, width) = ((l + rr) / 2.0, rr - l + 1.0);
         let heel = p.frame.camera.project(f.pose.heel);
         let foot = f.pose.side.name();
