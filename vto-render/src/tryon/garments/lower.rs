@@ -172,33 +172,27 @@ fn wear_pants(
         .map(|p| PartWarp::solve(p, w.max(h) as f32))
         .collect::<Result<Vec<_>, _>>()?;
     times.fit += ms(t);
-    let t = Instant::now();
-    let warper = Warper::for_context(stages.raster.context());
-    let warped = warper.warp_texture(
-        (cut.img.width(), cut.img.height()),
-        &rgba,
-        &g.labels,
-        &warps,
-        (w, h),
-    )?;
-    times.warp += ms(t);
-    let t = Instant::now();
-    let (image, stats) = compose_pants(&PantsLayers {
-        photo: current,
-        person: &b.mask,
-        frame: &b.frame,
-        legs: &b.legs,
-        warped: &warped,
-        top,
-        replaced_top: if top.is_none() {
-            worn_top_hem(current, &b.mask, &b.frame, &b.legs)
-        } else {
-            None
+    let replaced_top = if top.is_none() {
+        worn_top_hem(current, &b.mask, &b.frame, &b.legs)
+    } else {
+        None
+    };
+    let (image, compose) = wear_bottom(
+        stages,
+        b,
+        current,
+        cut,
+        &Bottom {
+            rgba: &rgba,
+            labels: &g.labels,
+            warps: &warps,
+            top,
+            replaced_top,
+            waist_centre: fit.waist_centre,
+            hem_reach: fit.hem_reach,
         },
-        waist_centre: fit.waist_centre,
-        hem_reach: fit.hem_reach,
-    });
-    times.compose += ms(t);
+        times,
+    )?;
     let meta = json!({
         "kind": "pants",
         "colour": colour,
@@ -208,14 +202,63 @@ fn wear_pants(
         "hems_px": fit.hems.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>(),
         "hem_reach_px": fit.hem_reach,
         "worn_top_hem_px": top.map(|t| t.hem),
-        "compose": {
-            "covered_px": stats.covered,
-            "skin_filled_px": stats.skin_filled,
-            "background_filled_px": stats.background_filled,
-            "kept_in_front_px": stats.kept_in_front,
-        },
+        "compose": compose,
     });
     Ok((image, meta))
+}
+
+/// A lower garment worn as trousers are ([`wear_bottom`]): its texture and part labels (the
+/// cut-out's), the parts' warps, the worn top kept over it (or replaced with it) and where
+/// its waistband and hems lie on the photo.
+pub(super) struct Bottom<'a> {
+    pub(super) rgba: &'a [[u8; 4]],
+    pub(super) labels: &'a [u8],
+    pub(super) warps: &'a [PartWarp],
+    pub(super) top: Option<WornTop>,
+    pub(super) replaced_top: Option<WornTop>,
+    pub(super) waist_centre: Vec2,
+    pub(super) hem_reach: [f32; 2],
+}
+
+/// Warps `g` (textured from `cut`) onto `current` and composes it as trousers
+/// ([`compose_pants`]): the image and the composition's metadata.
+pub(super) fn wear_bottom(
+    stages: Stages<'_>,
+    b: &Body,
+    current: &RgbaImage,
+    cut: &Cutout,
+    g: &Bottom<'_>,
+    times: &mut Times,
+) -> Result<(RgbaImage, Value), TryOnError> {
+    let t = Instant::now();
+    let warped = Warper::for_context(stages.raster.context()).warp_texture(
+        (cut.img.width(), cut.img.height()),
+        g.rgba,
+        g.labels,
+        g.warps,
+        current.dimensions(),
+    )?;
+    times.warp += ms(t);
+    let t = Instant::now();
+    let (image, stats) = compose_pants(&PantsLayers {
+        photo: current,
+        person: &b.mask,
+        frame: &b.frame,
+        legs: &b.legs,
+        warped: &warped,
+        top: g.top,
+        replaced_top: g.replaced_top,
+        waist_centre: g.waist_centre,
+        hem_reach: g.hem_reach,
+    });
+    times.compose += ms(t);
+    let compose = json!({
+        "covered_px": stats.covered,
+        "skin_filled_px": stats.skin_filled,
+        "background_filled_px": stats.background_filled,
+        "kept_in_front_px": stats.kept_in_front,
+    });
+    Ok((image, compose))
 }
 
 /// Dresses `current` in a dress.

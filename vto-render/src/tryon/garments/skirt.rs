@@ -1,7 +1,7 @@
 //! A skirt on its own in the `dress` category: told from a dress by its top edge
 //! ([`reads_as_skirt`]) or by the request's `product_kind`, measured from its waistband
 //! ([`measure_skirt`]), hung from the body's waist ([`hang_skirt`]) and composed as trousers
-//! are ([`compose_pants`]): the worn top stays over the waistband, the hands and the shoes in
+//! are ([`wear_bottom`]): the worn top stays over the waistband, the hands and the shoes in
 //! front, the legs below the hem uncovered.
 
 use std::time::Instant;
@@ -10,14 +10,13 @@ use image::RgbaImage;
 use serde_json::{json, Value};
 use vto_core::ProductKind;
 
-use super::lower::{ms, Body, Times};
+use super::lower::{ms, wear_bottom, Body, Bottom, Times};
 use crate::garment::body::worn_top::worn_top_hem;
 use crate::garment::cutout::skirt::{measure_skirt, reads_as_skirt};
 use crate::garment::cutout::Cutout;
 use crate::garment::label;
-use crate::garment::lower::compose::{compose_pants, PantsLayers};
 use crate::garment::lower::hang::hang_skirt;
-use crate::garment::{PartWarp, Warper};
+use crate::garment::PartWarp;
 use crate::tryon::{Stages, TryOnError};
 
 /// Whether the `dress` product in `cut` is worn as a skirt: as the request's `product_kind`
@@ -58,28 +57,22 @@ pub(super) fn wear_skirt(
     let warps = [PartWarp::solve(&hung.part, w.max(h) as f32)?];
     let top = worn_top_hem(current, &b.mask, &b.frame, &b.legs);
     times.fit += ms(t);
-    let t = Instant::now();
-    let warped = Warper::for_context(stages.raster.context()).warp_texture(
-        (cut.img.width(), cut.img.height()),
-        &rgba,
-        &labels,
-        &warps,
-        (w, h),
+    let (image, compose) = wear_bottom(
+        stages,
+        b,
+        current,
+        cut,
+        &Bottom {
+            rgba: &rgba,
+            labels: &labels,
+            warps: &warps,
+            top,
+            replaced_top: None,
+            waist_centre: hung.waist_centre,
+            hem_reach: hung.hem_reach,
+        },
+        times,
     )?;
-    times.warp += ms(t);
-    let t = Instant::now();
-    let (image, stats) = compose_pants(&PantsLayers {
-        photo: current,
-        person: &b.mask,
-        frame: &b.frame,
-        legs: &b.legs,
-        warped: &warped,
-        top,
-        replaced_top: None,
-        waist_centre: hung.waist_centre,
-        hem_reach: hung.hem_reach,
-    });
-    times.compose += ms(t);
     Ok((
         image,
         json!({
@@ -92,12 +85,7 @@ pub(super) fn wear_skirt(
             "hem_centre_px": [hung.hem_centre.x, hung.hem_centre.y],
             "hem_reach_px": hung.hem_reach,
             "worn_top_hem_px": top.map(|t| t.hem),
-            "compose": {
-                "covered_px": stats.covered,
-                "skin_filled_px": stats.skin_filled,
-                "background_filled_px": stats.background_filled,
-                "kept_in_front_px": stats.kept_in_front,
-            },
+            "compose": compose,
         }),
     ))
 }
