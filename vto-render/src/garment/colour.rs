@@ -1,5 +1,6 @@
-//! Colour helpers every garment stage uses: how skin-like a colour is against the face's
-//! skin, the fallback skin colour, and the distance between two colours' chromaticities.
+//! Colour helpers every garment stage uses: a colour's luminance, how skin-like a colour is
+//! against the face's skin, the fallback skin colour, and the distance between two colours'
+//! chromaticities.
 
 use crate::garment::geom::smoothstep;
 
@@ -9,6 +10,11 @@ pub const FALLBACK_SKIN: [f32; 3] = [200.0, 160.0, 140.0];
 fn ycc(p: [f32; 3]) -> [f32; 3] {
     let y = 0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2];
     [y, 0.564 * (p[2] - y), 0.713 * (p[0] - y)]
+}
+
+/// Luminance (Rec. 601) of an sRGB colour (0–255).
+pub(crate) fn luma(c: [f32; 3]) -> f32 {
+    0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]
 }
 
 /// How skin-like a colour is (0–1) against the face's skin colour.

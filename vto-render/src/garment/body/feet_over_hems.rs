@@ -8,12 +8,8 @@ use glam::Vec2;
 use image::RgbaImage;
 
 use crate::garment::body::legs::{on_foot, Legs};
-use crate::garment::colour::{median, skin_likeness};
+use crate::garment::colour::{luma, median, skin_likeness};
 use crate::garment::geom::smoothstep;
-
-fn luma(c: [f32; 3]) -> f32 {
-    0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]
-}
 
 /// How much colour `c` looks like a garment of colour `g` (0–1), tolerant of shading: the
 /// chromaticity must match (a small offset keeps near-black stable) and the luminance lie

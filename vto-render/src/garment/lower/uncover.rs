@@ -26,7 +26,7 @@ pub use crate::garment::body::feet_over_hems::Feet;
 use crate::garment::body::feet_over_hems::{foot_points, garment_likeness, pixel};
 use crate::garment::body::frame::BodyFrame;
 use crate::garment::body::legs::{BareLegs, Legs, OnLeg};
-use crate::garment::colour::median;
+use crate::garment::colour::{luma, median};
 use crate::garment::colour::{skin_likeness, FALLBACK_SKIN};
 use crate::garment::geom::neighbours4;
 use crate::garment::geom::smoothstep;
@@ -52,14 +52,13 @@ fn own_leg_tone(
             [-0.3, 0.0, 0.3].map(|s| (model.point(side, t, s), false))
         })
     });
-    let lum = |c: [f32; 3]| 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];
     let cs: Vec<[f32; 3]> = on_legs
         .chain(foot_points(legs).into_iter().map(|p| (p, true)))
         .filter(|(p, _)| crate::garment::geom::mask_at(person, (w, h), *p) >= 0.5)
         .filter_map(|(p, foot)| pixel(photo, p).map(|c| (c, foot)))
         .filter(|&(c, foot)| {
             // Brown shoes have a skin's hue: on the feet, only a skin's lightness too.
-            let r = lum(c) / lum(face).max(1.0);
+            let r = luma(c) / luma(face).max(1.0);
             let light = if foot {
                 (0.8..1.25).contains(&r)
             } else {
@@ -617,7 +616,7 @@ const MIN_GRAIN_SAMPLES: usize = 200;
 /// [`MIN_GRAIN_SAMPLES`] such pixels show.
 fn skin_grain(photo: &RgbaImage, person: &[f32], skin: [f32; 3]) -> f32 {
     let (w, h) = (photo.width() as usize, photo.height() as usize);
-    let luma: Vec<f32> = (0..w * h).map(|i| lum(px(photo, i))).collect();
+    let luma: Vec<f32> = (0..w * h).map(|i| luma(px(photo, i))).collect();
     let mean = box_blur(&luma, w, h, 2);
     let not_skin: Vec<bool> = (0..w * h)
         .into_par_iter()
@@ -637,11 +636,6 @@ fn skin_grain(photo: &RgbaImage, person: &[f32], skin: [f32; 3]) -> f32 {
     let k = res.len() * 3 / 10;
     let low = *res.select_nth_unstable_by(k, f32::total_cmp).1;
     (low / 0.3).clamp(DEFAULT_GRAIN, 12.0)
-}
-
-/// Luminance (Rec. 601) of an sRGB colour.
-fn lum(c: [f32; 3]) -> f32 {
-    0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]
 }
 
 impl LegTone {

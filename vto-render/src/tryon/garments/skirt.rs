@@ -1,8 +1,9 @@
 //! A skirt on its own in the `dress` category: told from a dress by its top edge
 //! ([`reads_as_skirt`]) or by the request's `product_kind`, measured from its waistband
 //! ([`measure_skirt`]), hung from the body's waist ([`hang_skirt`]) and composed as trousers
-//! are ([`wear_bottom`]): the worn top stays over the waistband, the hands and the shoes in
-//! front, the legs below the hem uncovered.
+//! are ([`compose_pants`](crate::garment::lower::compose::compose_pants), through the
+//! trousers' `wear_bottom`): the worn top stays over the waistband, the hands and the shoes
+//! in front, the legs below the hem uncovered.
 
 use std::time::Instant;
 
