@@ -37,10 +37,11 @@
 //!
 //! ## Main items
 //! [`fill`], [`fill_rgba`], [`fill_with`], [`FillOptions`], [`FillError`]; [`grain`] puts
-//! the finest grain a fill's vote averages away back into it (the shoes' ground, the
-//! garments' background).
+//! the finest grain a fill's vote averages away back into it; [`ground`] fills what a
+//! try-on removes from the ground beside it (the shoes' floor, the garments' background).
 
 pub mod grain;
+pub mod ground;
 mod level;
 mod patchmatch;
 mod smooth;

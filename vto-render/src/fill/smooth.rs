@@ -282,7 +282,8 @@ pub(crate) fn correct(level: &mut Level, holes: &Holes, d: &[[f32; 8]]) {
 /// the hole of `level` by `sweeps` over-relaxed Gauss–Seidel sweeps of the Poisson equation,
 /// starting from the current pixels, with the known allowed pixels as the boundary: the seams
 /// between patches copied from different places, and a gradient that patches copy at the
-/// wrong level, relax while the texture's detail stays.
+/// wrong level, relax while the texture's detail stays. A part of the hole with no such
+/// pixel beside it is left as it is.
 pub(crate) fn poisson(level: &mut Level, holes: &Holes, lap: &[[f32; 3]], sweeps: usize) {
     let w = level.w;
     let rgb = |i: u32| {
@@ -295,7 +296,14 @@ pub(crate) fn poisson(level: &mut Level, holes: &Holes, lap: &[[f32; 3]], sweeps
         .parts_of(&mut cur)
         .into_par_iter()
         .for_each(|(start, cur)| {
-            let system = System::new(&holes.nbr[start..start + cur.len()], &rim);
+            let nbr = &holes.nbr[start..start + cur.len()];
+            // A part with no rim has no boundary: the equations only fix its pixels up to a
+            // constant, and the sweeps drift (a sliver between the person and the ground's
+            // excluded ring turned white). It keeps the vote.
+            if !nbr.iter().flatten().any(|&j| j != NONE && j & RIM != 0) {
+                return;
+            }
+            let system = System::new(nbr, &rim);
             // The equation of pixel n: cur = (Σ neighbours − lap · count / 4) / count, with the
             // rim's part and the Laplacian's folded into its constant.
             let mut b = system.fixed.clone();

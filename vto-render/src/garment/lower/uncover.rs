@@ -30,7 +30,7 @@ use crate::garment::colour::{luma, median};
 use crate::garment::colour::{skin_likeness, FALLBACK_SKIN};
 use crate::garment::geom::neighbours4;
 use crate::garment::geom::smoothstep;
-use crate::garment::shade::fill::push_pull;
+use crate::garment::shade::fill::{push_pull, textured};
 use crate::garment::shade::skin::{self, FaceLight};
 use crate::image_ops::box_blur;
 
@@ -158,9 +158,27 @@ pub fn uncover_legs(
         background: &background,
     }
     .fills(&start);
-    let (skin_n, bg_n, painted) = paint_fills(out, &fills, &background);
+    let ground = textured_ground(b, &fills, &old.near, &background);
+    let (skin_n, bg_n, painted) = paint_fills(out, &fills, &ground);
     blend_seams(out, b, &painted, skin, &background);
     (skin_n, bg_n)
+}
+
+/// The background painted where the old clothing goes: the fill stage's ground (the floor's
+/// or the wall's own texture, [`textured`]) copied from off the person and off its old
+/// clothing (`near_old`), where the leg painted over it does not hide it.
+fn textured_ground(
+    b: &Bared<'_>,
+    fills: &[Option<Fill>],
+    near_old: &[bool],
+    background: &[[f32; 3]],
+) -> Vec<[f32; 3]> {
+    textured(
+        b.photo,
+        background,
+        |i| fills[i].is_some_and(|(leg, k)| k > 0.0 && leg.is_none_or(|l| l.1 < 0.99)),
+        |i| !near_old[i] && b.person[i] < 0.2,
+    )
 }
 
 /// The photo's colour at pixel index `i` (sRGB 0–255).

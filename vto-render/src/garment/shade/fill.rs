@@ -1,7 +1,44 @@
 //! Background continued under the person where a new garment uncovers what the old one
-//! hid beyond the body.
+//! hid beyond the body: smooth ([`push_pull`]), and with the ground's own texture where it
+//! shows ([`textured`]).
 
-use image::RgbaImage;
+use image::{GrayImage, Luma, RgbaImage};
+
+use crate::fill::ground::fill_ground;
+
+/// `background` (a smooth continuation, one colour per pixel of `photo`) with the pixels
+/// where `shows` holds filled by the fill stage's ground ([`crate::fill::ground`]: the
+/// texture and grain of the wall, floor or sand around), copied from the pixels where
+/// `source` holds. A push–pull continuation alone leaves a flat block where a wide old
+/// garment was (the dunes woman's skirt). Pixels the stage cannot fill keep `background`.
+pub(crate) fn textured(
+    photo: &RgbaImage,
+    background: &[[f32; 3]],
+    shows: impl Fn(usize) -> bool,
+    source: impl Fn(usize) -> bool,
+) -> Vec<[f32; 3]> {
+    let (w, h) = photo.dimensions();
+    let wu = w as usize;
+    let hole = GrayImage::from_fn(w, h, |x, y| {
+        Luma([if shows(y as usize * wu + x as usize) {
+            255
+        } else {
+            0
+        }])
+    });
+    let mut out = background.to_vec();
+    let from = |x: u32, y: u32| source(y as usize * wu + x as usize);
+    if let Some(filled) = fill_ground(photo, &hole, from) {
+        for (x, y, p) in hole.enumerate_pixels() {
+            if p.0[0] == 255 {
+                if let Some(c) = filled.at(x, y) {
+                    out[y as usize * wu + x as usize] = c.map(f32::from);
+                }
+            }
+        }
+    }
+    out
+}
 
 /// The background continued under the person: a push–pull fill of the pixels outside the
 /// person mask (a pyramid of weighted means, pulled back down into the holes).

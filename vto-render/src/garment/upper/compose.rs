@@ -31,7 +31,7 @@ use crate::garment::colour::{skin_likeness, FALLBACK_SKIN};
 use crate::garment::geom::{inside, outline_dist, seg_dist, smoothstep};
 use crate::garment::label;
 use crate::garment::shade::arm::{self, ArmPlan, ArmView, ArmsMode};
-use crate::garment::shade::fill::push_pull;
+use crate::garment::shade::fill::{push_pull, textured};
 use crate::garment::shade::skin::{self, FaceLight};
 use crate::garment::shade::transfer::shading;
 use crate::garment::upper::old_collar;
@@ -730,6 +730,15 @@ fn paint(
     } else {
         None
     };
+    // Where the background shows, the wall's or the floor's own texture.
+    let ground = background.as_ref().map(|bg| {
+        textured(
+            l.photo,
+            bg,
+            |i| b.fill[i] == BACKGROUND && b.bare[i] > 0.0 && alpha[i] < 0.99,
+            |i| l.person[i] < 0.2,
+        )
+    });
     let strands = m.hair.strand_colour(l.photo, f.shoulder_width);
     let mut out = l.photo.clone();
     let raw = out.as_mut();
@@ -749,7 +758,7 @@ fn paint(
                 stats.skin_filled += 1;
             }
             BACKGROUND => {
-                if let Some(bg) = &background {
+                if let Some(bg) = &ground {
                     let k = smoothstep(0.0, 0.6, b.bare[i]);
                     for ch in 0..3 {
                         c[ch] = c[ch] * (1.0 - k) + bg[i][ch] * k;

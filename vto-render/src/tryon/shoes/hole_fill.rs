@@ -4,8 +4,8 @@
 //!
 //! 1. **Ground**: the whole hole, copied only from the ground — pixels the person mask
 //!    leaves out (below [`GROUND_MASK`]) and at least 2 px from the hole — keeping all of
-//!    the copied texture ([`GROUND_DETAIL`]), and the grain the stage's vote averages away
-//!    put back ([`crate::fill::grain`]). Gravel, grass, sand and snow keep their grain.
+//!    the copied texture, and the grain the stage's vote averages away put back
+//!    ([`crate::fill::ground`]). Gravel, grass, sand and snow keep their grain.
 //!    (Copied from anything but the hole with the stage's default detail, 0.3, the fill was
 //!    a smooth grey patch beside the walking woman's small white sneakers, a dark blot under
 //!    the dunes woman's feet: 30 % of a fine texture's contrast reads as a smear; and the
@@ -25,14 +25,11 @@
 
 use image::{GrayImage, Luma, RgbImage, RgbaImage};
 
-use crate::fill::grain;
-use crate::fill::{self, FillOptions};
+use crate::fill::ground;
 use crate::vision::Mask;
 
 /// A pixel with a person-mask probability below this is ground (a source of pass 1).
 pub const GROUND_MASK: f32 = 0.2;
-/// How much of the copied texture pass 1 keeps (the stage's [`FillOptions::detail`]).
-pub const GROUND_DETAIL: f32 = 1.0;
 /// How far below a leg's cut (cm) pass 2 continues the leg.
 pub const LEG_FILL_CM: f32 = 6.0;
 /// A person-mask run across the ankle wider than this (cm) is not one leg (two legs
@@ -56,53 +53,16 @@ type Crop = (u32, u32, u32, u32);
 /// Fills the `hole` (255) pixels of `photo` (see the module docs); `mask` is the person mask
 /// (the photo's size), `cuts` one per foot, `s` pixels per centimetre at the feet.
 pub fn fill_feet(photo: &mut RgbaImage, hole: &GrayImage, mask: &Mask, cuts: &[Cut], s: f32) {
-    let Some(crop) = crop_of(photo, hole) else {
+    // Pass 1: the ground.
+    let m = |x: u32, y: u32| mask.data[(y * mask.width + x) as usize];
+    let Some(filled) = ground::fill_ground(photo, hole, |x, y| m(x, y) < GROUND_MASK) else {
         return;
     };
-    let (cx, cy, cw, ch) = crop;
-    let opts = FillOptions::default();
-    let rgb = RgbImage::from_fn(cw, ch, |x, y| {
-        let p = photo.get_pixel(cx + x, cy + y).0;
-        image::Rgb([p[0], p[1], p[2]])
-    });
+    let (cx, cy) = (filled.x, filled.y);
+    let mut out = filled.img;
+    let (cw, ch) = out.dimensions();
+    let crop = (cx, cy, cw, ch);
     let crop_hole = GrayImage::from_fn(cw, ch, |x, y| *hole.get_pixel(cx + x, cy + y));
-    let near_hole = fill::dilate(
-        &crop_hole
-            .pixels()
-            .map(|p| p.0[0] == 255)
-            .collect::<Vec<_>>(),
-        cw as usize,
-        ch as usize,
-        2,
-    );
-    let m = |x: u32, y: u32| mask.data[((cy + y) * mask.width + cx + x) as usize];
-    // Pass 1: the ground.
-    let ground = GrayImage::from_fn(cw, ch, |x, y| {
-        let ok = !near_hole[(y * cw + x) as usize] && m(x, y) < GROUND_MASK;
-        Luma([if ok { 255 } else { 0 }])
-    });
-    let any = GrayImage::from_fn(cw, ch, |x, y| {
-        Luma([if near_hole[(y * cw + x) as usize] {
-            0
-        } else {
-            255
-        }])
-    });
-    let ground_opts = FillOptions {
-        detail: GROUND_DETAIL,
-        ..opts.clone()
-    };
-    // A crop without ground (a person filling it): copy from anywhere but the hole.
-    let mut out = match fill::fill_with(&rgb, &crop_hole, Some(&ground), &ground_opts) {
-        Ok(mut out) => {
-            grain::restore(&mut out, &crop_hole, &ground, opts.seed);
-            out
-        }
-        Err(_) => match fill::fill_with(&rgb, &crop_hole, Some(&any), &opts) {
-            Ok(out) => out,
-            Err(_) => return,
-        },
-    };
     // Pass 2: each leg continued below its cut.
     for cut in cuts {
         let Some((leg_hole, leg_src)) = leg_pass(&crop_hole, crop, mask, cut, s) else {
@@ -115,36 +75,6 @@ pub fn fill_feet(photo: &mut RgbaImage, hole: &GrayImage, mask: &Mask, cuts: &[C
             photo.get_pixel_mut(cx + x, cy + y).0[..3].copy_from_slice(&out.get_pixel(x, y).0);
         }
     }
-}
-
-/// The crop the passes run on: the hole's box plus the stage's own margin (half the hole's
-/// size, at least eight patches), so the stage sees what it would on the whole photo;
-/// `None` for an empty hole.
-fn crop_of(photo: &RgbaImage, hole: &GrayImage) -> Option<Crop> {
-    let (w, h) = (photo.width() as usize, photo.height() as usize);
-    let (mut hx0, mut hy0, mut hx1, mut hy1) = (usize::MAX, usize::MAX, 0, 0);
-    for (x, y, p) in hole.enumerate_pixels() {
-        if p.0[0] == 255 {
-            let (x, y) = (x as usize, y as usize);
-            hx0 = hx0.min(x);
-            hy0 = hy0.min(y);
-            hx1 = hx1.max(x + 1);
-            hy1 = hy1.max(y + 1);
-        }
-    }
-    if hx1 == 0 {
-        return None;
-    }
-    let patch = 2 * FillOptions::default().patch_radius as usize + 1;
-    let margin = ((hx1 - hx0).max(hy1 - hy0) / 2).max(8 * patch) + 1;
-    let (cx0, cy0) = (hx0.saturating_sub(margin), hy0.saturating_sub(margin));
-    let (cx1, cy1) = ((hx1 + margin).min(w), (hy1 + margin).min(h));
-    Some((
-        cx0 as u32,
-        cy0 as u32,
-        (cx1 - cx0) as u32,
-        (cy1 - cy0) as u32,
-    ))
 }
 
 /// Continues the leg of `leg_src` (the leg above the cut, 255) down into the `leg_hole`
