@@ -291,9 +291,13 @@ fn a_cap_with_a_low_crown_still_shows_its_crown_over_the_forehead() {
         let p = person(name);
         let face = &p.face.as_ref().unwrap().face;
         let normal = prepare(p, SampleHat::CapNavy);
-        assert_eq!(
-            normal.placement.crown_stretch, 1.0,
-            "{name}: the sample's crown reaches out of the skull unstretched"
+        // Made to the conventions, it reaches out of the skull unstretched; over hair
+        // standing on top of the head (the astronaut's) a little more.
+        let stretch = normal.placement.crown_stretch;
+        assert!(
+            stretch == 1.0 || (normal.placement.hair_above_cm > 0.0 && stretch < 1.15),
+            "{name}: the sample's crown stretched {stretch:.3} (hair above {:.2} cm)",
+            normal.placement.hair_above_cm
         );
         let placed =
             hats::prepare(&p.photo, face, p.mask.as_ref(), &low, &Options::default()).unwrap();
@@ -336,5 +340,53 @@ fn a_low_poly_cap_is_measured_round_its_wall_not_along_its_visor() {
         "length {:.1} / breadth {:.1} = {ratio:.2}",
         m.length,
         m.breadth
+    );
+}
+
+#[test]
+fn a_cap_covers_the_hair_standing_on_top_of_the_head() {
+    // The face-paint portrait's short curly hair stands about 1.7 cm above the skull model:
+    // the KaramellGlass cap's crown, stretched only to clear the skull, ended 30 px (6 % of
+    // the face height) below the hair's top, the hair showing above it.
+    let dir = crate::support::testdata("people");
+    let (photo_path, cap_path) = (
+        dir.join("portrait_woman_face_paint_earrings_cc0.png"),
+        crate::support::testdata("products").join("hat_cap_karamellglass_khabib.glb"),
+    );
+    let (Ok(photo), Ok(cap)) = (std::fs::read(&photo_path), std::fs::read(&cap_path)) else {
+        println!(
+            "SKIPPED: {} or {} is missing (the real-input corpus sits beside the repo)",
+            photo_path.display(),
+            cap_path.display()
+        );
+        return;
+    };
+    let photo = image::load_from_memory(&photo).unwrap().to_rgba8();
+    let p = renderer().see(&photo, Hats.needs()).unwrap();
+    let (face, mask) = (&p.face.as_ref().unwrap().face, p.mask.as_ref().unwrap());
+    let product = vto_render::product::load(&cap).expect("the cap loads");
+    let placed = hats::prepare(&p.photo, face, Some(mask), &product, &Options::default()).unwrap();
+    let lm = &face.landmarks;
+    let face_height = dist([lm[10][0], lm[10][1]], [lm[152][0], lm[152][1]]);
+    let (w, h) = p.photo.dimensions();
+    let covered = footprint(&placed, w, h);
+    let x = lm[10][0].round() as u32;
+    let hat_top = (0..h)
+        .find(|&y| covered[(y * w + x) as usize])
+        .expect("the cap");
+    let hair_top = (0..h)
+        .find(|&y| mask.data[(y * w + x) as usize] > 0.5)
+        .expect("the hair");
+    let gap = (hat_top as f32 - hair_top as f32) / face_height;
+    println!(
+        "hair above the cap: {:.1} % of the face height (hair_above_cm {:.2}, stretch {:.2})",
+        100.0 * gap,
+        placed.placement.hair_above_cm,
+        placed.placement.crown_stretch
+    );
+    assert!(
+        gap < 0.02,
+        "the hair shows {:.1} % of the face height above the cap",
+        100.0 * gap
     );
 }

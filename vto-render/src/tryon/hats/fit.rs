@@ -460,8 +460,10 @@ pub fn band(kind: HatKind, skull: &Skull, forehead: Vec3, hair: f32) -> Band {
     }
 }
 
-/// The most a crown is stretched in height beyond the breadth's scale ([`crown_scale`]).
-pub const MAX_CROWN_STRETCH: f32 = 1.6;
+/// The most a crown is stretched in height beyond the breadth's scale ([`crown_scale`]): a
+/// cap exported flat (its crown at 55 % of its height) on the astronaut's head then shows 0.9
+/// of the crown the sample cap shows over her hair (1.6: 0.78).
+pub const MAX_CROWN_STRETCH: f32 = 1.8;
 
 /// How far (cm) a crown's top may lie inside the skull model before [`crown_scale`]
 /// stretches it: the skull is an estimate from the face, and a hat's top presses the hair

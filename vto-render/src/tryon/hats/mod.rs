@@ -18,8 +18,10 @@
 //! its outer breadth just above the opening equals the band's breadth on the hair (hats
 //! come in sizes, the shop shows the one that fits), its length the band's length within
 //! 0.9–1.25 × that scale, its height stretched (by at most [`fit::MAX_CROWN_STRETCH`]) when
-//! the crown's top would lie inside the skull ([`fit::crown_scale`]: a crown inside the head
-//! is hidden, leaving only the visor or brim). Everything then turns with the head.
+//! the crown's top would lie inside the skull or below the hair standing on top of it
+//! ([`fit::crown_scale`], [`hair_above`]: a crown inside the head is hidden, leaving only the
+//! visor or brim; one under thick hair leaves the hair showing above it). Everything then
+//! turns with the head.
 //!
 //! The kind (which sets the band) comes from the request's `product_kind` when it names one,
 //! else the model's extras, its names or its shape ([`fit::read_model`]); a model that does not follow the conventions of `docs/products.md`
@@ -119,10 +121,13 @@ pub struct HatPlacement {
     /// Asset units → centimetres.
     pub scale_to_cm: f32,
     /// The crown's height scale over [`Self::scale_to_cm`] (1: none; more when a crown too
-    /// low for the head was stretched to reach out of the skull, [`fit::crown_scale`]).
+    /// low for the head was stretched to reach out of the skull and the hair on top,
+    /// [`fit::crown_scale`]).
     pub crown_stretch: f32,
     /// Hair between the skull and the hat (cm), measured on the person mask or assumed.
     pub hair_cm: f32,
+    /// Hair above the skull's top the crown clears (cm, [`hair_above`]).
+    pub hair_above_cm: f32,
     /// The band's tilt, front up (degrees).
     pub tilt_deg: f32,
     /// The centre of the head opening, projected.
@@ -216,6 +221,46 @@ pub fn hair_thickness(mask: &Mask, cam: &HeadCamera, skull: &Skull, forehead: Ve
     Some(hair.clamp(HAIR_RANGE_CM.0, HAIR_RANGE_CM.1))
 }
 
+/// The most hair above the skull's top a crown is raised over (cm, after [`HAIR_SHARE`]).
+pub const TOP_HAIR_MAX_CM: f32 = 4.0;
+
+/// How high the hair stands above the skull's top (cm): along the image line from the
+/// skull's top in the direction of the head's up axis, how far the person mask reaches beyond
+/// it; [`HAIR_SHARE`] of that (a hat presses the hair down), at most [`TOP_HAIR_MAX_CM`].
+/// 0 where the mask ends below the skull's top; `None` without a usable mask or when the
+/// line leaves the photo inside the silhouette. Thick curly hair or a bun stands several
+/// centimetres above the skull, where the sides measured by [`hair_thickness`] hold less: a
+/// crown that only clears the skull left the hair showing above the cap.
+pub fn hair_above(mask: &Mask, cam: &HeadCamera, skull: &Skull) -> Option<f32> {
+    if mask.data.len() != (mask.width as usize) * (mask.height as usize) {
+        return None;
+    }
+    let top = skull.centre + Vec3::new(0.0, skull.radii.y, 0.0);
+    let c = cam.project_model(top);
+    let dir = (cam.project_model(top + Vec3::new(0.0, 1.0, 0.0)) - c).try_normalize()?;
+    let inside = |p: crate::math::Vec2| {
+        let (x, y) = (p.x.round(), p.y.round());
+        if x < 0.0 || y < 0.0 || x >= mask.width as f32 || y >= mask.height as f32 {
+            return None;
+        }
+        Some(mask.data[y as usize * mask.width as usize + x as usize] > 0.5)
+    };
+    let reach = (TOP_HAIR_MAX_CM / HAIR_SHARE * cam.scale()).ceil() as i32 + 3;
+    let (mut outside, mut last_in) = (0, 0);
+    for step in 0..reach {
+        if inside(c + dir * step as f32)? {
+            last_in = step;
+            outside = 0;
+        } else {
+            outside += 1;
+            if outside >= 3 {
+                break;
+            }
+        }
+    }
+    Some((HAIR_SHARE * last_in as f32 / cam.scale()).min(TOP_HAIR_MAX_CM))
+}
+
 /// Places `product` on `face` in `photo` (whose person mask, when given, measures the hair)
 /// and builds the scene (always drawn: its [`Placed::scene`] is `Some`).
 pub fn prepare(
@@ -258,13 +303,24 @@ pub fn prepare(
         .transpose()?;
     let head = cleaned_head.as_ref().unwrap_or(&head);
     let band = band(model.kind.0, &skull, forehead, hair);
+    // The hair above the skull's top (none measured under a removed hat).
+    let hair_top = if own_hat.removed {
+        0.0
+    } else {
+        mask.and_then(|m| hair_above(m, cam, &skull)).unwrap_or(0.0)
+    };
+    let reach = Skull {
+        centre: skull.centre,
+        radii: skull.radii + Vec3::new(0.0, hair_top, 0.0),
+    };
     // Breadth to the head's; the length follows the head's too, within 0.9–1.25 × the
     // breadth's scale (a hat stretches a little front to back, it does not deform).
     let k = band.breadth / model.breadth.max(1e-9);
     let kz = (band.length / model.length.max(1e-9)).clamp(0.9 * k, 1.25 * k);
     let rot = tilt_rotation(band.tilt);
-    // The height: a crown too low to reach out of the skull is stretched (else hidden).
-    let ky = crown_scale(k, model.crown, band.centre, rot * Vec3::Y, &skull);
+    // The height: a crown too low to reach out of the skull and the hair on top is
+    // stretched (else hidden, or the hair shows above it).
+    let ky = crown_scale(k, model.crown, band.centre, rot * Vec3::Y, &reach);
     let scale = Vec3::new(k, ky, kz);
     let to_model = |q: Vec3| band.centre + rot * ((q - model.origin) * scale);
 
@@ -296,6 +352,7 @@ pub fn prepare(
             scale_to_cm: k,
             crown_stretch: ky / k,
             hair_cm: hair,
+            hair_above_cm: hair_top,
             tilt_deg: band.tilt.to_degrees(),
             opening_centre_px: cam.project_model(band.centre).to_array(),
             opening_front_px: cam.project_model(band.front).to_array(),
@@ -330,6 +387,7 @@ pub fn metadata(
         "crown_stretch": p.crown_stretch,
         "tilt_deg": p.tilt_deg,
         "hair_cm": p.hair_cm,
+        "hair_above_cm": p.hair_above_cm,
         "head_pose_deg": face.head_pose.as_ref().map(|h| json!({
             "yaw": h.yaw_pitch_roll_deg[0], "pitch": h.yaw_pitch_roll_deg[1], "roll": h.yaw_pitch_roll_deg[2],
         })),
