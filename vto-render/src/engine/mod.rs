@@ -322,6 +322,7 @@ impl Renderer {
         Stages {
             raster: &self.raster,
             options: &self.options,
+            product_faces: &[],
         }
     }
 
@@ -409,10 +410,6 @@ impl Renderer {
             product_kind: request.product_kind,
             ..self.options
         };
-        let stages = Stages {
-            raster: &self.raster,
-            options: &options,
-        };
         let mut vision = self.lease(wait)?;
         let t0 = Instant::now();
         let received = decode_photo(person)?;
@@ -425,6 +422,16 @@ impl Renderer {
                     .map_err(RenderError::ProductImage)?
                     .to_rgba8(),
             ),
+        };
+        // A garment photographed on a person shows their face (see `garment::cutout::on_model`).
+        let product_faces = match &product {
+            LoadedProduct::Image(img) => faces_on(&mut vision, img)?,
+            LoadedProduct::Model(_) => Vec::new(),
+        };
+        let stages = Stages {
+            raster: &self.raster,
+            options: &options,
+            product_faces: &product_faces,
         };
         let t1 = Instant::now();
         let needs = tryon.needs_for(&product, &options);
@@ -630,6 +637,24 @@ pub fn try_on(
 }
 
 /// The vision stage for `needs` on a decoded photo, with one pooled [`Vision`].
+/// The least score of a face the detector finds on a product photo for it to count.
+pub const PRODUCT_FACE_SCORE: f32 = 0.75;
+
+/// The faces the face detector finds on `photo` (boxes `[x0, y0, x1, y1]`, pixels) with a
+/// score of at least [`PRODUCT_FACE_SCORE`].
+fn faces_on(vision: &mut Vision, photo: &RgbaImage) -> Result<Vec<[f32; 4]>, RenderError> {
+    let gpu = vision
+        .image_ops()
+        .upload(photo)
+        .map_err(VisionError::from)?;
+    Ok(vision
+        .detect_faces(&gpu)?
+        .into_iter()
+        .filter(|(d, _)| d.score >= PRODUCT_FACE_SCORE)
+        .map(|(d, _)| [d.xmin, d.ymin, d.xmax, d.ymax])
+        .collect())
+}
+
 fn see(vision: &mut Vision, photo: &RgbaImage, needs: Needs) -> Result<Person, RenderError> {
     let mut person = Person {
         photo: photo.clone(),

@@ -81,6 +81,11 @@ pub struct Stages<'a> {
     pub raster: &'a Rasterizer,
     /// Rendering options.
     pub options: &'a Options,
+    /// The faces the face detector found on the product photo (boxes `[x0, y0, x1, y1]`,
+    /// the photo's pixels; empty for a 3D model): a garment photographed on a person with
+    /// the head in the frame is told by them
+    /// ([`crate::garment::cutout::on_model::head_on_top`]).
+    pub product_faces: &'a [[f32; 4]],
 }
 
 /// Rendering options.

@@ -21,6 +21,7 @@ mod hats;
 mod jewelry;
 mod looks;
 mod materials;
+mod on_model;
 mod own_eyewear;
 mod own_hat;
 mod people;

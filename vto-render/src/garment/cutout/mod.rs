@@ -230,6 +230,13 @@ pub fn within(img: &RgbaImage, max_side: u32) -> RgbaImage {
 
 /// Finds the garment in a product photo (see the module docs), or says why there is none.
 pub fn cutout(photo: &RgbaImage) -> Result<Cutout, GarmentError> {
+    cutout_with(photo, &[])
+}
+
+/// [`cutout`] of a photo whose `faces` (boxes `[x0, y0, x1, y1]`, photo pixels) the face
+/// detector found: one that is the head of the person the cut-out shows makes the photo an
+/// on-model one ([`on_model::head_on_top`]).
+pub fn cutout_with(photo: &RgbaImage, faces: &[[f32; 4]]) -> Result<Cutout, GarmentError> {
     let (w0, h0) = photo.dimensions();
     if w0 < 16 || h0 < 16 {
         return Err(GarmentError::PhotoTooSmall {
@@ -248,7 +255,10 @@ pub fn cutout(photo: &RgbaImage) -> Result<Cutout, GarmentError> {
     if area > (w * h) * 95 / 100 {
         return Err(GarmentError::NoBackground);
     }
-    if !from_alpha && on_model::worn_by_a_person(&fg, w) {
+    let k = w as f32 / w0 as f32;
+    let scaled: Vec<[f32; 4]> = faces.iter().map(|b| b.map(|v| v * k)).collect();
+    if !from_alpha && (on_model::worn_by_a_person(&fg, w) || on_model::head_on_top(&fg, w, &scaled))
+    {
         return Err(GarmentError::OnModel);
     }
     Ok(Cutout {
@@ -297,7 +307,12 @@ impl Cutout {
 
 /// Finds the garment in a product photo and measures it.
 pub fn prepare(photo: &RgbaImage) -> Result<GarmentImage, GarmentError> {
-    let cut = cutout(photo)?;
+    prepare_with(photo, &[])
+}
+
+/// [`prepare`] of a photo whose `faces` the face detector found ([`cutout_with`]).
+pub fn prepare_with(photo: &RgbaImage, faces: &[[f32; 4]]) -> Result<GarmentImage, GarmentError> {
+    let cut = cutout_with(photo, faces)?;
     let (w, h) = (cut.img.width() as usize, cut.img.height() as usize);
     let (landmarks, labels) = measure_photo(&cut.fg, &cut.img, w, h)?;
     let (rgba, torso_colour) = cut.texture(&labels, |l| l == label::TORSO);

@@ -6,14 +6,14 @@
 //! ([`classify`]): trousers have a crotch (two legs from the bottom up); a one-piece with
 //! legs and a bodice is a jumpsuit; a top measured with sleeves or a neckline that runs
 //! longer than 1.9 shoulder widths is a dress, shorter a top. A photo whose pieces run off
-//! the frame's top is a garment worn by a person and is refused
-//! ([`crate::garment::cutout::on_model`]).
+//! the frame's top, or with a person's head on top, is a garment worn by a person and is
+//! refused ([`crate::garment::cutout::on_model`]).
 
 use image::{Rgba, RgbaImage};
 
 use crate::garment::cutout::lower::{measure_pants, waist_row};
 use crate::garment::cutout::mask::garment_pieces;
-use crate::garment::cutout::on_model::worn_by_a_person;
+use crate::garment::cutout::on_model::{head_on_top, worn_by_a_person};
 use crate::garment::cutout::{measure, within, MAX_SIDE};
 use crate::garment::error::GarmentError;
 
@@ -118,6 +118,16 @@ pub const JUMPSUIT_RISE: f32 = 1.4;
 
 /// Splits an outfit photo into its pieces, largest first (see the module docs).
 pub fn split_outfit(photo: &RgbaImage) -> Result<Vec<Piece>, GarmentError> {
+    split_outfit_with(photo, &[])
+}
+
+/// [`split_outfit`] of a photo whose `faces` (boxes `[x0, y0, x1, y1]`, photo pixels) the
+/// face detector found: a piece with a head on top is a person wearing the outfit
+/// ([`crate::garment::cutout::on_model::head_on_top`]), refused.
+pub fn split_outfit_with(
+    photo: &RgbaImage,
+    faces: &[[f32; 4]],
+) -> Result<Vec<Piece>, GarmentError> {
     let (w0, h0) = photo.dimensions();
     if w0 < 16 || h0 < 16 {
         return Err(GarmentError::PhotoTooSmall {
@@ -132,7 +142,13 @@ pub fn split_outfit(photo: &RgbaImage) -> Result<Vec<Piece>, GarmentError> {
         return Err(GarmentError::NothingStandsOut);
     }
     let opaque = img.pixels().filter(|p| p.0[3] < 128).count() * 10 <= w * h;
-    if opaque && pieces.iter().any(|fg| worn_by_a_person(fg, w)) {
+    let k = w as f32 / w0 as f32;
+    let scaled: Vec<[f32; 4]> = faces.iter().map(|b| b.map(|v| v * k)).collect();
+    if opaque
+        && pieces
+            .iter()
+            .any(|fg| worn_by_a_person(fg, w) || head_on_top(fg, w, &scaled))
+    {
         return Err(GarmentError::OnModel);
     }
     let mut out = Vec::new();

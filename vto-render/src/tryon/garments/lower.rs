@@ -8,7 +8,7 @@
 //! - [`Dress`]: the bodice fitted as a top ([`fit_upper_to`]), the skirt hung from the waist to
 //!   the dress's own length ([`fit_skirt`]), composed as a top (face, hands, bare arms) and
 //!   then the legs below the hem uncovered and the shoes kept in front.
-//! - [`FullOutfit`]: the photo split into its pieces ([`split_outfit`]); the bottom (trousers,
+//! - [`FullOutfit`]: the photo split into its pieces ([`split_outfit_with`]); the bottom (trousers,
 //!   dress or a jumpsuit's legs) is dressed first; the top, by the tops' own renderer on the
 //!   photo as it was, is laid over it (every pixel the top changed), so the new top hangs
 //!   over the new waistband and takes its light from the person, not from the new bottom.
@@ -30,8 +30,8 @@ use crate::garment::colour::FALLBACK_SKIN;
 use crate::garment::cutout::lower::{
     measure_pants, measure_pants_closed, split_dress, waist_row, PantsLandmarks,
 };
-use crate::garment::cutout::outfit::{split_outfit, PieceKind};
-use crate::garment::cutout::{cutout, measure, Cutout, GarmentImage};
+use crate::garment::cutout::outfit::{split_outfit_with, PieceKind};
+use crate::garment::cutout::{cutout, cutout_with, measure, Cutout, GarmentImage};
 use crate::garment::geom::seg_dist;
 use crate::garment::lower::compose::{arm_in_front, compose_pants, PantsLayers};
 use crate::garment::lower::fit::{fit_pants, fit_skirt, waist_on_body};
@@ -495,7 +495,7 @@ impl TryOn for Pants {
         let photo = photo_of(self.category(), product)?;
         let mut times = Times::default();
         let t = Instant::now();
-        let cut = cutout(photo)?;
+        let cut = cutout_with(photo, stages.product_faces)?;
         let g = pants_of(&cut)?;
         times.garment += ms(t);
         let t = Instant::now();
@@ -545,7 +545,7 @@ impl TryOn for Dress {
         let photo = photo_of(self.category(), product)?;
         let mut times = Times::default();
         let t = Instant::now();
-        let cut = cutout(photo)?;
+        let cut = cutout_with(photo, stages.product_faces)?;
         let (skirt, kind_source) = is_skirt(&cut, stages.options.product_kind);
         times.garment += ms(t);
         let t = Instant::now();
@@ -597,7 +597,7 @@ impl TryOn for FullOutfit {
         let photo = photo_of(self.category(), product)?;
         let mut times = Times::default();
         let t = Instant::now();
-        let pieces = split_outfit(photo)?;
+        let pieces = split_outfit_with(photo, stages.product_faces)?;
         times.garment += ms(t);
         let held: Vec<Value> = pieces
             .iter()
@@ -662,7 +662,12 @@ impl TryOn for FullOutfit {
             // The top is fitted, shaded and composed on the photo as it was (its light and
             // the old clothes it uncovers are the photo's), then laid over the bottom:
             // every pixel the top changed comes from it, the rest from the bottom.
-            let look = kind.try_on(stages, person, &LoadedProduct::Image(p.photo.clone()))?;
+            // The piece is a crop of the photo the faces were found on (checked above).
+            let piece_stages = Stages {
+                product_faces: &[],
+                ..stages
+            };
+            let look = kind.try_on(piece_stages, person, &LoadedProduct::Image(p.photo.clone()))?;
             let t = Instant::now();
             for ((out, top), was) in image
                 .pixels_mut()

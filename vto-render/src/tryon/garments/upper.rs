@@ -103,7 +103,7 @@ impl TryOn for UpperGarment {
             )));
         };
         let t = Instant::now();
-        let g = garment::cutout::prepare(photo)?;
+        let g = garment::cutout::prepare_with(photo, stages.product_faces)?;
         let t_garment = ms(t);
         let t = Instant::now();
         let frame = BodyFrame::new(person)?;
