@@ -194,27 +194,9 @@ pub fn hair_thickness(mask: &Mask, cam: &HeadCamera, skull: &Skull, forehead: Ve
         lo = lo.min(t);
         hi = hi.max(t);
     }
-    let inside = |p: crate::math::Vec2| {
-        let (x, y) = (p.x.round(), p.y.round());
-        if x < 0.0 || y < 0.0 || x >= mask.width as f32 || y >= mask.height as f32 {
-            return None;
-        }
-        Some(mask.data[y as usize * mask.width as usize + x as usize] > 0.5)
-    };
     let mut beyond = [0.0f32; 2];
     for (k, (sign, outline)) in [(-1.0f32, -lo), (1.0, hi)].into_iter().enumerate() {
-        let (mut outside, mut last_in) = (0, 0);
-        for step in 0..(3.0 * outline) as i32 {
-            if inside(c + dir * (sign * step as f32))? {
-                last_in = step;
-                outside = 0;
-            } else {
-                outside += 1;
-                if outside >= 3 {
-                    break;
-                }
-            }
-        }
+        let last_in = mask_reach(mask, c, dir * sign, (3.0 * outline) as i32)?;
         beyond[k] = last_in as f32 - outline;
     }
     let hair = HAIR_SHARE * (beyond[0] + beyond[1]) / 2.0 / cam.scale();
@@ -238,6 +220,20 @@ pub fn hair_above(mask: &Mask, cam: &HeadCamera, skull: &Skull) -> Option<f32> {
     let top = skull.centre + Vec3::new(0.0, skull.radii.y, 0.0);
     let c = cam.project_model(top);
     let dir = (cam.project_model(top + Vec3::new(0.0, 1.0, 0.0)) - c).try_normalize()?;
+    let reach = (TOP_HAIR_MAX_CM / HAIR_SHARE * cam.scale()).ceil() as i32 + 3;
+    let last_in = mask_reach(mask, c, dir, reach)?;
+    Some((HAIR_SHARE * last_in as f32 / cam.scale()).min(TOP_HAIR_MAX_CM))
+}
+
+/// How many whole steps of `dir` from `from` the person `mask` (above one half) reaches,
+/// looking at most `steps` steps out and across gaps of up to two pixels; `None` when the
+/// line leaves the photo first.
+fn mask_reach(
+    mask: &Mask,
+    from: crate::math::Vec2,
+    dir: crate::math::Vec2,
+    steps: i32,
+) -> Option<i32> {
     let inside = |p: crate::math::Vec2| {
         let (x, y) = (p.x.round(), p.y.round());
         if x < 0.0 || y < 0.0 || x >= mask.width as f32 || y >= mask.height as f32 {
@@ -245,10 +241,9 @@ pub fn hair_above(mask: &Mask, cam: &HeadCamera, skull: &Skull) -> Option<f32> {
         }
         Some(mask.data[y as usize * mask.width as usize + x as usize] > 0.5)
     };
-    let reach = (TOP_HAIR_MAX_CM / HAIR_SHARE * cam.scale()).ceil() as i32 + 3;
     let (mut outside, mut last_in) = (0, 0);
-    for step in 0..reach {
-        if inside(c + dir * step as f32)? {
+    for step in 0..steps {
+        if inside(from + dir * step as f32)? {
             last_in = step;
             outside = 0;
         } else {
@@ -258,7 +253,7 @@ pub fn hair_above(mask: &Mask, cam: &HeadCamera, skull: &Skull) -> Option<f32> {
             }
         }
     }
-    Some((HAIR_SHARE * last_in as f32 / cam.scale()).min(TOP_HAIR_MAX_CM))
+    Some(last_in)
 }
 
 /// Places `product` on `face` in `photo` (whose person mask, when given, measures the hair)
