@@ -1,6 +1,6 @@
 //! Background continued under the person where a new garment uncovers what the old one
-//! hid beyond the body: smooth ([`push_pull`]), and with the ground's own texture where it
-//! shows ([`textured`]).
+//! hid beyond the body: smooth (`push_pull`), and with the ground's own texture where it
+//! shows (`textured`, the fill stage's [`crate::fill::ground`]).
 
 use image::{GrayImage, Luma, RgbaImage};
 
