@@ -48,7 +48,7 @@ fn diffusion(photo: &RgbImage, mask: &GrayImage) -> RgbImage {
     let (w, h) = (photo.width() as usize, photo.height() as usize);
     let hole: Vec<bool> = mask.as_raw().iter().map(|&m| m >= THRESHOLD).collect();
     let mut level = Level::new(w, h, 3, photo.as_raw(), hole, vec![true; w * h]);
-    assert!(smooth::smooth_fill(&mut level, 400));
+    assert!(smooth::smooth_fill(&mut level));
     RgbImage::from_fn(w as u32, h as u32, |x, y| {
         Rgb(level.rgb(x as usize, y as usize))
     })
