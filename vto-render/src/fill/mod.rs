@@ -22,14 +22,16 @@
 //!    level's own pixels. The finest level only votes these matches, without a search.
 //! 5. At full resolution, the vote's error on the rim is spread over the hole (a membrane) and
 //!    the voted Laplacian is integrated (Poisson sweeps): no seams, gradients continue.
-//! 6. The result mixes the patch synthesis with a smooth fill ([`FillOptions::detail`]).
+//! 6. The result mixes the patch synthesis with a smooth fill (the harmonic fill from the
+//!    rim): [`FillOptions::detail`] of the texture on the hole's edge, a third of that deep
+//!    inside.
 //!
 //! ## Design decisions
 //! - **CPU, with rayon, no GPU kernel.** The work is a data-dependent search with early exits
 //!   over a few ten thousand pixels; on lavapipe (the CPU Vulkan device this service often
 //!   runs on) our vision stack's wgpu kernels ran 20–80× slower than its native ones (see
-//!   `docs/performance.md`). The speed goal (a 1024² photo with 5 % masked in ≤ 150 ms on
-//!   two cores; `scripts/bench-inpaint.sh`) is not shown yet: ~255 ms of CPU per such fill.
+//!   `docs/performance.md`). A 1024² photo with 5 % masked fills in about 100 ms on two
+//!   cores (`scripts/bench-inpaint.sh`; the goal is ≤ 150 ms).
 //! - **Deterministic.** Rows are searched in bands of fixed height and every random draw is
 //!   a hash of the seed and the pixel, so the result does not depend on the thread count.
 //! - **Pixels outside the mask never change**: the result is the photo with only the masked
@@ -94,10 +96,12 @@ pub struct FillOptions {
     pub patch_radius: u32,
     /// The seed of every random draw (the fill is a function of its inputs and this).
     pub seed: u64,
-    /// How much of the copied texture the result keeps, against a smooth fill (a diffusion
-    /// from the rim): 1 is the patch synthesis alone, 0 the smooth fill alone. Texture copied
-    /// deep into a large hole is plausible but rarely the truth; the default, 0.3, keeps its
-    /// structure at 30 % of its contrast (see `docs/fill.md` for the measurements).
+    /// How much of the copied texture the result keeps on the hole's edge, against a smooth
+    /// fill (the harmonic fill from the rim): 1 is the patch synthesis alone, 0 the smooth
+    /// fill alone. Deeper than a patch width into the hole the weight falls to a third of
+    /// this: texture copied deep into a large hole is plausible but rarely the truth. The
+    /// default, 0.3, keeps the texture at 30 % of its contrast on the edge and 10 % deep
+    /// inside (see `docs/fill.md` for the measurements).
     pub detail: f32,
 }
 
@@ -509,9 +513,10 @@ const DEEP_DETAIL: f32 = 1.0 / 3.0;
 /// patches that put texture there overlap known pixels and were matched against them, so
 /// the texture there is constrained by the photo; deep inside a large hole it is invented,
 /// plausible but rarely the truth, and a wrong texture lowers PSNR and SSIM more than its
-/// absence. On the benchmark (same cases, same build otherwise) this raised the SSIM of
-/// blobs from 0.6158 to 0.6186 with the same PSNR against a constant 0.3 (see
-/// `docs/fill.md`).
+/// absence. On the benchmark (same cases, same build otherwise) a constant 0.2 scored PSNR
+/// 20.42 dB / SSIM 0.6526 in the holes (blobs 0.6169, below OpenCV Navier–Stokes' 0.6177),
+/// a constant 0.15 20.41 / 0.6538, and this weight (0.3 falling to 0.1) 20.41 / 0.6535
+/// (blobs 0.6186) with twice the texture on the rim (see `docs/fill.md`).
 fn detail_at(detail: f32, depth: u32, r: usize) -> f32 {
     let deep = detail * DEEP_DETAIL;
     let fall = (-((depth.max(1) - 1) as f32) / (2 * r.max(1)) as f32).exp();
