@@ -388,10 +388,12 @@ fn groups(
     }
 }
 
-/// EM iterations and PatchMatch passes per EM iteration at a level: many at the coarsest
-/// (cheap, and it decides the layout), fewer going up, none at the finest below a coarser
-/// level (it votes the coarser level's matches, upsampled, once: a search there cost about
-/// 15 % of the time and scored lower on the benchmark, see `docs/fill.md`).
+/// EM iterations and PatchMatch passes per EM iteration at a level: 3 at the coarsest (two
+/// passes each when it is small: it decides the layout), 2 going up, 1 at the level just
+/// below full resolution, none at the finest below a coarser level (it votes the coarser
+/// level's matches, upsampled, once: a search there cost about 15 % of the time and scored
+/// lower on the benchmark). 6 at the coarsest and 2 below the finest scored the same on the
+/// benchmark for about 10 % more time (see `docs/fill.md`).
 fn schedule(k: usize, top: usize, pixels: usize) -> (usize, usize) {
     if k == top && pixels <= 128 * 128 {
         (3, 2)

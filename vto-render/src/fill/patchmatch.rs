@@ -514,16 +514,7 @@ impl<'a> Votes<'a> {
         lap: &[i16],
         need: &[bool],
     ) -> (Vec<f32>, Vec<f32>) {
-        struct Kernel<'a, const LAP: bool>(
-            (
-                &'a Votes<'a>,
-                &'a Level,
-                &'a Field,
-                (usize, usize),
-                &'a [i16],
-                &'a [bool],
-            ),
-        );
+        struct Kernel<'a, const LAP: bool>(AccumulateArgs<'a>);
         impl<const LAP: bool> pulp::WithSimd for Kernel<'_, LAP> {
             type Output = (Vec<f32>, Vec<f32>);
             #[inline(always)]
@@ -535,19 +526,22 @@ impl<'a> Votes<'a> {
     }
 }
 
-/// [`Votes::accumulate`]: every row of every covering patch as one run of lanes (the
-/// pixels that need no value get sums too, unread: a run vectorises whole).
+/// What [`Votes::accumulate`] reads: the votes, the level, its field, the rows, the
+/// Laplacian and where sums are needed.
+type AccumulateArgs<'a> = (
+    &'a Votes<'a>,
+    &'a Level,
+    &'a Field,
+    (usize, usize),
+    &'a [i16],
+    &'a [bool],
+);
+
+/// [`Votes::accumulate`]: every row of every covering patch that holds a needed pixel as one
+/// run of lanes (the pixels that need no value get sums too, unread: a run vectorises whole).
 #[inline(always)]
-#[allow(clippy::type_complexity)]
 fn accumulate_rows<const LAP: bool>(
-    (votes, level, field, (y0, y1), lap, need): (
-        &Votes<'_>,
-        &Level,
-        &Field,
-        (usize, usize),
-        &[i16],
-        &[bool],
-    ),
+    (votes, level, field, (y0, y1), lap, need): AccumulateArgs<'_>,
 ) -> (Vec<f32>, Vec<f32>) {
     let (w, h, r, stride) = (field.w, field.h, field.r, level.stride());
     let img = &level.img;

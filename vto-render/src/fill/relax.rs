@@ -109,10 +109,7 @@ impl RedBlack {
     ) -> Vec<[f32; N]> {
         // Per colour: the values (with the always-zero one at the end) and the constants.
         let split = |c: usize| {
-            let mut v: Vec<[f32; N]> = self.members[c]
-                .iter()
-                .map(|&s| init[s as usize])
-                .collect();
+            let mut v: Vec<[f32; N]> = self.members[c].iter().map(|&s| init[s as usize]).collect();
             v.push([0.0; N]);
             let b: Vec<[f32; N]> = self.members[c]
                 .par_iter()
@@ -142,7 +139,14 @@ impl RedBlack {
         let (mut black, b_black) = split(1);
         for _ in 0..sweeps {
             half_sweep(&mut red, &black, &self.nbr[0], &self.inv[0], &b_red, omega);
-            half_sweep(&mut black, &red, &self.nbr[1], &self.inv[1], &b_black, omega);
+            half_sweep(
+                &mut black,
+                &red,
+                &self.nbr[1],
+                &self.inv[1],
+                &b_black,
+                omega,
+            );
         }
         let mut out = vec![[0.0f32; N]; init.len()];
         for (c, v) in [(0, &red), (1, &black)] {

@@ -93,11 +93,7 @@ impl Holes {
                     } else {
                         find(i + 1)
                     },
-                    if y == 0 {
-                        Neighbour::None
-                    } else {
-                        find(i - w)
-                    },
+                    if y == 0 { Neighbour::None } else { find(i - w) },
                     if y + 1 == h {
                         Neighbour::None
                     } else {

@@ -87,7 +87,9 @@ fn a_deep_hole_is_filled_by_the_converged_harmonic_fill() {
     let (w, h) = (300u32, 300u32);
     let saddle = |x: u32, y: u32| {
         let (dx, dy) = (x as f32 - 140.0, y as f32 - 160.0);
-        (128.0 + (dx * dx - dy * dy) / 180.0).round().clamp(0.0, 255.0) as u8
+        (128.0 + (dx * dx - dy * dy) / 180.0)
+            .round()
+            .clamp(0.0, 255.0) as u8
     };
     let truth = RgbImage::from_fn(w, h, |x, y| {
         let v = saddle(x, y);
@@ -109,7 +111,10 @@ fn a_deep_hole_is_filled_by_the_converged_harmonic_fill() {
         }
     }
     let psnr = psnr_in(&out, &truth, &mask);
-    assert!(psnr > 50.0 && worst <= 3, "PSNR {psnr:.1} dB, worst {worst}");
+    assert!(
+        psnr > 50.0 && worst <= 3,
+        "PSNR {psnr:.1} dB, worst {worst}"
+    );
 }
 
 #[test]
@@ -176,9 +181,8 @@ fn stripes_continue_through_a_hole_where_a_diffusion_blurs_them() {
         ..FillOptions::default()
     };
     let smooth = fill_with(&truth, &mask, None, &smooth_only).unwrap();
-    let texture = |x: u32| {
-        i32::from(default.get_pixel(x, 64).0[0]) - i32::from(smooth.get_pixel(x, 64).0[0])
-    };
+    let texture =
+        |x: u32| i32::from(default.get_pixel(x, 64).0[0]) - i32::from(smooth.get_pixel(x, 64).0[0]);
     for x in 48..80 {
         let (dark, light) = if x % 8 < 4 { (x, x ^ 4) } else { (x ^ 4, x) };
         let (d, l) = (texture(dark), texture(light));
