@@ -9,10 +9,11 @@ Used by scripts/bench-inpaint.sh; needs numpy, pillow and opencv-python-headless
       and three masks with ~5 % of the area each: boxes, strokes, blobs (fixed seed).
       Writes CASE_DIR/<n>.png and CASE_DIR/<n>-<kind>-mask.png.
 
-  bench_inpaint.py score CASE_DIR OURS_TIMES
+  bench_inpaint.py score CASE_DIR OURS_TIMES [--base BASE_TIMES]
       Fills every case with cv2.inpaint (Telea, Navier-Stokes; radius 3), reads our fills
       (CASE_DIR/<n>-<kind>-ours.png) and our times (lines "<case> <ms>"), and prints mean
-      PSNR and SSIM inside the holes and the times, per hole kind and overall.
+      PSNR and SSIM inside the holes and the times, per hole kind and overall. With --base,
+      also another build's fills (<n>-<kind>-base.png) and times, as "vto fill (baseline)".
 """
 
 import argparse
@@ -123,11 +124,16 @@ def scores(truth, filled, hole):
 
 
 def score(args):
-    ours_ms = {}
-    for line in open(args.times):
-        f = line.split()
-        if len(f) == 2:
-            ours_ms[f[0]] = float(f[1])
+    def read_times(path):
+        out = {}
+        for line in open(path):
+            f = line.split()
+            if len(f) == 2:
+                out[f[0]] = float(f[1])
+        return out
+
+    ours_ms = read_times(args.times)
+    base_ms = read_times(args.base) if args.base else {}
     rows = {}  # (method, kind) -> list of (psnr, ssim, ms, megapixels)
     outside_changed = 0
     for case in sorted(ours_ms):
@@ -139,6 +145,12 @@ def score(args):
         ours = np.asarray(Image.open(os.path.join(args.cases, f"{case}-ours.png")).convert("RGB"))
         outside_changed += int((ours[~hole] != truth[~hole]).any())
         results = {"ours": (ours, ours_ms[case])}
+        if case in base_ms:
+            base = np.asarray(
+                Image.open(os.path.join(args.cases, f"{case}-base.png")).convert("RGB")
+            )
+            outside_changed += int((base[~hole] != truth[~hole]).any())
+            results["base"] = (base, base_ms[case])
         bgr = np.ascontiguousarray(truth[..., ::-1])
         m8 = hole.astype(np.uint8) * 255
         for method, flag in (("telea", cv2.INPAINT_TELEA), ("ns", cv2.INPAINT_NS)):
@@ -152,14 +164,14 @@ def score(args):
             rows.setdefault((method, "all"), []).append((p, s, ms, mp))
             if mp > 1.0:
                 rows.setdefault((method, "1024²"), []).append((p, s, ms, mp))
-    names = {"ours": "vto fill", "telea": "cv2 Telea", "ns": "cv2 Navier-Stokes"}
+    names = {"base": "vto fill (baseline)", "ours": "vto fill", "telea": "cv2 Telea", "ns": "cv2 Navier-Stokes"}
     n_all = len(rows[("ours", "all")])
     print(f"{n_all} fills; holes ~{COVER:.0%} of each photo; cv2.inpaint radius {RADIUS}")
     print(f"our fills with a pixel changed outside the hole: {outside_changed}\n")
     print("| holes | method | PSNR in holes (dB) | SSIM in holes | ms per fill | ms per MP |")
     print("|---|---|---|---|---|---|")
     for kind in KINDS + ("all", "1024²"):
-        for method in ("ours", "telea", "ns"):
+        for method in ("base", "ours", "telea", "ns"):
             r = rows.get((method, kind))
             if not r:
                 continue
@@ -180,6 +192,7 @@ def main():
     s = sub.add_parser("score")
     s.add_argument("cases")
     s.add_argument("times")
+    s.add_argument("--base")
     args = ap.parse_args()
     holes(args) if args.cmd == "holes" else score(args)
 

@@ -305,8 +305,15 @@ pub(crate) fn runs_where(n: usize, set: impl Fn(usize) -> bool) -> Vec<(usize, u
 }
 
 /// The largest chessboard distance from a hole pixel to the nearest pixel that is not a hole
-/// (half the hole's thickness), by two chamfer passes.
+/// (half the hole's thickness).
+#[cfg(test)]
 pub(crate) fn thickness(hole: &[bool], w: usize, h: usize) -> u32 {
+    depth(hole, w, h).into_iter().max().unwrap_or(0)
+}
+
+/// Per pixel, the chessboard distance from it to the nearest pixel that is not a hole (0
+/// outside the hole, 1 on its edge), by two chamfer passes over the hole's runs.
+pub(crate) fn depth(hole: &[bool], w: usize, h: usize) -> Vec<u32> {
     use rayon::prelude::*;
     // The runs of hole pixels of each row: only they need a distance (0 elsewhere).
     let runs: Vec<Vec<(usize, usize)>> = hole
@@ -341,7 +348,6 @@ pub(crate) fn thickness(hole: &[bool], w: usize, h: usize) -> u32 {
             }
         }
     }
-    let mut worst = 0;
     for (y, r) in runs.iter().enumerate().rev() {
         for &(a, b) in r.iter().rev() {
             for x in (a..b).rev() {
@@ -360,9 +366,8 @@ pub(crate) fn thickness(hole: &[bool], w: usize, h: usize) -> u32 {
                     }
                 }
                 d[i] = m;
-                worst = worst.max(m);
             }
         }
     }
-    worst
+    d
 }

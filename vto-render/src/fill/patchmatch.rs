@@ -503,23 +503,18 @@ impl<'a> Votes<'a> {
     /// covers it of the level's pixel their source puts there (4 lanes per pixel: the
     /// colour and 1, which sums the weights), and with `LAP` of `lap` there too (4 lanes per
     /// pixel of the padded grid). Each pixel's terms are added in the targets' scan order,
-    /// so the sums do not depend on how the rows are cut into bands.
+    /// so the sums do not depend on how the rows are cut into bands. Only the sums of the
+    /// pixels where `need` is set (`w × h`) are complete: a patch row without such a pixel
+    /// is skipped.
     fn accumulate<const LAP: bool>(
         &self,
         level: &Level,
         field: &Field,
         (y0, y1): (usize, usize),
         lap: &[i16],
+        need: &[bool],
     ) -> (Vec<f32>, Vec<f32>) {
-        struct Kernel<'a, const LAP: bool>(
-            (
-                &'a Votes<'a>,
-                &'a Level,
-                &'a Field,
-                (usize, usize),
-                &'a [i16],
-            ),
-        );
+        struct Kernel<'a, const LAP: bool>(AccumulateArgs<'a>);
         impl<const LAP: bool> pulp::WithSimd for Kernel<'_, LAP> {
             type Output = (Vec<f32>, Vec<f32>);
             #[inline(always)]
@@ -527,16 +522,26 @@ impl<'a> Votes<'a> {
                 accumulate_rows::<LAP>(self.0)
             }
         }
-        pulp::Arch::new().dispatch(Kernel::<LAP>((self, level, field, (y0, y1), lap)))
+        pulp::Arch::new().dispatch(Kernel::<LAP>((self, level, field, (y0, y1), lap, need)))
     }
 }
 
-/// [`Votes::accumulate`]: every row of every covering patch as one run of lanes (the
-/// pixels that need no value get sums too, unread: a run vectorises whole).
+/// What [`Votes::accumulate`] reads: the votes, the level, its field, the rows, the
+/// Laplacian and where sums are needed.
+type AccumulateArgs<'a> = (
+    &'a Votes<'a>,
+    &'a Level,
+    &'a Field,
+    (usize, usize),
+    &'a [i16],
+    &'a [bool],
+);
+
+/// [`Votes::accumulate`]: every row of every covering patch that holds a needed pixel as one
+/// run of lanes (the pixels that need no value get sums too, unread: a run vectorises whole).
 #[inline(always)]
-#[allow(clippy::type_complexity)]
 fn accumulate_rows<const LAP: bool>(
-    (votes, level, field, (y0, y1), lap): (&Votes<'_>, &Level, &Field, (usize, usize), &[i16]),
+    (votes, level, field, (y0, y1), lap, need): AccumulateArgs<'_>,
 ) -> (Vec<f32>, Vec<f32>) {
     let (w, h, r, stride) = (field.w, field.h, field.r, level.stride());
     let img = &level.img;
@@ -560,6 +565,9 @@ fn accumulate_rows<const LAP: bool>(
             // centre + (y - ty) stride + (x - tx).
             let shift = votes.centre(t) as isize - (ty * stride + tx) as isize;
             for y in py0..py1 {
+                if !need[y * w + px0..y * w + px1].contains(&true) {
+                    continue;
+                }
                 let s0 = 4 * (shift + (y * stride + px0) as isize) as usize;
                 let a0 = 4 * ((y - y0) * w + px0);
                 if n == 28 {
@@ -624,7 +632,7 @@ pub(crate) fn vote(level: &mut Level, field: &Field, nnf: &Nnf, uniform: bool) {
     let lv: &Level = level;
     let pixels: Vec<(usize, [u8; 3])> = bands(field.h)
         .flat_map_iter(|(y0, y1)| {
-            let (acc, _) = votes.accumulate::<false>(lv, field, (y0, y1), &[]);
+            let (acc, _) = votes.accumulate::<false>(lv, field, (y0, y1), &[], &lv.hole);
             (y0 * w..y1 * w)
                 .filter(|&i| lv.hole[i] && acc[4 * (i - y0 * w) + 3] > 0.0)
                 .map(|i| (i, to_u8(&acc[4 * (i - y0 * w)..])))
@@ -714,7 +722,7 @@ pub(crate) fn vote_finish(level: &mut Level, field: &Field, nnf: &Nnf, holes: &H
     }
     let out: Vec<Out> = bands(h)
         .flat_map_iter(|(y0, y1)| {
-            let (acc, acc_lap) = votes.accumulate::<true>(lv, field, (y0, y1), &lap);
+            let (acc, acc_lap) = votes.accumulate::<true>(lv, field, (y0, y1), &lap, &need);
             (y0 * w..y1 * w)
                 .filter_map(|i| {
                     let a = &acc[4 * (i - y0 * w)..4 * (i - y0 * w) + 4];
@@ -743,7 +751,7 @@ pub(crate) fn vote_finish(level: &mut Level, field: &Field, nnf: &Nnf, holes: &H
     for o in out {
         match o {
             Out::Hole(i, c, l) => {
-                laplacian[holes.slot[pixels.len()] as usize] = l;
+                laplacian[pixels.len()] = l;
                 pixels.push((i, c));
             }
             Out::Rim(d) => raw.push(d),
