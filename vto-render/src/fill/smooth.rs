@@ -27,9 +27,10 @@ pub(crate) struct Holes {
     pub rim: Vec<u32>,
     /// The equations' layout for the sweeps.
     system: RedBlack,
-    /// The hole pixels (indices into [`Holes::pixels`]) of the parts of the hole with no rim
-    /// pixel beside them: nothing anchors their equations.
-    pub unanchored: Vec<u32>,
+    /// The thin parts of the hole with no rim pixel beside them, each as its pixels (indices
+    /// into [`Holes::pixels`]): nothing anchors their equations, and over [`THIN_EDGE`] of
+    /// their pixels lie on their edge.
+    pub unanchored: Vec<Vec<u32>>,
 }
 
 impl Holes {
@@ -122,34 +123,60 @@ impl Holes {
     }
 }
 
-/// The hole pixels (indices into `nbr`, one entry of four neighbours per hole pixel) that no
-/// path of hole pixels joins to a rim pixel.
-fn unanchored(nbr: &[[Neighbour; 4]]) -> Vec<u32> {
+/// The thin parts of the hole (4-connected, through `nbr`: four neighbours per hole pixel;
+/// see [`THIN_EDGE`]) that touch no rim pixel, each as its hole pixels' indices.
+fn unanchored(nbr: &[[Neighbour; 4]]) -> Vec<Vec<u32>> {
     let mut reached = vec![false; nbr.len()];
-    let mut stack: Vec<u32> = (0..nbr.len() as u32)
+    let spread = |start: Vec<u32>, reached: &mut [bool]| {
+        let mut part = Vec::new();
+        let mut stack = start;
+        for &s in &stack {
+            reached[s as usize] = true;
+        }
+        while let Some(s) = stack.pop() {
+            part.push(s);
+            for n in nbr[s as usize] {
+                if let Neighbour::Hole(j) = n {
+                    if !reached[j as usize] {
+                        reached[j as usize] = true;
+                        stack.push(j);
+                    }
+                }
+            }
+        }
+        part
+    };
+    let anchors: Vec<u32> = (0..nbr.len() as u32)
         .filter(|&s| {
             nbr[s as usize]
                 .iter()
                 .any(|n| matches!(n, Neighbour::Rim(_)))
         })
         .collect();
-    for &s in &stack {
-        reached[s as usize] = true;
-    }
-    while let Some(s) = stack.pop() {
-        for n in nbr[s as usize] {
-            if let Neighbour::Hole(j) = n {
-                if !reached[j as usize] {
-                    reached[j as usize] = true;
-                    stack.push(j);
-                }
+    spread(anchors, &mut reached);
+    let mut parts = Vec::new();
+    for s in 0..nbr.len() as u32 {
+        if !reached[s as usize] {
+            let part = spread(vec![s], &mut reached);
+            let edge = part
+                .iter()
+                .filter(|&&s| {
+                    nbr[s as usize]
+                        .iter()
+                        .any(|n| !matches!(n, Neighbour::Hole(_)))
+                })
+                .count();
+            if edge as f32 > THIN_EDGE * part.len() as f32 {
+                parts.push(part);
             }
         }
     }
-    (0..nbr.len() as u32)
-        .filter(|&s| !reached[s as usize])
-        .collect()
+    parts
 }
+
+/// A part of a hole with more than this share of its pixels on its edge is thin (a sliver a
+/// few pixels wide: half its pixels at 4 px, a fiftieth in a 100 px blob).
+pub(crate) const THIN_EDGE: f32 = 0.3;
 
 /// Sweeps of the rim's mismatch membrane (see [`membranes`]).
 const MISMATCH_SWEEPS: usize = 16;
@@ -316,11 +343,15 @@ pub(crate) fn poisson(level: &mut Level, holes: &Holes, lap: &[[f32; 3]], sweeps
         .map(|l| [-l[0] / 4.0, -l[1] / 4.0, -l[2] / 4.0, 0.0])
         .collect();
     let mut cur = holes.system.solve(&before, &rim, Some(&extra), 1.7, sweeps);
-    // A part with no rim has no boundary: the equations only fix its pixels up to a
-    // constant, and the sweeps drift (a sliver between the person and the ground's excluded
-    // ring turned white). It keeps the vote.
-    for &s in &holes.unanchored {
-        cur[s as usize] = before[s as usize];
+    // A part with no rim has no boundary: the equations fix its pixels only up to a constant,
+    // which the sweeps let drift. A thick part drifts little in the sweeps given and its
+    // patches' seams relax (the shoes' ground, copied from at least 2 px off the hole, has no
+    // rim at all); a thin one ([`Holes::unanchored`]) drifts (a sliver between the person
+    // and that excluded ring turned white): it keeps the vote.
+    for part in &holes.unanchored {
+        for &s in part {
+            cur[s as usize] = before[s as usize];
+        }
     }
     for (s, c) in cur.into_iter().enumerate() {
         let i = holes.pixels[s] as usize;
