@@ -44,14 +44,20 @@ impl FilledCrop {
 
 /// Fills the `hole` (255) pixels of `photo` from the ground: the pixels for which
 /// `ground(x, y)` holds (photo coordinates) and at least 2 px from the hole (see the module
-/// docs). `None` for an empty hole or when nothing in the crop can be copied from.
+/// docs), the stage's [`FillOptions::rimless_keep_vote`] as given (with the 2 px kept off,
+/// no part of the hole has a rim). `None` for an empty hole or when nothing in the crop can
+/// be copied from.
 pub fn fill_ground(
     photo: &RgbaImage,
     hole: &GrayImage,
     ground: impl Fn(u32, u32) -> bool,
+    rimless_keep_vote: bool,
 ) -> Option<FilledCrop> {
     let (cx, cy, cw, ch) = crop_of(photo, hole)?;
-    let opts = FillOptions::default();
+    let opts = FillOptions {
+        rimless_keep_vote,
+        ..FillOptions::default()
+    };
     let rgb = RgbImage::from_fn(cw, ch, |x, y| {
         let p = photo.get_pixel(cx + x, cy + y).0;
         image::Rgb([p[0], p[1], p[2]])
@@ -140,7 +146,7 @@ mod tests {
                 0
             }])
         });
-        let filled = fill_ground(&photo, &hole, |_, _| true).expect("a hole and ground");
+        let filled = fill_ground(&photo, &hole, |_, _| true, true).expect("a hole and ground");
         let mut spread = Vec::new();
         for y in 0..h {
             for x in 0..w {
@@ -156,7 +162,7 @@ mod tests {
         let sd =
             (spread.iter().map(|v| (v - mean).powi(2)).sum::<f32>() / spread.len() as f32).sqrt();
         assert!(sd > 40.0, "the hole's stripes have a spread of {sd} (flat)");
-        assert!(fill_ground(&photo, &GrayImage::new(w, h), |_, _| true).is_none());
+        assert!(fill_ground(&photo, &GrayImage::new(w, h), |_, _| true, true).is_none());
     }
 
     /// Thin holes between a person (not ground) and the ground's 2-px exclusion ring have no
@@ -181,7 +187,8 @@ mod tests {
             image::Rgba([v as u8, (v * 0.9) as u8, (v * 0.7) as u8, 255])
         });
         let hole = GrayImage::from_fn(w, h, |x, y| Luma([if sliver(x, y) { 255 } else { 0 }]));
-        let filled = fill_ground(&photo, &hole, |x, y| !person(x, y)).expect("a hole and ground");
+        let filled =
+            fill_ground(&photo, &hole, |x, y| !person(x, y), true).expect("a hole and ground");
         for y in 0..h {
             for x in 0..w {
                 if sliver(x, y) {

@@ -104,6 +104,13 @@ pub struct FillOptions {
     /// default, 0.3, keeps the texture at 30 % of its contrast on the edge and 10 % deep
     /// inside (see `docs/fill.md` for the measurements).
     pub detail: f32,
+    /// Whether a part of the hole with no pixel it may copy from beside it keeps the vote
+    /// rather than being integrated (default false). Nothing anchors such a part's Poisson
+    /// sweeps: over a few sweeps a thick one mostly has its patches' seams relaxed, but a
+    /// sliver, or a hole whose every neighbour is kept out of the guide (the garments'
+    /// background, copied only from pixels off the old clothing), drifts — to white beside
+    /// the couple's new jeans, to a green and pink cast on the skier's snow.
+    pub rimless_keep_vote: bool,
 }
 
 impl Default for FillOptions {
@@ -112,6 +119,7 @@ impl Default for FillOptions {
             patch_radius: 3,
             seed: 0x5eed_f111,
             detail: 0.3,
+            rimless_keep_vote: false,
         }
     }
 }
@@ -249,7 +257,8 @@ pub fn fill_with(
             } else {
                 patchmatch::mix(options.seed ^ k as u64)
             };
-            ((x0, y0), complete(level, r, seed, detail))
+            let keep = options.rimless_keep_vote;
+            ((x0, y0), complete(level, r, seed, detail, keep))
         })
         .collect();
     let mut out = photo.clone();
@@ -410,7 +419,7 @@ fn schedule(k: usize, top: usize, pixels: usize) -> (usize, usize) {
 }
 
 /// Fills the hole of `finest` (a crop) and returns it.
-fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
+fn complete(finest: Level, r: usize, seed: u64, detail: f32, rimless_keep_vote: bool) -> Level {
     let depth = level::depth(&finest.hole, finest.w, finest.h);
     let thick = depth.par_iter().copied().max().unwrap_or(0) as usize;
     let mut levels = vec![finest];
@@ -496,7 +505,7 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32) -> Level {
             let smooth = smooth::membranes(level, &holes, Some(&finish.mismatch), thick as u32)
                 .expect("the finest level has sources");
             smooth::correct(level, &holes, &smooth);
-            smooth::poisson(level, &holes, &finish.laplacian, 24);
+            smooth::poisson(level, &holes, &finish.laplacian, 24, rimless_keep_vote);
             if detail < 1.0 {
                 blend(level, &holes, &smooth, &depth, detail, r);
             }

@@ -27,9 +27,8 @@ pub(crate) struct Holes {
     pub rim: Vec<u32>,
     /// The equations' layout for the sweeps.
     system: RedBlack,
-    /// The thin parts of the hole with no rim pixel beside them, each as its pixels (indices
-    /// into [`Holes::pixels`]): nothing anchors their equations, and over [`THIN_EDGE`] of
-    /// their pixels lie on their edge.
+    /// The parts of the hole with no rim pixel beside them, each as its pixels (indices into
+    /// [`Holes::pixels`]): nothing anchors their equations.
     pub unanchored: Vec<Vec<u32>>,
 }
 
@@ -123,8 +122,8 @@ impl Holes {
     }
 }
 
-/// The thin parts of the hole (4-connected, through `nbr`: four neighbours per hole pixel;
-/// see [`THIN_EDGE`]) that touch no rim pixel, each as its hole pixels' indices.
+/// The parts of the hole (4-connected, through `nbr`: four neighbours per hole pixel) that
+/// touch no rim pixel, each as its hole pixels' indices.
 fn unanchored(nbr: &[[Neighbour; 4]]) -> Vec<Vec<u32>> {
     let mut reached = vec![false; nbr.len()];
     let spread = |start: Vec<u32>, reached: &mut [bool]| {
@@ -157,26 +156,11 @@ fn unanchored(nbr: &[[Neighbour; 4]]) -> Vec<Vec<u32>> {
     let mut parts = Vec::new();
     for s in 0..nbr.len() as u32 {
         if !reached[s as usize] {
-            let part = spread(vec![s], &mut reached);
-            let edge = part
-                .iter()
-                .filter(|&&s| {
-                    nbr[s as usize]
-                        .iter()
-                        .any(|n| !matches!(n, Neighbour::Hole(_)))
-                })
-                .count();
-            if edge as f32 > THIN_EDGE * part.len() as f32 {
-                parts.push(part);
-            }
+            parts.push(spread(vec![s], &mut reached));
         }
     }
     parts
 }
-
-/// A part of a hole with more than this share of its pixels on its edge is thin (a sliver a
-/// few pixels wide: half its pixels at 4 px, a fiftieth in a 100 px blob).
-pub(crate) const THIN_EDGE: f32 = 0.3;
 
 /// Sweeps of the rim's mismatch membrane (see [`membranes`]).
 const MISMATCH_SWEEPS: usize = 16;
@@ -328,8 +312,14 @@ pub(crate) fn correct(level: &mut Level, holes: &Holes, d: &[[f32; 8]]) {
 /// starting from the current pixels, with the known allowed pixels as the boundary: the seams
 /// between patches copied from different places, and a gradient that patches copy at the
 /// wrong level, relax while the texture's detail stays. A part of the hole with no such
-/// pixel beside it is left as it is.
-pub(crate) fn poisson(level: &mut Level, holes: &Holes, lap: &[[f32; 3]], sweeps: usize) {
+/// pixel beside it keeps the vote when `rimless_keep_vote` says.
+pub(crate) fn poisson(
+    level: &mut Level,
+    holes: &Holes,
+    lap: &[[f32; 3]],
+    sweeps: usize,
+    rimless_keep_vote: bool,
+) {
     let w = level.w;
     let rgb = |i: u32| {
         let c = level.rgb(i as usize % w, i as usize / w).map(f32::from);
@@ -344,13 +334,13 @@ pub(crate) fn poisson(level: &mut Level, holes: &Holes, lap: &[[f32; 3]], sweeps
         .collect();
     let mut cur = holes.system.solve(&before, &rim, Some(&extra), 1.7, sweeps);
     // A part with no rim has no boundary: the equations fix its pixels only up to a constant,
-    // which the sweeps let drift. A thick part drifts little in the sweeps given and its
-    // patches' seams relax (the shoes' ground, copied from at least 2 px off the hole, has no
-    // rim at all); a thin one ([`Holes::unanchored`]) drifts (a sliver between the person
-    // and that excluded ring turned white): it keeps the vote.
-    for part in &holes.unanchored {
-        for &s in part {
-            cur[s as usize] = before[s as usize];
+    // and the sweeps let it drift; asked, it keeps the vote (see
+    // `FillOptions::rimless_keep_vote`).
+    if rimless_keep_vote {
+        for part in &holes.unanchored {
+            for &s in part {
+                cur[s as usize] = before[s as usize];
+            }
         }
     }
     for (s, c) in cur.into_iter().enumerate() {

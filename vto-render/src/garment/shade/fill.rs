@@ -28,7 +28,8 @@ pub(crate) fn textured(
     });
     let mut out = background.to_vec();
     let from = |x: u32, y: u32| source(y as usize * wu + x as usize);
-    if let Some(filled) = fill_ground(photo, &hole, from) {
+    // Kept off the old clothing, no part of the hole has a rim: each keeps the vote.
+    if let Some(filled) = fill_ground(photo, &hole, from, true) {
         for (x, y, p) in hole.enumerate_pixels() {
             if p.0[0] == 255 {
                 if let Some(c) = filled.at(x, y) {

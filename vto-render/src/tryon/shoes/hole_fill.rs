@@ -55,7 +55,7 @@ type Crop = (u32, u32, u32, u32);
 pub fn fill_feet(photo: &mut RgbaImage, hole: &GrayImage, mask: &Mask, cuts: &[Cut], s: f32) {
     // Pass 1: the ground.
     let m = |x: u32, y: u32| mask.data[(y * mask.width + x) as usize];
-    let Some(filled) = ground::fill_ground(photo, hole, |x, y| m(x, y) < GROUND_MASK) else {
+    let Some(filled) = ground::fill_ground(photo, hole, |x, y| m(x, y) < GROUND_MASK, false) else {
         return;
     };
     let (cx, cy) = (filled.x, filled.y);
