@@ -189,6 +189,16 @@ fn json_chunk(bytes: &[u8], format: Format) -> Result<&[u8], ProductError> {
             .get(at..at + 4)
             .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize)
     };
+    // The header's own length first: the gltf crate subtracts the header's size from it
+    // unchecked (an overflow panic under overflow checks, as the fuzz build has).
+    let total = word(8).ok_or_else(|| malformed("GLB header is truncated"))?;
+    if !(20..=bytes.len()).contains(&total) {
+        return Err(malformed(format!(
+            "the GLB header gives a length of {total} bytes, the file has {} (a GLB holds at \
+             least its 12-byte header and an 8-byte chunk header)",
+            bytes.len()
+        )));
+    }
     let len = word(12).ok_or_else(|| malformed("GLB header is truncated"))?;
     bytes
         .get(20..20usize.saturating_add(len))
@@ -631,5 +641,20 @@ mod tests {
         if let Err(e) = load(shared, &Limits::default(), Format::Gltf) {
             assert!(!e.to_string().contains("cycle"), "{e}");
         }
+    }
+
+    /// A GLB whose header gives a length under its own size (found by the `obj` fuzz
+    /// target: 34 bytes, the length field 0) is refused by its header, before the gltf crate
+    /// subtracts the header's size from that length.
+    #[test]
+    fn a_glb_length_under_its_header_is_named() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../fuzz/regressions/obj/product_malformed-glb_length_under_its_header.glb"
+        );
+        let bytes = std::fs::read(path).expect("the fuzz regression input");
+        let e = load(&bytes, &Limits::default(), Format::Glb).unwrap_err();
+        assert_eq!(e.code(), "product_malformed", "{e}");
+        assert!(e.to_string().contains("length of 0 bytes"), "{e}");
     }
 }
