@@ -500,12 +500,12 @@ fn complete(finest: Level, r: usize, seed: u64, detail: f32, rimless_keep_vote: 
         if k == 0 {
             // Structure at full resolution: the copied texture meets the rim without a
             // seam and slow colour changes continue through the hole.
-            let holes = smooth::Holes::new(level);
+            let holes = smooth::Holes::new(level, rimless_keep_vote);
             let finish = patchmatch::vote_finish(level, &field, &nnf, &holes);
             let smooth = smooth::membranes(level, &holes, Some(&finish.mismatch), thick as u32)
                 .expect("the finest level has sources");
             smooth::correct(level, &holes, &smooth);
-            smooth::poisson(level, &holes, &finish.laplacian, 24, rimless_keep_vote);
+            smooth::poisson(level, &holes, &finish.laplacian, 24);
             if detail < 1.0 {
                 blend(level, &holes, &smooth, &depth, detail, r);
             }

@@ -28,13 +28,15 @@ pub(crate) struct Holes {
     /// The equations' layout for the sweeps.
     system: RedBlack,
     /// The parts of the hole with no rim pixel beside them, each as its pixels (indices into
-    /// [`Holes::pixels`]): nothing anchors their equations.
+    /// [`Holes::pixels`]): nothing anchors their equations. Found only when asked (see
+    /// [`Holes::new`]); empty otherwise.
     pub unanchored: Vec<Vec<u32>>,
 }
 
 impl Holes {
-    /// The hole of `level` (its hole pixels; the rim is the known, allowed pixels next to it).
-    pub fn new(level: &Level) -> Self {
+    /// The hole of `level` (its hole pixels; the rim is the known, allowed pixels next to it),
+    /// its rim-less parts found when `find_unanchored` says ([`Holes::unanchored`]).
+    pub fn new(level: &Level, find_unanchored: bool) -> Self {
         let (w, h) = (level.w, level.h);
         let hole = &level.hole;
         // The hole's pixels and the rim, row by row.
@@ -106,7 +108,11 @@ impl Holes {
                 (((x + y) & 1) as u8, nbr)
             })
             .unzip();
-        let unanchored = unanchored(&nbr);
+        let unanchored = if find_unanchored {
+            unanchored(&nbr)
+        } else {
+            Vec::new()
+        };
         let system = RedBlack::new(&colour, &nbr);
         Self {
             pixels,
@@ -183,7 +189,7 @@ fn relaxation(depth: u32) -> (usize, f32) {
 /// (`!hole && allowed`): the harmonic fill (colour diffused in from the rim), see
 /// [`membranes`]. Returns false (and changes nothing) when no pixel may be copied from.
 pub(crate) fn smooth_fill(level: &mut Level) -> bool {
-    let holes = Holes::new(level);
+    let holes = Holes::new(level, false);
     let depth = super::level::depth(&level.hole, level.w, level.h)
         .into_iter()
         .max()
@@ -311,15 +317,9 @@ pub(crate) fn correct(level: &mut Level, holes: &Holes, d: &[[f32; 8]]) {
 /// the hole of `level` by `sweeps` over-relaxed Gauss–Seidel sweeps of the Poisson equation,
 /// starting from the current pixels, with the known allowed pixels as the boundary: the seams
 /// between patches copied from different places, and a gradient that patches copy at the
-/// wrong level, relax while the texture's detail stays. A part of the hole with no such
-/// pixel beside it keeps the vote when `rimless_keep_vote` says.
-pub(crate) fn poisson(
-    level: &mut Level,
-    holes: &Holes,
-    lap: &[[f32; 3]],
-    sweeps: usize,
-    rimless_keep_vote: bool,
-) {
+/// wrong level, relax while the texture's detail stays. The rim-less parts `holes` holds
+/// ([`Holes::unanchored`]) keep the vote.
+pub(crate) fn poisson(level: &mut Level, holes: &Holes, lap: &[[f32; 3]], sweeps: usize) {
     let w = level.w;
     let rgb = |i: u32| {
         let c = level.rgb(i as usize % w, i as usize / w).map(f32::from);
@@ -334,13 +334,11 @@ pub(crate) fn poisson(
         .collect();
     let mut cur = holes.system.solve(&before, &rim, Some(&extra), 1.7, sweeps);
     // A part with no rim has no boundary: the equations fix its pixels only up to a constant,
-    // and the sweeps let it drift; asked, it keeps the vote (see
+    // and the sweeps let it drift; the parts `holes` was asked to find keep the vote (see
     // `FillOptions::rimless_keep_vote`).
-    if rimless_keep_vote {
-        for part in &holes.unanchored {
-            for &s in part {
-                cur[s as usize] = before[s as usize];
-            }
+    for part in &holes.unanchored {
+        for &s in part {
+            cur[s as usize] = before[s as usize];
         }
     }
     for (s, c) in cur.into_iter().enumerate() {
