@@ -472,9 +472,10 @@ pub(super) fn tile_pixels(c: usize) -> usize {
 }
 
 /// The depthwise weights `[tap][c]` repeated over a run of [`tile_pixels`] pixels, then the
-/// bias repeated the same way, for the stride-1 path; empty for other layers.
+/// bias repeated the same way, for the stride-1 path; empty for other layers and for those
+/// whose channels come in blocks of [`LANES`] (they run [`depthwise_pixels`]).
 pub(super) fn depthwise_tile(w: &[f32], bias: Option<&[f32]>, g: &Geo, mult: usize) -> Vec<f32> {
-    if g.stride_w != 1 || g.dil_w != 1 || mult != 1 || g.in_c != g.out_c {
+    if g.stride_w != 1 || g.dil_w != 1 || mult != 1 || g.in_c != g.out_c || g.out_c % LANES == 0 {
         return Vec::new();
     }
     let (c, run) = (g.out_c, tile_pixels(g.out_c));
