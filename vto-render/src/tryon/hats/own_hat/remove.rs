@@ -2,7 +2,10 @@
 //!
 //! 1. **Beyond the head's outline** (the skull and its hair, projected: [`super::outline`])
 //!    the hat covered background: that part is filled from the background only (outside the
-//!    person mask and the hat), so a brim becomes wall, sky or street again.
+//!    person mask and the hat), so a brim becomes wall, sky or street again — by the fill
+//!    stage's ground ([`fill::ground`]), which copies the background's texture whole and puts
+//!    its grain back: a wire-grid window behind a three-quarter man's black brim goes on as a
+//!    grid (the stage's default smooth fill left a blurred block there).
 //! 2. **Inside the outline** the hat covered the head top. What was under it is not in the
 //!    photo; the head keeps its outline and is filled from the person's hair and skin near
 //!    the head (the hair where some shows, else the scalp's colour), never from the hat.
@@ -143,6 +146,36 @@ fn fill_part(
     Ok(())
 }
 
+/// Fills the hat's part beyond the head, `part`, from the `background` with the fill stage's
+/// ground ([`fill::ground::fill_ground`]): the wall's, window's or street's texture is copied
+/// whole and its grain put back, not a smooth patch; the stage's default fill when the
+/// ground finds nothing to copy from.
+fn fill_beyond(
+    img: &mut RgbaImage,
+    part: &GrayImage,
+    background: &GrayImage,
+) -> Result<(), fill::FillError> {
+    let hole = GrayImage::from_fn(part.width(), part.height(), |x, y| {
+        image::Luma([if part.get_pixel(x, y).0[0] >= fill::THRESHOLD {
+            255
+        } else {
+            0
+        }])
+    });
+    let ground = |x: u32, y: u32| background.get_pixel(x, y).0[0] >= fill::THRESHOLD;
+    let Some(crop) = fill::ground::fill_ground(img, &hole, ground, true) else {
+        return fill_part(img, part, background);
+    };
+    for (x, y, p) in img.enumerate_pixels_mut() {
+        if hole.get_pixel(x, y).0[0] == 255 {
+            if let Some(c) = crop.at(x, y) {
+                p.0[..3].copy_from_slice(&c);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `photo` with the hat `m` masks filled: the part beyond the head from the background (the
 /// person `mask` says where that is), then the head's part from the hair and skin around it.
 /// The alpha channel is kept.
@@ -169,7 +202,7 @@ pub fn remove(
             0
         }])
     });
-    fill_part(&mut out, &m.beyond, &bg)?;
+    fill_beyond(&mut out, &m.beyond, &bg)?;
     // The head: the person's hair- and skin-like pixels near the head, not the hat.
     let hair = &found.hair;
     let near = |x: u32, y: u32| {
