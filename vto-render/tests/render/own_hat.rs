@@ -1,5 +1,6 @@
 //! The wearer's own hat (issue #35): a drawn hat taken off before the new one goes on, a
-//! photo without a hat left byte-identical, and the real portraits with and without hats.
+//! photo without a hat left byte-identical, the real portraits with and without hats, and a
+//! real top hat's crown hiding the forehead of a woman without one.
 //!
 //! The drawn-hat and byte-identity tests need the models and the test photos
 //! (`VTO_MODELS_DIR`; `scripts/fetch-models.sh --test-photos`). The real-portrait test reads
@@ -432,5 +433,57 @@ fn a_brim_taken_off_a_patterned_window_leaves_the_pattern_not_a_smear() {
     assert!(
         got >= 0.7 * want,
         "the fill's detail {got:.2} is under 70 % of the window's {want:.2}"
+    );
+}
+
+/// A real top hat (the corpus's `hat_tophat_thirubalaji.glb`) on the painted-face woman,
+/// who wears no hat: the crown's front wall, just above the brim, hides her forehead. With
+/// the skull occluder at the full skull estimate, the skull (an ellipsoid, rounder at the
+/// forehead than a head) poked through the crown's front and 88 % of the box below showed
+/// her painted forehead through the hat.
+#[test]
+fn a_real_top_hat_s_crown_hides_the_forehead_behind_it() {
+    const WOMAN: &str = "portrait_woman_face_paint_earrings_cc0.png";
+    let Some(img) = people_photo(WOMAN) else {
+        return;
+    };
+    let hat = testdata("products").join("hat_tophat_thirubalaji.glb");
+    let Ok(glb) = std::fs::read(&hat) else {
+        eprintln!(
+            "skipped: {} not readable; the product corpus lives in ../shared/testdata/products",
+            hat.display()
+        );
+        return;
+    };
+    let out = renderer()
+        .try_on_with(
+            &Hats,
+            &encode_png(&img).unwrap(),
+            &glb,
+            &RenderOptions::default(),
+        )
+        .unwrap();
+    let png = image::load_from_memory(&out.png).unwrap().to_rgba8();
+    let front = &out.metadata["opening_front_px"];
+    let (fx, fy) = (front[0].as_f64().unwrap(), front[1].as_f64().unwrap());
+    let fh = out.metadata["face_height_px"].as_f64().unwrap();
+    // From 0.12 to 0.2 face heights above the opening's front, 0.1 to either side.
+    let (mut hidden, mut n) = (0, 0);
+    for y in (fy - 0.2 * fh) as u32..(fy - 0.12 * fh) as u32 {
+        for x in (fx - 0.1 * fh) as u32..(fx + 0.1 * fh) as u32 {
+            let (a, b) = (img.get_pixel(x, y).0, png.get_pixel(x, y).0);
+            let d: i32 = (0..3)
+                .map(|k| (i32::from(a[k]) - i32::from(b[k])).abs())
+                .sum();
+            hidden += usize::from(d > 60);
+            n += 1;
+        }
+    }
+    assert!(n > 100, "the box holds {n} pixels");
+    let share = hidden as f64 / n as f64;
+    assert!(
+        share > 0.95,
+        "only {:.0} % of the forehead behind the crown is hidden",
+        100.0 * share
     );
 }

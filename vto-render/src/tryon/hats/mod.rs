@@ -67,6 +67,16 @@ pub const HAIR_SHARE: f32 = 0.6;
 /// The hat's contact shadow spreads this many times farther than the eyewear's.
 pub const SHADOW_SPREAD: f32 = 2.5;
 
+/// How far (cm) the skull occluder lies inside the skull estimated from the face. The
+/// occluder is there to hide the back of the crown and the brim behind the head; the skull
+/// is an ellipsoid, rounder at the forehead than a head, and a real hat's front wall tapers
+/// to its own shape: at the full estimate the skull poked through the front of every real
+/// hat tried (a beanie, a cap, a top hat) on the cowboy, the painted-face woman and the
+/// bowtie man, and the forehead — or the flat fill of a removed hat — showed where the
+/// hat's front should be. One centimetre inside, the fronts show and the backs stay hidden
+/// (a hat's back is a head's length behind).
+pub const SKULL_OCCLUDER_INSET_CM: f32 = 1.0;
+
 /// The `hats` category.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Hats;
@@ -328,11 +338,13 @@ pub fn prepare(
         let n = (n / scale).normalize_or(n);
         (cam.to_camera(to_model(q)), cam.dir_to_camera(rot * n))
     });
-    let under = skull;
+    let under = skull.grown(-SKULL_OCCLUDER_INSET_CM);
     builder
         .occluders
         .push(occluder::ellipsoid(cam, under.centre, under.radii));
-    builder.occluders.push(head.head_occluder());
+    builder
+        .occluders
+        .push(head.head_occluder_inset(SKULL_OCCLUDER_INSET_CM));
 
     let half = Vec3::new(band.breadth / 2.0, 0.0, 0.0);
     let ends = [
