@@ -1,6 +1,7 @@
 //! The wearer's own hat (issue #35): a drawn hat taken off before the new one goes on, a
-//! photo without a hat left byte-identical, the real portraits with and without hats, and a
-//! real top hat's crown hiding the forehead of a woman without one.
+//! photo without a hat left byte-identical, the real portraits with and without hats, and
+//! real hats from the product corpus on a woman without one (a top hat's crown hiding her
+//! forehead, a slouchy beanie's front at her hairline).
 //!
 //! The drawn-hat and byte-identity tests need the models and the test photos
 //! (`VTO_MODELS_DIR`; `scripts/fetch-models.sh --test-photos`). The real-portrait test reads
@@ -436,24 +437,18 @@ fn a_brim_taken_off_a_patterned_window_leaves_the_pattern_not_a_smear() {
     );
 }
 
-/// A real top hat (the corpus's `hat_tophat_thirubalaji.glb`) on the painted-face woman,
-/// who wears no hat: the crown's front wall, just above the brim, hides her forehead. With
-/// the skull occluder at the full skull estimate, the skull (an ellipsoid, rounder at the
-/// forehead than a head) poked through the crown's front and 88 % of the box below showed
-/// her painted forehead through the hat.
-#[test]
-fn a_real_top_hat_s_crown_hides_the_forehead_behind_it() {
-    const WOMAN: &str = "portrait_woman_face_paint_earrings_cc0.png";
-    let Some(img) = people_photo(WOMAN) else {
-        return;
-    };
-    let hat = testdata("products").join("hat_tophat_thirubalaji.glb");
-    let Ok(glb) = std::fs::read(&hat) else {
+/// The painted-face woman (no hat of her own) wearing `hat` from the product corpus: the
+/// photo, the try-on and its metadata; `None` (with the reason printed) when the real inputs
+/// are missing.
+fn on_painted_face(hat: &str) -> Option<(RgbaImage, RgbaImage, serde_json::Value)> {
+    let img = people_photo("portrait_woman_face_paint_earrings_cc0.png")?;
+    let path = testdata("products").join(hat);
+    let Ok(glb) = std::fs::read(&path) else {
         eprintln!(
             "skipped: {} not readable; the product corpus lives in ../shared/testdata/products",
-            hat.display()
+            path.display()
         );
-        return;
+        return None;
     };
     let out = renderer()
         .try_on_with(
@@ -464,26 +459,91 @@ fn a_real_top_hat_s_crown_hides_the_forehead_behind_it() {
         )
         .unwrap();
     let png = image::load_from_memory(&out.png).unwrap().to_rgba8();
-    let front = &out.metadata["opening_front_px"];
-    let (fx, fy) = (front[0].as_f64().unwrap(), front[1].as_f64().unwrap());
-    let fh = out.metadata["face_height_px"].as_f64().unwrap();
-    // From 0.12 to 0.2 face heights above the opening's front, 0.1 to either side.
-    let (mut hidden, mut n) = (0, 0);
-    for y in (fy - 0.2 * fh) as u32..(fy - 0.12 * fh) as u32 {
-        for x in (fx - 0.1 * fh) as u32..(fx + 0.1 * fh) as u32 {
-            let (a, b) = (img.get_pixel(x, y).0, png.get_pixel(x, y).0);
+    Some((img, png, out.metadata))
+}
+
+/// The share of the box `x0..x1` × `y0..y1` where `out` differs from `img` by more than 60
+/// (sum over the channels): where the hat was drawn over her light painted forehead.
+fn drawn_share(
+    img: &RgbaImage,
+    out: &RgbaImage,
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+) -> f64 {
+    let (mut drawn, mut n) = (0, 0);
+    for y in y0 as u32..y1 as u32 {
+        for x in x0 as u32..x1 as u32 {
+            let (a, b) = (img.get_pixel(x, y).0, out.get_pixel(x, y).0);
             let d: i32 = (0..3)
                 .map(|k| (i32::from(a[k]) - i32::from(b[k])).abs())
                 .sum();
-            hidden += usize::from(d > 60);
+            drawn += usize::from(d > 60);
             n += 1;
         }
     }
     assert!(n > 100, "the box holds {n} pixels");
-    let share = hidden as f64 / n as f64;
+    drawn as f64 / n as f64
+}
+
+/// A real top hat (the corpus's `hat_tophat_thirubalaji.glb`) on the painted-face woman,
+/// who wears no hat: the crown's front wall, just above the brim, hides her forehead. With
+/// the skull occluder at the full skull estimate, the skull (an ellipsoid, rounder at the
+/// forehead than a head) poked through the crown's front and 88 % of the box below showed
+/// her painted forehead through the hat.
+#[test]
+fn a_real_top_hat_s_crown_hides_the_forehead_behind_it() {
+    let Some((img, out, meta)) = on_painted_face("hat_tophat_thirubalaji.glb") else {
+        return;
+    };
+    let front = &meta["opening_front_px"];
+    let (fx, fy) = (front[0].as_f64().unwrap(), front[1].as_f64().unwrap());
+    let fh = meta["face_height_px"].as_f64().unwrap();
+    // From 0.12 to 0.2 face heights above the opening's front, 0.1 to either side.
+    let share = drawn_share(
+        &img,
+        &out,
+        (fx - 0.1 * fh, fx + 0.1 * fh),
+        (fy - 0.2 * fh, fy - 0.12 * fh),
+    );
     assert!(
         share > 0.95,
         "only {:.0} % of the forehead behind the crown is hidden",
+        100.0 * share
+    );
+}
+
+/// The corpus's slouchy beanie (`hat_beanie_specgloss_mykolalehkyi.glb`: its rim rises 15°
+/// from back to front in the file, modelled as worn) on the painted-face woman: levelled,
+/// its front sits at her hairline. Taken level at its lowest point (the nape's), its front
+/// rode 6 cm up and the forehead showed in a window under an arch of its sides: none of
+/// the box just above her forehead's top (landmark 10) was the beanie.
+#[test]
+fn a_slouchy_beanie_s_front_sits_at_the_hairline() {
+    let Some((img, out, meta)) = on_painted_face("hat_beanie_specgloss_mykolalehkyi.glb") else {
+        return;
+    };
+    assert!(
+        meta["auto_fit_reason"]
+            .as_str()
+            .unwrap()
+            .contains("levelled"),
+        "{}",
+        meta["auto_fit_reason"]
+    );
+    let person = renderer().see(&img, Hats.needs()).unwrap();
+    let lm = &person.face.as_ref().unwrap().face.landmarks;
+    let (top, chin) = (lm[10], lm[152]);
+    let fh = f64::from(chin[1] - top[1]);
+    let (tx, ty) = (f64::from(top[0]), f64::from(top[1]));
+    let share = drawn_share(
+        &img,
+        &out,
+        (tx - 0.08 * fh, tx + 0.08 * fh),
+        (ty - 0.12 * fh, ty - 0.03 * fh),
+    );
+    assert!(
+        share > 0.9,
+        "only {:.0} % above the forehead's top is the beanie",
         100.0 * share
     );
 }

@@ -2,7 +2,7 @@
 //! the hair and the band where a hat's opening rests), both in pure geometry so they can be
 //! tested without a GPU or a photo.
 
-use crate::math::Vec3;
+use crate::math::{Mat3, Vec3};
 use crate::product::pose::shape::{rim_reach, Cloud};
 use crate::product::pose::Dir;
 use crate::product::Product;
@@ -123,6 +123,9 @@ pub struct HatModel {
     /// `None` when the model follows the conventions (origin at the opening's centre, the
     /// opening at y = 0, 0.12–0.30 m wide), else why it was auto-fitted.
     pub auto_fit: Option<String>,
+    /// How far the opening rises from back to front in the file (radians; 0 when level or
+    /// conventional): the placement levels it before tilting it onto the band.
+    pub opening_tilt: f32,
 }
 
 /// Where the triangles of `product` cross the horizontal plane at height `y`: a point on
@@ -245,6 +248,13 @@ fn wall_length(
 
 /// Reads the kind and the opening off `product` (see the module docs of [`super`]).
 pub fn read_model(product: &Product) -> Option<HatModel> {
+    read_model_levelled(product, true)
+}
+
+/// [`read_model`]; an auto-fitted model whose rim rises or falls to the front
+/// ([`opening_slope`]) is, when `levelling`, measured turned level about x and its
+/// [`HatModel::opening_tilt`] says by how much.
+fn read_model_levelled(product: &Product, levelling: bool) -> Option<HatModel> {
     let points: Vec<Vec3> = product
         .primitives
         .iter()
@@ -278,8 +288,8 @@ pub fn read_model(product: &Product) -> Option<HatModel> {
                 }
             });
     let (cx, cz) = ((clo.x + chi.x) / 2.0, (clo.z + chi.z) / 2.0);
-    let (origin, auto_fit) = if conventional_units && centred && origin_low {
-        (Vec3::ZERO, None)
+    let (origin, auto_fit, opening_tilt) = if conventional_units && centred && origin_low {
+        (Vec3::ZERO, None, 0.0)
     } else {
         // The opening: the lowest point of the wall, i.e. of the vertices inside the crown's
         // outline (its breadth first measured well above any brim), at the box's centre.
@@ -288,11 +298,32 @@ pub fn read_model(product: &Product) -> Option<HatModel> {
             .find_map(|s| wall_breadth(s, lo.y + 0.15 * height, height, cx, cz, half_depth))
             .unwrap_or(size.x);
         let (a, b) = (rough / 2.0, rough / 2.0 * 1.32);
-        let wall_y = points
+        let wall: Vec<Vec3> = points
             .iter()
             .filter(|p| ((p.x - cx) / a).powi(2) + ((p.z - cz) / b).powi(2) <= 1.1 * 1.1)
-            .map(|p| p.y)
-            .fold(f32::MAX, f32::min);
+            .copied()
+            .collect();
+        let wall_y = wall.iter().map(|p| p.y).fold(f32::MAX, f32::min);
+        if let Some(tilt) = opening_slope(&wall, cz, b).filter(|_| levelling) {
+            let level = Mat3::from_rotation_x(tilt);
+            let mut flat = product.clone();
+            for prim in &mut flat.primitives {
+                for v in &mut prim.positions {
+                    *v = (level * Vec3::from(*v)).to_array();
+                }
+            }
+            let mut m = read_model_levelled(&flat, false)?;
+            m.origin = level.transpose() * m.origin;
+            m.opening_tilt = tilt;
+            m.auto_fit = Some(format!(
+                "the model is {:.3} units wide and its rim rises {:.0}° from back to front in \
+                 the file (a slouchy beanie modelled as worn): it was scaled to the head, its \
+                 opening taken on the rim's line and levelled",
+                size.x,
+                tilt.to_degrees()
+            ));
+            return Some(m);
+        }
         let y = if wall_y < f32::MAX { wall_y } else { lo.y };
         let why = if conventional_units {
             "the origin is not at the centre of the head opening (y = 0, centred); the opening \
@@ -305,7 +336,7 @@ pub fn read_model(product: &Product) -> Option<HatModel> {
                 size.x
             )
         };
-        (Vec3::new(cx, y, cz), Some(why))
+        (Vec3::new(cx, y, cz), Some(why), 0.0)
     };
     let crown = hi.y - origin.y;
     // The vertices first; where they do not sample the wall (a low-poly hat), the triangles.
@@ -331,7 +362,55 @@ pub fn read_model(product: &Product) -> Option<HatModel> {
         length,
         crown,
         auto_fit,
+        opening_tilt,
     })
+}
+
+/// The least tilt (radians) of a rim [`opening_slope`] takes for the model's own: caps and
+/// brimmed hats measured 0–4°; a slouchy beanie modelled as worn, 17°.
+pub const MIN_OPENING_TILT: f32 = 0.17;
+
+/// The rim's line under the wall's points `wall` (the crown's outline, centred at `cz`,
+/// `half_length` long each way): the lowest point in each of ten bins along z, fitted by a
+/// line; its tilt (front up, radians), when it tilts at least [`MIN_OPENING_TILT`] either
+/// way. A rim lower at the back than at the front by more than
+/// that is the model's own slope (a slouchy beanie hangs over the nape), which a level
+/// opening at its lowest point would carry onto the forehead as the front hanging high.
+fn opening_slope(wall: &[Vec3], cz: f32, half_length: f32) -> Option<f32> {
+    const BINS: usize = 10;
+    let mut low = [f32::MAX; BINS];
+    for p in wall {
+        let t = (p.z - (cz - half_length)) / (2.0 * half_length);
+        let i = (t * BINS as f32).floor();
+        if (0.0..BINS as f32).contains(&i) {
+            low[i as usize] = low[i as usize].min(p.y);
+        }
+    }
+    let pts: Vec<(f32, f32)> = low
+        .iter()
+        .enumerate()
+        .filter(|(_, y)| **y < f32::MAX)
+        .map(|(i, y)| {
+            let z = cz - half_length + (i as f32 + 0.5) / BINS as f32 * 2.0 * half_length;
+            (z - cz, *y)
+        })
+        .collect();
+    if pts.len() < BINS / 2 {
+        return None;
+    }
+    let n = pts.len() as f32;
+    let (mz, my) = pts
+        .iter()
+        .fold((0.0, 0.0), |(a, b), (z, y)| (a + z / n, b + y / n));
+    let (szz, szy) = pts.iter().fold((0.0, 0.0), |(a, b), (z, y)| {
+        (a + (z - mz) * (z - mz), b + (z - mz) * (y - my))
+    });
+    if szz <= 0.0 {
+        return None;
+    }
+    let m = szy / szz;
+    let tilt = m.atan();
+    (tilt.abs() >= MIN_OPENING_TILT).then_some(tilt)
 }
 
 /// The kind: the extras, else a name, else the shape (the model in its canonical pose,
@@ -547,6 +626,43 @@ mod tests {
             m.origin
         );
         assert!((m.origin.x - 5.0).abs() < 0.5, "{:?}", m.origin);
+    }
+
+    /// The sample beanie in centimetres, its rim tilted `deg` front up (about x).
+    fn beanie_tilted(deg: f32) -> Product {
+        let mut p = SampleHat::BeanieKnit.product();
+        let (s, c) = deg.to_radians().sin_cos();
+        for prim in &mut p.primitives {
+            for v in &mut prim.positions {
+                let (y, z) = (v[1] * 100.0, v[2] * 100.0);
+                *v = [v[0] * 100.0, c * y + s * z, -s * y + c * z];
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn a_rim_rising_to_the_front_is_read_as_the_model_s_own_tilt_and_a_level_one_is_not() {
+        for (deg, want) in [(0.0, 0.0), (5.0, 0.0), (17.0, 17.0), (-15.0, -15.0)] {
+            let m = read_model(&beanie_tilted(deg)).unwrap();
+            assert!(m.auto_fit.is_some());
+            assert!(
+                (m.opening_tilt.to_degrees() - want).abs() < 2.5,
+                "tilted {deg}°: read {:.1}°",
+                m.opening_tilt.to_degrees()
+            );
+        }
+        // Levelled, the tilted beanie's opening is measured as the level one's.
+        let (level, tilted) = (
+            read_model(&beanie_tilted(0.0)).unwrap(),
+            read_model(&beanie_tilted(17.0)).unwrap(),
+        );
+        assert!(
+            (tilted.breadth / level.breadth - 1.0).abs() < 0.05,
+            "breadth {} vs {}",
+            tilted.breadth,
+            level.breadth
+        );
     }
 
     #[test]

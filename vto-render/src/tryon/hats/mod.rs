@@ -25,7 +25,8 @@
 //!
 //! The kind (which sets the band) comes from the request's `product_kind` when it names one,
 //! else the model's extras, its names or its shape ([`fit::read_model`]); a model that does not follow the conventions of `docs/products.md`
-//! is auto-fitted (its opening at the bottom of its bounding box), and the metadata says so.
+//! is auto-fitted (its opening at the bottom of its bounding box, a rim sloping from back to
+//! front levelled first: [`fit::MIN_OPENING_TILT`]), and the metadata says so.
 //!
 //! # The wearer's own hat
 //! A hat the person already wears is detected and, as the request's `remove_own_hat` says,
@@ -327,7 +328,8 @@ pub fn prepare(
     // stretched (else hidden, or the hair shows above it).
     let ky = crown_scale(k, model.crown, band.centre, rot * Vec3::Y, &reach);
     let scale = Vec3::new(k, ky, kz);
-    let to_model = |q: Vec3| band.centre + rot * ((q - model.origin) * scale);
+    let level = tilt_rotation(-model.opening_tilt);
+    let to_model = |q: Vec3| band.centre + rot * ((level * (q - model.origin)) * scale);
 
     let mut builder = head
         .builder(product)
@@ -335,7 +337,7 @@ pub fn prepare(
         .supersampling(options.supersampling)
         .contact_shadow(options.shadow_strength, s * SHADOW_SPREAD);
     builder.product.push_product(product, |q, n| {
-        let n = (n / scale).normalize_or(n);
+        let n = ((level * n) / scale).normalize_or(n);
         (cam.to_camera(to_model(q)), cam.dir_to_camera(rot * n))
     });
     let under = skull.grown(-SKULL_OCCLUDER_INSET_CM);
