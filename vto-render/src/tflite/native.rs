@@ -50,12 +50,16 @@ use ndarray::{ArrayView2, ArrayViewMut2};
 use rayon::prelude::*;
 
 mod conv;
+mod depthwise;
+mod direct;
 mod ops;
 mod pack;
 mod pointwise;
 mod run;
 
 use conv::*;
+use depthwise::*;
+use direct::*;
 use ops::*;
 use pointwise::*;
 use run::*;
@@ -100,12 +104,10 @@ enum Kernel {
         /// most [`GATHER_LEN`] values (patches gathered per tile of pixels).
         pw: Option<Pointwise>,
     },
-    /// Weights `[k_h·k_w][out_c]`; `tile` the same and the bias repeated over a run of
-    /// pixels ([`depthwise_tile`]) when the layer has stride 1 along x, else empty.
+    /// Weights `[k_h·k_w][out_c]`.
     Depthwise {
         x: Src,
         w: Vec<f32>,
-        tile: Vec<f32>,
         geo: Geo,
         mult: usize,
         epi: Epi,
@@ -309,8 +311,8 @@ impl CpuExecutor {
                         + epi.bias.as_ref().map_or(0, Vec::len)
                         + epi.alpha.len()
                 }
-                Kernel::Depthwise { w, tile, epi, .. } => {
-                    w.len() + tile.len() + epi.bias.as_ref().map_or(0, Vec::len) + epi.alpha.len()
+                Kernel::Depthwise { w, epi, .. } => {
+                    w.len() + epi.bias.as_ref().map_or(0, Vec::len) + epi.alpha.len()
                 }
                 Kernel::TransposeConv { w, bias, .. } => {
                     w.len() + bias.as_ref().map_or(0, Vec::len)

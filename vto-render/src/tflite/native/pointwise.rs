@@ -233,7 +233,7 @@ const TILE_PIXELS: usize = 48;
 
 /// A full vector from the first lanes of `v` (an unaligned load).
 #[inline(always)]
-fn load<S: Simd>(v: &[f32]) -> S::f32s {
+pub(super) fn load<S: Simd>(v: &[f32]) -> S::f32s {
     bytemuck::pod_read_unaligned(bytemuck::cast_slice(&v[..S::F32_LANES]))
 }
 
