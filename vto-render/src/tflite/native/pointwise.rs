@@ -2,12 +2,15 @@
 //! layers of the face mesh and the BlazeFace detectors).
 //!
 //! `out[p][co] = act2(act1(bias[co] + Σ_ci x[p][ci]·w[ci][co]) + residual[p][co])`, NHWC,
-//! with the weights packed once per plan as `[ci][co]` (the output channels of one input
-//! channel contiguous, padded to whole vectors). Output channels run across the lanes of
+//! with the weights packed once per plan in panels of 16 output channels, each `[ci][16]` (a
+//! register block's weights for one input contiguous, and its whole panel read in order;
+//! padded to whole panels). Output channels run across the lanes of
 //! `pulp`'s widest vector (8 with AVX2), a block of pixels at a time so that each weight
 //! vector loaded serves several pixels: `P` pixels × `G` vectors of accumulators stay in
 //! registers (`P·G = 12` of the 16 AVX registers), initialised with the bias, and the
-//! activations and the residual are applied to them before the one store.
+//! activations and the residual are applied to them before the one store. Pixels left over
+//! after whole blocks run as one more block overlapping the one before; layers with fewer
+//! pixels than a block (heads) one pixel at a time over up to 8 vectors of channels.
 //!
 //! For these layers `matrixmultiply` spends about as long packing both operands as
 //! multiplying (K = 16–32 is a fraction of its blocking); here nothing is packed at run
@@ -20,10 +23,15 @@ use super::*;
 /// Largest vector width the packing is padded for (AVX-512 f32).
 const PAD_LANES: usize = 16;
 
+/// Output channels per panel of packed weights: a register block's 1 or 2 vectors of 8.
+const PANEL: usize = PAD_LANES;
+
 /// Weights, bias and PRELU slopes of a pointwise layer packed for [`pointwise`].
 #[derive(Debug)]
 pub(super) struct Pointwise {
-    /// `[in_c][n_pad]`, zeros past `out_c`.
+    /// `[n_pad / PANEL][in_c][PANEL]`: panels of [`PANEL`] output channels, each the
+    /// channels' weights for every input in turn (what a register block reads, contiguous),
+    /// zeros past `out_c`.
     w: Vec<f32>,
     /// `[n_pad]`, zeros past `out_c` (and where the layer has no bias).
     bias: Vec<f32>,
@@ -55,8 +63,9 @@ impl Pointwise {
         let n_pad = out_c.div_ceil(PAD_LANES) * PAD_LANES;
         let mut wp = vec![0.0; in_c * n_pad];
         for (oc, row) in w.chunks_exact(in_c).take(out_c).enumerate() {
+            let panel = &mut wp[oc / PANEL * in_c * PANEL..][..in_c * PANEL];
             for (ci, v) in row.iter().enumerate() {
-                wp[ci * n_pad + oc] = *v;
+                panel[ci * PANEL + oc % PANEL] = *v;
             }
         }
         let pad = |v: &[f32]| {
@@ -211,13 +220,22 @@ impl pulp::WithSimd for Run<'_> {
             while v0 < vectors {
                 // 12 accumulators: G vectors of output channels × 12 / G pixels, plus G
                 // weight vectors and a broadcast input: 15 of the 16 AVX registers (more
-                // spills).
-                if vectors - v0 == 1 {
-                    columns::<S, 1, 12>(s, &job, out, v0, t0..t1);
-                    v0 += 1;
+                // spills). Fewer pixels than a block (a head reducing the map to a pixel or
+                // a few): one pixel at a time, up to eight vectors of channels, so that
+                // eight sums are in flight instead of one or two dependent chains.
+                let left = vectors - v0;
+                if t1 - t0 < 6 {
+                    // (Direct calls, not a function pointer: inlined for the SIMD target.)
+                    v0 += match left {
+                        8.. => columns::<S, 8, 1>(s, &job, out, v0, t0..t1),
+                        4..=7 => columns::<S, 4, 1>(s, &job, out, v0, t0..t1),
+                        2..=3 => columns::<S, 2, 1>(s, &job, out, v0, t0..t1),
+                        _ => columns::<S, 1, 1>(s, &job, out, v0, t0..t1),
+                    };
+                } else if left == 1 {
+                    v0 += columns::<S, 1, 12>(s, &job, out, v0, t0..t1);
                 } else {
-                    columns::<S, 2, 6>(s, &job, out, v0, t0..t1);
-                    v0 += 2;
+                    v0 += columns::<S, 2, 6>(s, &job, out, v0, t0..t1);
                 }
             }
             t0 = t1;
@@ -250,7 +268,10 @@ fn act<S: Simd>(s: S, a: Act, v: S::f32s, alpha: S::f32s) -> S::f32s {
     }
 }
 
-/// Output channel vectors `v0..v0 + G` of `pixels`, `P` pixels at a time.
+/// Output channel vectors `v0..v0 + G` of `pixels`, `P` pixels at a time; returns `G`.
+/// The pixels left over after whole blocks are one more block ending at the last pixel,
+/// overlapping the one before (those pixels computed twice, to the same values), rather than
+/// one pixel at a time: a single pixel's sums are `G` dependent chains, latency-bound.
 #[inline(always)]
 fn columns<S: Simd, const G: usize, const P: usize>(
     s: S,
@@ -258,16 +279,23 @@ fn columns<S: Simd, const G: usize, const P: usize>(
     out: &mut [f32],
     v0: usize,
     pixels: std::ops::Range<usize>,
-) {
+) -> usize {
     let mut p = pixels.start;
+    if pixels.len() < P {
+        while p < pixels.end {
+            block::<S, G, 1>(s, job, out, v0, p);
+            p += 1;
+        }
+        return G;
+    }
     while p + P <= pixels.end {
         block::<S, G, P>(s, job, out, v0, p);
         p += P;
     }
-    while p < pixels.end {
-        block::<S, G, 1>(s, job, out, v0, p);
-        p += 1;
+    if p < pixels.end {
+        block::<S, G, P>(s, job, out, v0, pixels.end - P);
     }
+    G
 }
 
 #[inline(always)]
@@ -284,9 +312,15 @@ fn block<S: Simd, const G: usize, const P: usize>(
     let bias: [S::f32s; G] = std::array::from_fn(|g| load::<S>(&pw.bias[c0 + g * l..]));
     let mut acc = [bias; P];
     let xs: [&[f32]; P] = std::array::from_fn(|i| &job.x[(p + i) * k..][..k]);
-    for (ci, row) in pw.w.chunks_exact(pw.n_pad).enumerate().take(k) {
-        let row = &row[c0..c0 + G * l];
-        let w: [S::f32s; G] = std::array::from_fn(|g| load::<S>(&row[g * l..]));
+    // Vector g's weights for input 0, then every PANEL values the next input; one length for
+    // all, so that an input's bounds check is one for all of them.
+    let span = (k - 1) * PANEL + l;
+    let ws: [&[f32]; G] = std::array::from_fn(|g| {
+        let c = c0 + g * l;
+        &pw.w[c / PANEL * k * PANEL + c % PANEL..][..span]
+    });
+    for ci in 0..k {
+        let w: [S::f32s; G] = std::array::from_fn(|g| load::<S>(&ws[g][ci * PANEL..]));
         for (a, xr) in acc.iter_mut().zip(&xs) {
             let xv = s.splat_f32s(xr[ci]);
             for (a, w) in a.iter_mut().zip(&w) {
