@@ -392,19 +392,26 @@ impl CpuExecutor {
         for (&(slot, n), data) in packed.inputs.iter().zip(inputs) {
             bufs[slot][..n].copy_from_slice(data);
         }
-        for (kernel, y, n) in packed.kernels.iter() {
-            let t0 = times.is_some().then(Instant::now);
-            let mut out = std::mem::take(&mut bufs[*y]);
-            let env = Env {
-                bufs: bufs.as_slice(),
-                consts: packed.consts.as_slice(),
-            };
-            run_kernel(kernel, &env, scratch, &mut out[..*n]);
-            bufs[*y] = out;
-            if let (Some(times), Some(t0)) = (times.as_deref_mut(), t0) {
-                times.push(t0.elapsed().as_secs_f64() * 1e3);
+        // The whole run on one of rayon's threads (a hand-off here when called from outside
+        // the pool, none from inside it): a layer split over threads then runs its first
+        // part on that thread and leaves the rest to be stolen, where called from outside
+        // the pool every split layer was a hand-off of its own, the calling thread put to
+        // sleep and woken again (two context switches a layer, tens of them a run).
+        rayon::scope(|_| {
+            for (kernel, y, n) in packed.kernels.iter() {
+                let t0 = times.is_some().then(Instant::now);
+                let mut out = std::mem::take(&mut bufs[*y]);
+                let env = Env {
+                    bufs: bufs.as_slice(),
+                    consts: packed.consts.as_slice(),
+                };
+                run_kernel(kernel, &env, scratch, &mut out[..*n]);
+                bufs[*y] = out;
+                if let (Some(times), Some(t0)) = (times.as_deref_mut(), t0) {
+                    times.push(t0.elapsed().as_secs_f64() * 1e3);
+                }
             }
-        }
+        });
         Ok(packed
             .outputs
             .iter()
