@@ -132,6 +132,57 @@ pub(super) fn im2col(x: &[f32], g: &Geo, p0: usize, rows: &mut [f32]) {
     }
 }
 
+/// The offsets of a patch's values (`[k_y][k_x][in_c]`) from its first in the input.
+pub(super) fn patch_offsets(g: &Geo) -> Vec<usize> {
+    let mut offs = Vec::with_capacity(g.k_h * g.k_w * g.in_c);
+    for ky in 0..g.k_h {
+        for kx in 0..g.k_w {
+            let tap = (ky * g.dil_h * g.in_w + kx * g.dil_w) * g.in_c;
+            offs.extend(tap..tap + g.in_c);
+        }
+    }
+    offs
+}
+
+/// The output rows and columns whose every tap lands inside the input.
+pub(super) fn inside(g: &Geo) -> ((usize, usize), (usize, usize)) {
+    (
+        interior(g.out_h, g.k_h, g.stride_h, g.dil_h, g.pad_top, g.in_h),
+        interior(g.out_w, g.k_w, g.stride_w, g.dil_w, g.pad_left, g.in_w),
+    )
+}
+
+/// The end (at most `end`) of the run of interior pixels along one output row that starts
+/// at flat output pixel `q`; `q` itself when `q` is not interior.
+pub(super) fn inside_run(g: &Geo, q: usize, end: usize) -> usize {
+    let ((y_lo, y_hi), (x_lo, x_hi)) = inside(g);
+    let (oy, ox) = (q / g.out_w, q % g.out_w);
+    if (y_lo..y_hi).contains(&oy) && (x_lo..x_hi).contains(&ox) {
+        (q - ox + x_hi).min(end)
+    } else {
+        q
+    }
+}
+
+/// The first interior pixel after `q` (at most `end`).
+pub(super) fn next_inside(g: &Geo, q: usize, end: usize) -> usize {
+    let ((y_lo, y_hi), (x_lo, x_hi)) = inside(g);
+    if x_lo >= x_hi || y_lo >= y_hi {
+        return end;
+    }
+    let (oy, ox) = (q / g.out_w, q % g.out_w);
+    let next = if oy < y_lo {
+        y_lo * g.out_w + x_lo
+    } else if oy < y_hi && ox < x_lo {
+        oy * g.out_w + x_lo
+    } else if oy + 1 < y_hi {
+        (oy + 1) * g.out_w + x_lo
+    } else {
+        end
+    };
+    next.min(end)
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn conv(
     x: &[f32],
