@@ -13,25 +13,28 @@
 //! - The same [`lower`] + [`fuse`] plan the wgpu executor consumes: NHWC float32, PAD folded
 //!   into convolutions, activations / PRELU / residual ADDs fused into their epilogue.
 //! - Convolutions run on a register-blocked kernel of our own ([`pointwise`]): weights
-//!   packed once per plan as `[k][out_c]`, output channels across the lanes, 12 accumulators
-//!   (6 pixels × 16 channels or 12 × 8) in registers, bias, activations and residual applied
-//!   before the one store. 1×1 layers read the activations in place; other convolutions
-//!   gather the patches of a tile of pixels on the stack. Which layers take it was measured
-//!   per layer shape against the GEMM ([`Pointwise::wins`]).
+//!   packed once per plan in panels of 16 output channels (`[k][16]` each), output channels
+//!   across the lanes, 12 accumulators (6 pixels × 16 channels or 12 × 8) in registers,
+//!   bias, activations and residual applied before the one store. 1×1 layers read the
+//!   activations in place; other convolutions read the patches of interior pixels in place
+//!   too (through a table of offsets) and gather those of border pixels on the stack. Which
+//!   layers take it was measured per layer shape against the GEMM ([`Pointwise::wins`]).
 //! - The rest are GEMMs on `matrixmultiply` (through `ndarray`'s safe `general_mat_mul`; it
 //!   picks AVX2/FMA kernels at run time): 1×1 layers expanding few channels into many (where
 //!   its packing is cheap against its work) and convolutions with large patches (im2col
 //!   into a scratch matrix). Transposed convolutions are a GEMM followed by a scatter-add
 //!   (col2im).
 //! - Heads with fewer than 8 outputs run as direct convolutions ([`direct_conv`], one dot
-//!   product per output; `matrixmultiply` computes and packs 8 columns at a time).
-//! - Depthwise convolutions are loops over the contiguous channel axis; with stride 1 along x
-//!   a run of pixels is one flat multiply-add per tap over weights tiled to the run's length,
-//!   so the compiler emits straight 8-lane loops with no per-pixel bookkeeping.
+//!   product per output, interior pixels 8 at a time straight from the input;
+//!   `matrixmultiply` computes and packs 8 columns at a time).
+//! - Depthwise convolutions ([`depthwise`]) are register-blocked over pixels and channels:
+//!   8 interior pixels × one vector of channels in registers over all the taps, border
+//!   pixels with the rectangle of taps inside the input, no per-tap checks.
 //! - The hand-written loops run through [`super::simd`]: compiled for AVX2 when the CPU has
 //!   it (runtime dispatch by `pulp`, no `unsafe` here), for the baseline otherwise.
-//! - Rows are split over `rayon`'s pool (each chunk runs its GEMM and then its epilogue,
-//!   while the rows are still in cache); small layers run on the calling thread.
+//! - A run is handed to `rayon`'s pool once ([`CpuExecutor::run`]); rows of large layers are
+//!   split over its threads (each chunk runs its GEMM and then its epilogue, while the rows
+//!   are still in cache); small layers run on the thread the run is on.
 //! - The packed weights are a read-only [`CpuPlan`] behind an `Arc`: every executor made
 //!   from one plan (a pool of concurrent pipelines) shares them and owns only its
 //!   activation buffers, planned once as the wgpu executor plans them (tensors whose
@@ -50,12 +53,16 @@ use ndarray::{ArrayView2, ArrayViewMut2};
 use rayon::prelude::*;
 
 mod conv;
+mod depthwise;
+mod direct;
 mod ops;
 mod pack;
 mod pointwise;
 mod run;
 
 use conv::*;
+use depthwise::*;
+use direct::*;
 use ops::*;
 use pointwise::*;
 use run::*;
@@ -100,12 +107,10 @@ enum Kernel {
         /// most [`GATHER_LEN`] values (patches gathered per tile of pixels).
         pw: Option<Pointwise>,
     },
-    /// Weights `[k_h·k_w][out_c]`; `tile` the same and the bias repeated over a run of
-    /// pixels ([`depthwise_tile`]) when the layer has stride 1 along x, else empty.
+    /// Weights `[k_h·k_w][out_c]`.
     Depthwise {
         x: Src,
         w: Vec<f32>,
-        tile: Vec<f32>,
         geo: Geo,
         mult: usize,
         epi: Epi,
@@ -309,8 +314,8 @@ impl CpuExecutor {
                         + epi.bias.as_ref().map_or(0, Vec::len)
                         + epi.alpha.len()
                 }
-                Kernel::Depthwise { w, tile, epi, .. } => {
-                    w.len() + tile.len() + epi.bias.as_ref().map_or(0, Vec::len) + epi.alpha.len()
+                Kernel::Depthwise { w, epi, .. } => {
+                    w.len() + epi.bias.as_ref().map_or(0, Vec::len) + epi.alpha.len()
                 }
                 Kernel::TransposeConv { w, bias, .. } => {
                     w.len() + bias.as_ref().map_or(0, Vec::len)
@@ -390,19 +395,26 @@ impl CpuExecutor {
         for (&(slot, n), data) in packed.inputs.iter().zip(inputs) {
             bufs[slot][..n].copy_from_slice(data);
         }
-        for (kernel, y, n) in packed.kernels.iter() {
-            let t0 = times.is_some().then(Instant::now);
-            let mut out = std::mem::take(&mut bufs[*y]);
-            let env = Env {
-                bufs: bufs.as_slice(),
-                consts: packed.consts.as_slice(),
-            };
-            run_kernel(kernel, &env, scratch, &mut out[..*n]);
-            bufs[*y] = out;
-            if let (Some(times), Some(t0)) = (times.as_deref_mut(), t0) {
-                times.push(t0.elapsed().as_secs_f64() * 1e3);
+        // The whole run on one of rayon's threads (a hand-off here when called from outside
+        // the pool, none from inside it): a layer split over threads then runs its first
+        // part on that thread and leaves the rest to be stolen, where called from outside
+        // the pool every split layer was a hand-off of its own, the calling thread put to
+        // sleep and woken again (two context switches a layer, tens of them a run).
+        rayon::scope(|_| {
+            for (kernel, y, n) in packed.kernels.iter() {
+                let t0 = times.is_some().then(Instant::now);
+                let mut out = std::mem::take(&mut bufs[*y]);
+                let env = Env {
+                    bufs: bufs.as_slice(),
+                    consts: packed.consts.as_slice(),
+                };
+                run_kernel(kernel, &env, scratch, &mut out[..*n]);
+                bufs[*y] = out;
+                if let (Some(times), Some(t0)) = (times.as_deref_mut(), t0) {
+                    times.push(t0.elapsed().as_secs_f64() * 1e3);
+                }
             }
-        }
+        });
         Ok(packed
             .outputs
             .iter()

@@ -101,14 +101,6 @@ impl Packed {
                 } => Kernel::Depthwise {
                     x: src(*x),
                     w: constant(*w, "depthwise weights")?.clone(),
-                    tile: depthwise_tile(
-                        constant(*w, "depthwise weights")?,
-                        b.map(|b| constant(b, "depthwise bias"))
-                            .transpose()?
-                            .map(Vec::as_slice),
-                        geo,
-                        *mult,
-                    ),
                     geo: *geo,
                     mult: *mult,
                     epi: Epi {

@@ -47,11 +47,10 @@ pub(super) fn run_kernel(kernel: &Kernel, env: &Env, scratch: &mut [f32], out: &
         Kernel::Depthwise {
             x,
             w,
-            tile,
             geo,
             mult,
             epi,
-        } => depthwise(env.get(*x), w, tile, geo, *mult, epi, env, out),
+        } => depthwise(env.get(*x), w, geo, *mult, epi, env, out),
         Kernel::TransposeConv { x, w, bias, geo } => {
             transpose_conv(env.get(*x), w, bias.as_deref(), geo, scratch, out)
         }
