@@ -58,13 +58,6 @@ impl<'a> HeadScene<'a> {
         occluder::head(self.face, &self.cam)
     }
 
-    /// The head occluder `inset` cm inside on every axis: what a product worn *on* the head
-    /// (a hat's front wall on the forehead) may cross without being hidden.
-    pub fn head_occluder_inset(&self, inset: f32) -> CameraMesh {
-        let (c, r) = occluder::head_ellipsoid(self.face, &self.cam);
-        occluder::ellipsoid(&self.cam, c, r - crate::math::Vec3::splat(inset))
-    }
-
     /// The skull that hides eyewear temples ([`occluder::temple_head`]): broader and boxier
     /// than the head occluder, as the skull is where temples rest; on a turned head its near
     /// side no broader than the near temple (`temples_x`: each temple's inner x in the head

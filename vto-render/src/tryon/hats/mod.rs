@@ -75,7 +75,8 @@ pub const SHADOW_SPREAD: f32 = 2.5;
 /// hat tried (a beanie, a cap, a top hat) on the cowboy, the painted-face woman and the
 /// bowtie man, and the forehead — or the flat fill of a removed hat — showed where the
 /// hat's front should be. One centimetre inside, the fronts show and the backs stay hidden
-/// (a hat's back is a head's length behind).
+/// (a hat's back is a head's length behind). The face's head occluder keeps its size: taken
+/// in too, it let a cap's side walls show as dark wedges over the temples.
 pub const SKULL_OCCLUDER_INSET_CM: f32 = 1.0;
 
 /// The `hats` category.
@@ -344,9 +345,7 @@ pub fn prepare(
     builder
         .occluders
         .push(occluder::ellipsoid(cam, under.centre, under.radii));
-    builder
-        .occluders
-        .push(head.head_occluder_inset(SKULL_OCCLUDER_INSET_CM));
+    builder.occluders.push(head.head_occluder());
 
     let half = Vec3::new(band.breadth / 2.0, 0.0, 0.0);
     let ends = [
