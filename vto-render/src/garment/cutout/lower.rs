@@ -177,8 +177,8 @@ fn measure_pants_with(
     let first = (y0 + height / 100 + 1..=y1).find(|&y| span(y) * 4 >= x1 - x0)?;
     // A waistband lying curved or tilted shows its top edge first, shorter than the band:
     // the widest row of the next 4 % of the height is the waist (denim shorts' band
-    // measured 144 px at its first row and 191 px 10 rows down, and their legs measured
-    // as 0.56 of a full leg for 0.42).
+    // measured 144 px at its first row and 191 px 10 rows down, which lengthened their
+    // legs by a third in waistband widths).
     let top = (first..=(first + height / 25).min(y1))
         .max_by_key(|&y| (span(y), std::cmp::Reverse(y)))
         .unwrap_or(first);
