@@ -399,3 +399,72 @@ fn a_hoodies_hood_is_not_taken_for_its_shoulders() {
         .count();
     assert_eq!(labelled, 0, "hood pixels drawn");
 }
+
+/// Shorts lying on a floor lit brighter at the middle (denim shorts on grey wood laminate,
+/// khaki cargo shorts on brown wood) measure as shorts. Before, the light grey planks
+/// between and below the denim shorts' legs stayed in the mask (they matched the printed
+/// cuffs' colours), the legs ran 60 px further down and the shorts measured 1.55 of a full
+/// leg: worn as trousers to the ankles, with floor along them.
+#[test]
+fn shorts_on_a_lit_floor_measure_as_shorts() {
+    let Some(dir) = photos_dir() else { return };
+    let mut report = Vec::new();
+    let mut ok = true;
+    for name in [
+        "shorts_denim_greywood_cc0.jpg",
+        "shorts_khaki-cargo_wood_cc0.jpg",
+    ] {
+        let img = image::open(dir.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .to_rgba8();
+        let cut = cutout(&img).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (w, h) = (cut.img.width() as usize, cut.img.height() as usize);
+        match measure_pants_closed(&cut.fg, w, h) {
+            Some((lm, _)) => {
+                ok &= lm.length_class() == "shorts";
+                report.push(format!(
+                    "{name}: {} ({:.2})",
+                    lm.length_class(),
+                    lm.length_fraction()
+                ));
+            }
+            None => {
+                ok = false;
+                report.push(format!("{name}: no legs"));
+            }
+        }
+    }
+    eprintln!("{report:#?}");
+    assert!(ok, "{report:#?}");
+}
+
+/// A black tee on an orange-red sheet (photographed dark brown, median 53, 41, 40) is worn
+/// black: the torso's mean colour is neutral (channels within 4 levels). Coloured garments
+/// on coloured backdrops (the floral shirt on red, the print dress on magenta) keep their
+/// colour, and so does every garment on a neutral backdrop (no cast found).
+#[test]
+fn a_black_tee_on_a_red_sheet_stays_black() {
+    let Some(dir) = photos_dir() else { return };
+    let open = |name: &str| {
+        image::open(dir.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .to_rgba8()
+    };
+    let tee = prepare(&open("tshirt_black_red_cc0.jpg")).expect("the tee measures");
+    let c = tee.torso_colour.map(i32::from);
+    let spread = c.iter().max().unwrap() - c.iter().min().unwrap();
+    eprintln!("black tee's torso colour {c:?}");
+    assert!(spread <= 4, "torso colour {c:?}");
+    assert!(c[0] < 70, "no longer dark: {c:?}");
+    for name in [
+        "shirt_floral-print_red_cc0.jpg",
+        "dress_sleeveless-print_magenta_cc0.jpg",
+        "shorts_khaki-cargo_wood_cc0.jpg",
+        "tshirt_olive_hanger-greenwall_cc0.jpg",
+        "jacket_denim_whitefur_cc0.jpg",
+        "tanktop_black_white_apache2.jpg",
+    ] {
+        let cut = cutout(&open(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(cut.cast, None, "{name}");
+    }
+}

@@ -28,8 +28,10 @@
 //! [`measure`] → [`GarmentImage`]). The mask itself is [`mask`]'s (the segmentation
 //! [`segment`]'s); lower garments' landmarks
 //! (trousers, a dress's bodice and skirt) are [`lower`]'s; an outfit photo is split into its
-//! pieces by [`outfit`].
+//! pieces by [`outfit`]. A coloured backdrop's cast on a near-neutral garment (a black tee
+//! on a red sheet, photographed brown) is taken off the cut-out's colours by [`cast`].
 
+pub mod cast;
 pub mod hanging;
 pub mod hood;
 pub mod lower;
@@ -210,6 +212,9 @@ pub struct Cutout {
     pub fg: Vec<bool>,
     /// Whether the mask came from the photo's alpha channel.
     pub from_alpha: bool,
+    /// The coloured backdrop's cast taken off a near-neutral garment ([`cast`]), already
+    /// removed from `img`; `None` when there was none.
+    pub cast: Option<cast::Cast>,
 }
 
 /// `img` scaled down (triangle filter) so that its longer side is at most `max_side`, or a
@@ -261,11 +266,21 @@ pub fn cutout_with(photo: &RgbaImage, faces: &[[f32; 4]]) -> Result<Cutout, Garm
     {
         return Err(GarmentError::OnModel);
     }
+    let mut img = img;
+    let cast = if from_alpha {
+        None
+    } else {
+        cast::backdrop_cast(&img, &fg)
+    };
+    if let Some(c) = cast {
+        c.remove(&mut img, &mask);
+    }
     Ok(Cutout {
         img,
         mask,
         fg,
         from_alpha,
+        cast,
     })
 }
 

@@ -28,7 +28,8 @@
 //!    strong) the planks' joints and the grain fence pieces of the floor off from the fill;
 //!    the garment's colours are then learned from its deep middle and the surface grown,
 //!    edges or not, through every pixel that is no garment colour and much nearer the
-//!    surface's (`surface_by_colour`), unless that cuts the garment in two.
+//!    surface's, lit brighter or darker (`surface_by_colour`), unless that cuts the
+//!    garment in two.
 //! 4. **Cleanup**: what the fill did not reach is the garment; its largest component, without
 //!    thin parts (a hanger's hook, a string: removed by an opening whose radius is a hundredth
 //!    of the photo and restored where the garment is thick), holes filled (a print in the
@@ -69,6 +70,13 @@ const SHADOW: f32 = 0.6;
 /// The largest change of lightness (3×3 mean) from one pixel to the next inside a shadow;
 /// a garment's outline, even a white garment's on white, steps more.
 const SHADE_STEP: f32 = 4.0;
+
+/// The brightest light on a surface, as a multiple of its luma in the border band (a
+/// phone's flash lights the middle of a floor a third brighter than its edges).
+const LIGHT: f32 = 1.5;
+
+/// A pixel's weighted chroma (Cb, Cr) under this is near-neutral (grey).
+const NEUTRAL: f32 = 16.0;
 
 /// A background whose own gradients (90th percentile) pass this is textured (wood, fur,
 /// carpet): its edges do not stop the fill.
@@ -161,8 +169,19 @@ impl Cluster {
     /// the scaling and the texture count. A garment of the surface's colour, only darker,
     /// is kept out of the fill by its outline's edges (the fill is edge-stopped).
     fn shadow_dist(&self, f: &[f32; 4]) -> f32 {
+        self.scaled_dist(f, SHADOW, 1.0)
+    }
+
+    /// [`Cluster::shadow_dist`] for a surface lit brighter too, up to [`LIGHT`] times its
+    /// luma.
+    fn light_dist(&self, f: &[f32; 4]) -> f32 {
+        self.scaled_dist(f, SHADOW, LIGHT)
+    }
+
+    /// [`Cluster::dist`] with the surface's colour scaled by any factor in `lo..hi` for free.
+    fn scaled_dist(&self, f: &[f32; 4], lo: f32, hi: f32) -> f32 {
         let s = f[0] / self.mean[0].max(1.0);
-        if !(SHADOW..1.0).contains(&s) {
+        if !(lo..hi).contains(&s) {
             return self.dist(f);
         }
         let lit = [
@@ -498,7 +517,9 @@ fn segment_raw(feat: &Features) -> (Vec<bool>, Vec<Cluster>) {
 /// learned too — k-means over the pixels of what the fill left that lie at least half as
 /// deep inside it as its deepest ([`depth_inside`]) — and the surface is
 /// grown from `reached`, edges or not, through every pixel that is no garment colour (over
-/// twice [`BG_DIST`] from each) and lies under half as far from the `surface`'s clusters.
+/// twice [`BG_DIST`] from each; over [`BG_DIST`] for a near-neutral pixel no rougher than
+/// the surface) and lies under half as far from the `surface`'s clusters, lit brighter or
+/// darker ([`Cluster::light_dist`]: the floor is not lit evenly).
 /// `None` when the garment's middle is too small to learn from.
 fn surface_by_colour(feat: &Features, surface: &[Cluster], reached: &[bool]) -> Option<Vec<bool>> {
     let (w, h) = (feat.w, feat.h);
@@ -515,7 +536,7 @@ fn surface_by_colour(feat: &Features, surface: &[Cluster], reached: &[bool]) -> 
         .map(|f| {
             surface
                 .iter()
-                .map(|c| c.dist(f).min(c.colour_dist(f)))
+                .map(|c| c.light_dist(f).min(c.colour_dist(f)))
                 .fold(f32::MAX, f32::min)
         })
         .collect();
@@ -531,10 +552,23 @@ fn surface_by_colour(feat: &Features, surface: &[Cluster], reached: &[bool]) -> 
     }
     let (cloth, _) = kmeans(&samples, K);
     let d_cloth = costs(feat, &cloth, false);
+    // A grey floor lit brighter at the middle (a phone's flash) is near no garment colour
+    // by under twice BG_DIST: the light planks between and below denim shorts' legs
+    // matched the printed cuffs' broad cluster at 3.5 spreads, and the shorts were worn as
+    // trousers down to the ankles. A near-neutral pixel no rougher than the surface is
+    // taken at BG_DIST already (a print is rougher, a coloured garment not neutral).
+    let surface_texture = surface
+        .iter()
+        .map(|c| c.mean[3] + c.spread[3])
+        .fold(0.0f32, f32::max);
     let like: Vec<bool> = d_surface
         .iter()
         .zip(&d_cloth)
-        .map(|(&s, &c)| c > 2.0 * BG_DIST && s < 0.5 * c)
+        .zip(&feat.f)
+        .map(|((&s, &c), f)| {
+            let plain_grey = f[1].hypot(f[2]) < NEUTRAL && f[3] <= surface_texture;
+            s < 0.5 * c && (c > 2.0 * BG_DIST || (c > BG_DIST && plain_grey))
+        })
         .collect();
     let mut out = reached.to_vec();
     let mut stack: Vec<usize> = (0..w * h).filter(|&i| reached[i]).collect();
