@@ -338,7 +338,10 @@ fn the_hem_falls_where_the_products_length_puts_it() {
 
 /// Below a top that is not cropped the old top does not show: just above the hem of the
 /// top the person wears (found on the photo), the centre line shows the new product, not
-/// the old top.
+/// the old top. A point where the old top looks like the new product (within 24 levels of
+/// its torso colour: the black tee, worn black since its red backdrop's cast is taken off,
+/// on the suit man's black suit) cannot tell them apart and is not counted; a pair with
+/// fewer than 12 points that can is not judged.
 #[test]
 fn the_worn_top_does_not_show_below_a_new_top() {
     let mut checked = 0;
@@ -362,12 +365,17 @@ fn the_worn_top_does_not_show_below_a_new_top() {
             "tshirt_bluestripe_wood_cc0.jpg",
             "shirt_plaid-buttonup_magenta_cc0.jpg",
         ] {
+            let bytes = real("garments", product).unwrap();
+            let new_colour = prepare(&decode_photo(&bytes).unwrap())
+                .unwrap()
+                .torso_colour
+                .map(f32::from);
             let tryon = builtin_tryon(Category::Tshirt).unwrap();
             let out = render_with(
                 tryon,
                 Category::Tshirt,
                 encode_png(&s.photo).unwrap(),
-                real("garments", product).unwrap(),
+                bytes,
             )
             .unwrap();
             let img = image::load_from_memory(&out.image).unwrap().to_rgba8();
@@ -381,14 +389,24 @@ fn the_worn_top_does_not_show_below_a_new_top() {
                     let (Some(a), Some(b)) = (px(&s.photo, p), px(&img, p)) else {
                         continue;
                     };
+                    let alike = (0..3)
+                        .map(|c| (a[c] - new_colour[c]).abs())
+                        .fold(0.0, f32::max);
+                    if alike < 24.0 {
+                        continue;
+                    }
                     n += 1;
                     let diff = (0..3).map(|c| (a[c] - b[c]).abs()).fold(0.0, f32::max);
                     old += usize::from(diff < 12.0);
                 }
             }
+            if n < 12 {
+                eprintln!("{person} × {product}: the old top looks like the new one; not judged");
+                continue;
+            }
             checked += 1;
             assert!(
-                n >= 12 && old * 5 <= n,
+                old * 5 <= n,
                 "{person} × {product}: {old} of {n} points just above the worn top's hem \
                  still show the old top ({})",
                 out.metadata["fit"]
@@ -397,7 +415,7 @@ fn the_worn_top_does_not_show_below_a_new_top() {
     }
     assert!(
         checked >= 3,
-        "only {checked} people with a visible worn top hem"
+        "only {checked} person × product pairs with a visible worn top hem were judged"
     );
 }
 
