@@ -366,8 +366,9 @@ fn read_model_levelled(product: &Product, levelling: bool) -> Option<HatModel> {
     })
 }
 
-/// The least tilt (radians) of a rim [`opening_slope`] takes for the model's own: caps and
-/// brimmed hats measured 0–4°; a slouchy beanie modelled as worn, 17°.
+/// The least tilt (radians) of a rim that [`read_model`] takes for the model's own: the
+/// corpus's caps, top hat and western hat measure under 10°; its slouchy beanie, modelled
+/// as worn, 15°.
 pub const MIN_OPENING_TILT: f32 = 0.17;
 
 /// The rim's line under the wall's points `wall` (the crown's outline, centred at `cz`,
