@@ -40,6 +40,16 @@ impl FilledCrop {
         let (cx, cy) = (x.checked_sub(self.x)?, y.checked_sub(self.y)?);
         (cx < self.img.width() && cy < self.img.height()).then(|| self.img.get_pixel(cx, cy).0)
     }
+
+    /// Writes the crop's pixels into `photo` where `hole` (the photo's size) is 255; alpha is
+    /// kept. Every hole pixel lies in the crop ([`fill_ground`] frames the hole's box).
+    pub fn write_into(&self, photo: &mut RgbaImage, hole: &GrayImage) {
+        for (x, y, p) in self.img.enumerate_pixels() {
+            if hole.get_pixel(self.x + x, self.y + y).0[0] == 255 {
+                photo.get_pixel_mut(self.x + x, self.y + y).0[..3].copy_from_slice(&p.0);
+            }
+        }
+    }
 }
 
 /// Fills the `hole` (255) pixels of `photo` from the ground: the pixels for which

@@ -55,11 +55,12 @@ type Crop = (u32, u32, u32, u32);
 pub fn fill_feet(photo: &mut RgbaImage, hole: &GrayImage, mask: &Mask, cuts: &[Cut], s: f32) {
     // Pass 1: the ground.
     let m = |x: u32, y: u32| mask.data[(y * mask.width + x) as usize];
-    let Some(filled) = ground::fill_ground(photo, hole, |x, y| m(x, y) < GROUND_MASK, false) else {
+    let Some(mut filled) = ground::fill_ground(photo, hole, |x, y| m(x, y) < GROUND_MASK, false)
+    else {
         return;
     };
     let (cx, cy) = (filled.x, filled.y);
-    let mut out = filled.img;
+    let out = &mut filled.img;
     let (cw, ch) = out.dimensions();
     let crop = (cx, cy, cw, ch);
     let crop_hole = GrayImage::from_fn(cw, ch, |x, y| *hole.get_pixel(cx + x, cy + y));
@@ -68,13 +69,9 @@ pub fn fill_feet(photo: &mut RgbaImage, hole: &GrayImage, mask: &Mask, cuts: &[C
         let Some((leg_hole, leg_src)) = leg_pass(&crop_hole, crop, mask, cut, s) else {
             continue;
         };
-        continue_leg(&mut out, &leg_hole, &leg_src, cut.y - cy as f32, s);
+        continue_leg(out, &leg_hole, &leg_src, cut.y - cy as f32, s);
     }
-    for (x, y, p) in crop_hole.enumerate_pixels() {
-        if p.0[0] == 255 {
-            photo.get_pixel_mut(cx + x, cy + y).0[..3].copy_from_slice(&out.get_pixel(x, y).0);
-        }
-    }
+    filled.write_into(photo, hole);
 }
 
 /// Continues the leg of `leg_src` (the leg above the cut, 255) down into the `leg_hole`

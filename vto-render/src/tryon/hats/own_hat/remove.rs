@@ -155,24 +155,12 @@ fn fill_beyond(
     part: &GrayImage,
     background: &GrayImage,
 ) -> Result<(), fill::FillError> {
-    let hole = GrayImage::from_fn(part.width(), part.height(), |x, y| {
-        image::Luma([if part.get_pixel(x, y).0[0] >= fill::THRESHOLD {
-            255
-        } else {
-            0
-        }])
-    });
+    // `part` is a [`HatMask`] part: 255 where set, 0 elsewhere, as the ground takes it.
     let ground = |x: u32, y: u32| background.get_pixel(x, y).0[0] >= fill::THRESHOLD;
-    let Some(crop) = fill::ground::fill_ground(img, &hole, ground, true) else {
+    let Some(crop) = fill::ground::fill_ground(img, part, ground, true) else {
         return fill_part(img, part, background);
     };
-    for (x, y, p) in img.enumerate_pixels_mut() {
-        if hole.get_pixel(x, y).0[0] == 255 {
-            if let Some(c) = crop.at(x, y) {
-                p.0[..3].copy_from_slice(&c);
-            }
-        }
-    }
+    crop.write_into(img, part);
     Ok(())
 }
 
