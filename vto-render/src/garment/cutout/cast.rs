@@ -22,6 +22,8 @@
 
 use image::RgbaImage;
 
+use crate::garment::colour::median;
+
 /// The least distance of the backdrop's `(r, g)` chromaticity from neutral (1/3, 1/3):
 /// a red or magenta sheet lies at 0.24–0.37, beige and wood floors at 0.04–0.15, white
 /// and grey at under 0.02.
@@ -31,25 +33,16 @@ pub const MIN_BACKDROP_CHROMA: f32 = 0.2;
 /// backdrop's cast on a neutral garment.
 pub const MAX_TINT: f32 = 10.0;
 
-/// The per-channel median of the pixels `keep` selects, `None` when there are none.
+/// The per-channel median ([`median`]) of the pixels `keep` selects, `None` when there are
+/// none.
 fn median_where(img: &RgbaImage, keep: impl Fn(usize) -> bool) -> Option<[f32; 3]> {
-    let mut ch: [Vec<u8>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-    for (i, p) in img.pixels().enumerate() {
-        if keep(i) {
-            for (c, v) in ch.iter_mut().enumerate() {
-                v.push(p.0[c]);
-            }
-        }
-    }
-    if ch[0].is_empty() {
-        return None;
-    }
-    let mut out = [0.0f32; 3];
-    for (o, v) in out.iter_mut().zip(ch.iter_mut()) {
-        v.sort_unstable();
-        *o = f32::from(v[v.len() / 2]);
-    }
-    Some(out)
+    median(
+        img.pixels()
+            .enumerate()
+            .filter(|(i, _)| keep(*i))
+            .map(|(_, p)| [p.0[0], p.0[1], p.0[2]].map(f32::from))
+            .collect(),
+    )
 }
 
 /// A colour's `(r, g)` chromaticity offset from neutral.
